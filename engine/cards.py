@@ -1,0 +1,132 @@
+"""Cards with physical identity.
+
+Two decks mean two 7♥: each physical card has a stable integer id, so that the
+engine, the API and every client can tell them apart.  The id layout is part of
+the public contract (documented in docs/RULES.md):
+
+* natural cards: ``deck * 52 + suit * 13 + (rank - 1)`` with suits C=0, D=1,
+  H=2, S=3 and ranks A=1 … K=13;
+* jokers come after every natural card: ``decks * 52 + joker_index``.
+
+Cards are interned: ``card(i)`` always returns the same object for the same id,
+so identity comparison, hashing and sorting are all cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from engine.errors import InvalidActionError
+
+SUITS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+RANK_CODES = "A23456789TJQK"  # index + 1 == rank
+JOKER_CODE = "JK"
+JOKER_RANK = 0
+NO_SUIT = -1
+NATURALS_PER_DECK = 52
+MAX_DECKS = 4
+MAX_JOKERS = 16
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Card:
+    """One physical card.  Order is by id, which is the canonical card order."""
+
+    id: int
+    rank: int  # 1..13; 0 for a joker
+    suit: int  # 0..3; -1 for a joker
+
+    @property
+    def is_joker(self) -> bool:
+        return self.rank == JOKER_RANK
+
+    @property
+    def code(self) -> str:
+        """Short human code: ``7H``, ``TD``, ``AS``, ``JK`` (ambiguous between twins)."""
+        if self.rank == JOKER_RANK:
+            return JOKER_CODE
+        return RANK_CODES[self.rank - 1] + SUITS[self.suit]
+
+    @property
+    def kind(self) -> tuple[int, int]:
+        """(rank, suit): what twins from different decks have in common."""
+        return (self.rank, self.suit)
+
+    def __str__(self) -> str:
+        return self.code
+
+    def __repr__(self) -> str:
+        return f"Card({self.code}#{self.id})"
+
+
+def _build_table() -> tuple[Card, ...]:
+    cards: list[Card] = []
+    for deck in range(MAX_DECKS):
+        for suit in range(4):
+            for rank in range(1, 14):
+                cards.append(Card(deck * NATURALS_PER_DECK + suit * 13 + rank - 1, rank, suit))
+    return tuple(cards)
+
+
+_NATURALS = _build_table()
+_JOKER_CACHE: dict[int, Card] = {}
+
+
+def card(card_id: int, decks: int = 2) -> Card:
+    """The interned card with this id, for a game played with ``decks`` decks."""
+    naturals = decks * NATURALS_PER_DECK
+    if 0 <= card_id < naturals:
+        return _NATURALS[card_id]
+    if naturals <= card_id < naturals + MAX_JOKERS:
+        found = _JOKER_CACHE.get(card_id)
+        if found is None:
+            found = _JOKER_CACHE[card_id] = Card(card_id, JOKER_RANK, NO_SUIT)
+        return found
+    raise InvalidActionError(f"no card has id {card_id}")
+
+
+def full_deck(decks: int, jokers: int) -> tuple[Card, ...]:
+    """Every physical card of a game, in id order."""
+    return tuple(card(i, decks) for i in range(decks * NATURALS_PER_DECK + jokers))
+
+
+def parse_code(code: str) -> tuple[int, int]:
+    """``"7h"`` → (7, 2).  Returns (0, -1) for a joker.  Case-insensitive; ``10`` means ``T``."""
+    text = code.strip().upper()
+    if text in (JOKER_CODE, "JOKER", "*"):
+        return (JOKER_RANK, NO_SUIT)
+    if len(text) == 3 and text.startswith("10"):
+        text = "T" + text[2]
+    if len(text) != 2 or text[0] not in RANK_CODES or text[1] not in SUITS:
+        raise InvalidActionError(f"not a card code: {code!r} (expected e.g. 7H, TD, AS, JK)")
+    return (RANK_CODES.index(text[0]) + 1, SUITS.index(text[1]))
+
+
+def cards_from_codes(codes: Iterable[str], decks: int = 2, jokers: int = 4) -> list[Card]:
+    """Physical cards for a list of codes: the first 7H is deck 0's, the second deck 1's.
+
+    Raises InvalidActionError when a code is malformed or more copies are asked for
+    than the game holds.
+    """
+    used: dict[tuple[int, int], int] = {}
+    result: list[Card] = []
+    for code in codes:
+        kind = parse_code(code)
+        copy = used.get(kind, 0)
+        used[kind] = copy + 1
+        if kind[0] == JOKER_RANK:
+            if copy >= jokers:
+                raise InvalidActionError(f"more than {jokers} jokers")
+            result.append(card(decks * NATURALS_PER_DECK + copy, decks))
+        else:
+            if copy >= decks:
+                raise InvalidActionError(f"more than {decks} copies of {code}")
+            rank, suit = kind
+            result.append(_NATURALS[copy * NATURALS_PER_DECK + suit * 13 + rank - 1])
+    return result
+
+
+def codes(cards: Sequence[Card]) -> list[str]:
+    return [c.code for c in cards]

@@ -1,0 +1,318 @@
+"""Rule sets as data.
+
+Everything the two games differ in lives in one :class:`RuleSet` value; the
+engine has no ``if name == "contract"`` anywhere.  A custom rule set is validated
+when it is built and has a stable hash (SHA-256 of its canonical JSON form), so a
+tournament result or a replay can name exactly the rules it was played under.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
+from engine.errors import InvalidActionError
+
+
+class MeldKind(StrEnum):
+    SET = "set"
+    RUN = "run"
+
+
+class Stalemate(StrEnum):
+    """How a round ends when nobody goes out."""
+
+    EXHAUSTIONS = "exhaustions"  # whiskertrail: the Nth stock exhaustion (or the turn cap)
+    DRY = "dry"  # contract: a draw finds stock and discards dry
+
+
+@dataclass(frozen=True, slots=True)
+class MeldRequirement:
+    kind: MeldKind
+    size: int  # exact size when the contract says so, else the minimum
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    name: str
+    melds: tuple[MeldRequirement, ...]
+    deal: int  # cards dealt to each player
+    discards: bool = True  # contract round 7: False, the turn ends without a discard
+
+    @property
+    def cards_required(self) -> int:
+        return sum(m.size for m in self.melds)
+
+    def describe(self) -> str:
+        parts: dict[tuple[MeldKind, int], int] = {}
+        for m in self.melds:
+            parts[(m.kind, m.size)] = parts.get((m.kind, m.size), 0) + 1
+        words = []
+        for (kind, size), n in parts.items():
+            noun = "set" if kind is MeldKind.SET else "run"
+            words.append(f"{n} {noun}{'s' if n > 1 else ''} of {size}")
+        return " + ".join(words)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    name: str
+    contracts: tuple[Contract, ...]
+    jokers: int
+    decks: int = 2
+    min_players: int = 2
+    max_players: int = 4
+    # --- melds
+    exact_contract_sizes: bool = True  # whiskertrail: contract melds use exactly their size
+    set_min: int = 3
+    set_max: int | None = None  # contract: 4
+    set_distinct_suits: bool = False
+    run_min: int = 4
+    ace_high: bool = False  # contract: J-Q-K-A is a run too
+    max_jokers_per_meld: int | None = 1
+    min_naturals_per_meld: int = 2
+    # --- penalties
+    joker_penalty: int = 25
+    ace_penalty: int = 15
+    face_penalty: int = 10
+    # --- turn structure
+    draw_from_discard: bool = True
+    initial_upcard: bool = True
+    explicit_contract: bool = False  # a player may name the melds of its contract
+    layoff_jokers: bool = False
+    layoff_on_opening_turn: bool = True
+    extra_melds: bool = True
+    joker_swap: bool = False
+    may_i: bool = False
+    claim_penalty_cards: int = 1
+    # --- stalemate
+    stalemate: Stalemate = Stalemate.EXHAUSTIONS
+    max_exhaustions: int = 3
+    turn_cap: int | None = 200
+    # computed
+    hash: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        self._validate()
+        object.__setattr__(self, "hash", self._compute_hash())
+
+    # ------------------------------------------------------------------ queries
+    def penalty(self, c: Card) -> int:
+        if c.rank == JOKER_RANK:
+            return self.joker_penalty
+        if c.rank == 1:
+            return self.ace_penalty
+        if c.rank >= 11:
+            return self.face_penalty
+        return c.rank
+
+    def penalty_of_rank(self, rank: int) -> int:
+        """Penalty by rank (0 = joker); the solver's tables are built from this."""
+        if rank == JOKER_RANK:
+            return self.joker_penalty
+        if rank == 1:
+            return self.ace_penalty
+        return self.face_penalty if rank >= 11 else rank
+
+    @property
+    def rounds(self) -> int:
+        return len(self.contracts)
+
+    @property
+    def deck_size(self) -> int:
+        return self.decks * 52 + self.jokers
+
+    @property
+    def highest_run_rank(self) -> int:
+        """14 where an ace may stand above the king."""
+        return 14 if self.ace_high else 13
+
+    def contract(self, round_number: int) -> Contract:
+        """The contract of round ``round_number`` (1-based, as players count)."""
+        if not 1 <= round_number <= len(self.contracts):
+            raise InvalidActionError(
+                f"rule set {self.name!r} has rounds 1..{len(self.contracts)}, not {round_number}"
+            )
+        return self.contracts[round_number - 1]
+
+    # --------------------------------------------------------------- validation
+    def _validate(self) -> None:
+        def fail(msg: str) -> None:
+            raise InvalidActionError(f"invalid rule set {self.name!r}: {msg}")
+
+        if not self.name:
+            fail("a rule set needs a name")
+        if not 1 <= self.decks <= MAX_DECKS:
+            fail(f"decks must be 1..{MAX_DECKS}")
+        if not 0 <= self.jokers <= MAX_JOKERS:
+            fail(f"jokers must be 0..{MAX_JOKERS}")
+        if not 2 <= self.min_players <= self.max_players <= 8:
+            fail("players must satisfy 2 <= min_players <= max_players <= 8")
+        if not self.contracts:
+            fail("at least one contract is needed")
+        if self.set_min < 3 or self.run_min < 3:
+            fail("sets need at least 3 cards and runs at least 3")
+        if self.set_max is not None and self.set_max < self.set_min:
+            fail("set_max is below set_min")
+        if self.set_distinct_suits and (self.set_max is None or self.set_max > 4):
+            fail("sets of distinct suits hold at most 4 cards")
+        if self.min_naturals_per_meld < 1:
+            fail("a meld needs at least one natural card")
+        if self.max_jokers_per_meld is not None and self.max_jokers_per_meld < 0:
+            fail("max_jokers_per_meld must be >= 0")
+        if self.turn_cap is not None and self.turn_cap < 1:
+            fail("turn_cap must be positive")
+        if self.stalemate is Stalemate.EXHAUSTIONS and self.max_exhaustions < 1:
+            fail("max_exhaustions must be >= 1")
+        if self.may_i and self.draw_from_discard:
+            fail("May I claims replace drawing from the discard pile; choose one")
+        if self.claim_penalty_cards < 0:
+            fail("claim_penalty_cards must be >= 0")
+        max_run = self.highest_run_rank
+        for i, c in enumerate(self.contracts, start=1):
+            if not c.melds:
+                fail(f"contract {i} has no melds")
+            for m in c.melds:
+                if m.kind is MeldKind.SET:
+                    if m.size < self.set_min or (
+                        self.set_max is not None and m.size > self.set_max
+                    ):
+                        fail(f"contract {i}: a set of {m.size} breaks the set size limits")
+                elif not self.run_min <= m.size <= min(13, max_run):
+                    fail(f"contract {i}: a run of {m.size} breaks the run size limits")
+            if c.deal < 1:
+                fail(f"contract {i}: deal must be positive")
+            needed_cards = self.max_players * c.deal + (1 if self.initial_upcard else 0) + 1
+            if needed_cards > self.deck_size:
+                fail(f"contract {i}: {self.max_players} hands of {c.deal} do not fit the deck")
+
+    # ---------------------------------------------------------------- identity
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("hash")
+        return data
+
+    def _compute_hash(self) -> str:
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RuleSet:
+        """Build (and validate) a rule set from its plain form; unknown keys are errors."""
+        try:
+            values = dict(data)
+            values.pop("hash", None)
+            values["contracts"] = tuple(
+                Contract(
+                    name=str(c["name"]),
+                    melds=tuple(
+                        MeldRequirement(MeldKind(m["kind"]), int(m["size"])) for m in c["melds"]
+                    ),
+                    deal=int(c["deal"]),
+                    discards=bool(c.get("discards", True)),
+                )
+                for c in values["contracts"]
+            )
+            if "stalemate" in values:
+                values["stalemate"] = Stalemate(values["stalemate"])
+            return cls(**values)
+        except InvalidActionError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidActionError(f"malformed rule set: {exc}") from exc
+
+
+def _s(size: int) -> MeldRequirement:
+    return MeldRequirement(MeldKind.SET, size)
+
+
+def _r(size: int) -> MeldRequirement:
+    return MeldRequirement(MeldKind.RUN, size)
+
+
+def _whiskertrail_contract(name: str, *melds: MeldRequirement) -> Contract:
+    required = sum(m.size for m in melds)
+    return Contract(name, tuple(melds), deal=max(10, required + 2))
+
+
+WHISKERTRAIL = RuleSet(
+    name="whiskertrail",
+    contracts=(
+        _whiskertrail_contract("Lantern Gate", _s(3), _s(3)),
+        _whiskertrail_contract("Silk Bridge", _r(5)),
+        _whiskertrail_contract("Brass Arcade", _s(4), _r(4)),
+        _whiskertrail_contract("Moonbell Square", _s(3), _s(3), _s(3)),
+        _whiskertrail_contract("Twin Canals", _r(4), _r(4)),
+        _whiskertrail_contract("Royal Gardens", _s(4), _s(4)),
+        _whiskertrail_contract("Comet Crossing", _s(3), _r(6)),
+        _whiskertrail_contract("Wayfarers' Lodge", _r(5), _r(5)),
+    ),
+    jokers=4,
+    min_players=2,
+    max_players=4,
+    exact_contract_sizes=True,
+    set_max=None,
+    set_distinct_suits=False,
+    ace_high=False,
+    max_jokers_per_meld=1,
+    joker_penalty=25,
+    draw_from_discard=True,
+    initial_upcard=True,
+    explicit_contract=False,
+    layoff_jokers=False,
+    layoff_on_opening_turn=True,
+    extra_melds=True,
+    joker_swap=False,
+    may_i=False,
+    stalemate=Stalemate.EXHAUSTIONS,
+    max_exhaustions=3,
+    turn_cap=200,
+)
+
+CONTRACT = RuleSet(
+    name="contract",
+    contracts=(
+        Contract("2 groups", (_s(3), _s(3)), deal=10),
+        Contract("1 group + 1 sequence", (_s(3), _r(4)), deal=10),
+        Contract("2 sequences", (_r(4), _r(4)), deal=10),
+        Contract("3 groups", (_s(3), _s(3), _s(3)), deal=12),
+        Contract("2 groups + 1 sequence", (_s(3), _s(3), _r(4)), deal=12),
+        Contract("1 group + 2 sequences", (_s(3), _r(4), _r(4)), deal=12),
+        Contract("3 sequences", (_r(4), _r(4), _r(4)), deal=12, discards=False),
+    ),
+    jokers=3,
+    min_players=4,
+    max_players=4,
+    exact_contract_sizes=False,
+    set_max=4,
+    set_distinct_suits=True,
+    ace_high=True,
+    max_jokers_per_meld=None,
+    joker_penalty=15,
+    draw_from_discard=False,
+    initial_upcard=False,
+    explicit_contract=True,
+    layoff_jokers=True,
+    layoff_on_opening_turn=False,
+    extra_melds=False,
+    joker_swap=True,
+    may_i=True,
+    claim_penalty_cards=1,
+    stalemate=Stalemate.DRY,
+    turn_cap=None,
+)
+
+PRESETS: dict[str, RuleSet] = {r.name: r for r in (WHISKERTRAIL, CONTRACT)}
+
+
+def ruleset(name: str) -> RuleSet:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise InvalidActionError(
+            f"unknown rule set {name!r}; known: {', '.join(sorted(PRESETS))}"
+        ) from None

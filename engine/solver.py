@@ -1,0 +1,2187 @@
+"""The contract solver: which melds a hand lays for its round's contract.
+
+This is the engine's hot path (bots and load tests ask it on every turn), so it
+never looks at physical cards until the very end.  A hand becomes:
+
+* unary bit-planes over the 52 natural kinds (bit ``suit * 13 + rank - 1``, the
+  deck-0 card id): plane *i* holds the kinds of which the hand has more than *i*
+  copies, so "does this run fit" is one AND and "take it" a few ANDs/ORs;
+* a joker count.
+
+A run is searched as a *skeleton*: the natural positions it uses in one suit
+(positions 1..14, 14 being an ace above the king); the jokers it needs and may
+take follow from the skeleton's span.  A set is searched in count space (rank,
+number of naturals): once the runs are fixed every natural of a rank is as good
+as any other for a set, except for card ids, and ids are only looked at when two
+selections tie on points and jokers, and to build the answer.  Everything is
+driven by the RuleSet's fields (sizes exact or minimum, set limits and suits,
+ace high, jokers per meld, naturals per meld, penalties), never by its name.
+
+Optimality (RULES.md, "The solver"): most penalty points laid, then fewest
+jokers, then the smallest sorted list of physical card ids.  Where the same
+cards can be split into the contract's melds in several ways (which meld gets a
+spare joker, which of two twin runs gets the deck-0 copies, whether 9C tops the
+sequence or completes the group), the engine takes the split whose melds, read
+in contract order, have the smallest sorted id lists; see ``_Best.split``.
+
+``missing_cards`` and ``analyse`` answer "how many cards short, and which help"
+with a second branch and bound (see "missing cards" below).
+
+Nothing is cached between calls except tables derived from a rule set (penalty
+tables, the contract's requirement lists), so every call does the real work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from itertools import combinations, permutations, product
+from typing import Any
+
+from engine.cards import JOKER_RANK, NO_SUIT, Card
+from engine.errors import InvalidActionError
+from engine.melds import Meld
+from engine.rulesets import PRESETS, MeldKind, RuleSet
+
+__all__ = ["Analysis", "Selection", "analyse", "best_selection", "can_lay", "missing_cards"]
+
+# "no limit" for joker caps and set sizes; larger than any hand or deck can use
+_NOLIMIT = 99
+_SUIT13 = (1 << 13) - 1
+# bits of every suit's card of one rank; index 1..13 (0 and 14 unused)
+_RANK_BITS = tuple(
+    sum(1 << (s * 13 + r - 1) for s in range(4)) if 1 <= r <= 13 else 0 for r in range(15)
+)
+_JOKER_KIND = (JOKER_RANK, NO_SUIT)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The melds a hand lays for its contract, best first by the solver's order."""
+
+    melds: tuple[Meld, ...]  # one per contract requirement, in the contract's order
+    points: int  # penalty points laid
+    jokers: int  # jokers used
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    feasible: bool
+    best: Selection | None
+    # fewest extra cards (from the rest of the deck) that make the contract
+    # layable; 0 when it already is, None when more than the asked limit
+    missing: int | None
+    # (rank, suit) kinds, (0, -1) for a joker, one of which lowers ``missing``
+    outs: tuple[tuple[int, int], ...]
+
+
+def _slot_setter(cls: type[Any], names: tuple[str, ...]) -> Any:
+    """A fast constructor for a frozen slots dataclass, or None if its fields moved.
+
+    A frozen dataclass's __init__ sets each field through object.__setattr__
+    (about 2.5 us for a Meld); writing the slots directly makes the same value
+    in a fraction of that.  Used only while the field list is exactly ``names``
+    and the class has no __post_init__, so it cannot drift from the class.
+    """
+    if tuple(f.name for f in fields(cls)) != names or hasattr(cls, "__post_init__"):
+        return None
+    setters = [cls.__dict__[n].__set__ for n in names]
+    new = object.__new__
+    if len(names) == 5:
+        s0, s1, s2, s3, s4 = setters
+
+        def make5(a: Any, b: Any, c: Any, d: Any, e: Any) -> Any:
+            obj = new(cls)
+            s0(obj, a)
+            s1(obj, b)
+            s2(obj, c)
+            s3(obj, d)
+            s4(obj, e)
+            return obj
+
+        return make5
+    t0, t1, t2 = setters
+
+    def make3(a: Any, b: Any, c: Any) -> Any:
+        obj = new(cls)
+        t0(obj, a)
+        t1(obj, b)
+        t2(obj, c)
+        return obj
+
+    return make3
+
+
+_MELD_FIELDS = ("kind", "cards", "rank", "suit", "owner")
+_meld_setter = _slot_setter(Meld, _MELD_FIELDS)
+_selection_setter = _slot_setter(Selection, ("melds", "points", "jokers"))
+
+
+def _new_meld(kind: MeldKind, cards: tuple[Card, ...], rank: int, suit: int) -> Meld:
+    if _meld_setter is None:
+        return Meld(kind, cards, rank, suit)
+    meld: Meld = _meld_setter(kind, cards, rank, suit, -1)
+    return meld
+
+
+def _new_selection(melds: tuple[Meld, ...], points: int, jokers: int) -> Selection:
+    if _selection_setter is None:
+        return Selection(melds, points, jokers)
+    sel: Selection = _selection_setter(melds, points, jokers)
+    return sel
+
+
+# --------------------------------------------------------------------------- rule tables
+class _Round:
+    __slots__ = ("group", "grouped", "is_run", "n", "run_idx", "run_len", "set_idx", "set_size")
+
+    def __init__(self, reqs: Sequence[tuple[bool, int]]) -> None:
+        self.n = len(reqs)
+        self.is_run = tuple(is_run for is_run, _ in reqs)
+        groups: dict[tuple[bool, int], list[int]] = {}
+        for i, req in enumerate(reqs):
+            groups.setdefault(req, []).append(i)
+        # group[slot]: the melds that may fill a slot (its identical requirements)
+        self.group = tuple(tuple(groups[req]) for req in reqs)
+        self.grouped = any(len(g) > 1 for g in groups.values())
+        # runs are searched first: a run pins exact kinds, a set only a rank
+        self.run_idx = tuple(i for i, (is_run, _) in enumerate(reqs) if is_run)
+        self.run_len = tuple(size for is_run, size in reqs if is_run)
+        self.set_idx = tuple(i for i, (is_run, _) in enumerate(reqs) if not is_run)
+        self.set_size = tuple(size for is_run, size in reqs if not is_run)
+
+
+class _Prep:
+    """Everything the solver derives from a rule set, built once per RuleSet object."""
+
+    __slots__ = (
+        "deck_jokers",
+        "decks",
+        "distinct",
+        "exact",
+        "jpen",
+        "maxj",
+        "minnat",
+        "pen",
+        "pts",
+        "rounds",
+        "rules",
+        "smax",
+        "top",
+    )
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.exact = rules.exact_contract_sizes
+        self.smax = _NOLIMIT if rules.set_max is None else rules.set_max
+        self.distinct = rules.set_distinct_suits
+        self.top = rules.highest_run_rank
+        self.maxj = _NOLIMIT if rules.max_jokers_per_meld is None else rules.max_jokers_per_meld
+        self.minnat = rules.min_naturals_per_meld
+        self.jpen = rules.penalty_of_rank(JOKER_RANK)
+        self.decks = rules.decks
+        self.deck_jokers = rules.jokers
+        # pen[rank] for ranks 1..13, pen[14] is an ace standing high
+        pen = [rules.penalty_of_rank(r) for r in range(14)] + [rules.penalty_of_rank(1)]
+        pen[0] = self.jpen
+        self.pen = pen
+        # points of a run skeleton, indexed by its position mask (bits 1..14)
+        pts = [0] * (1 << 15)
+        for m in range(2, 1 << 15, 2):
+            low = m & -m
+            pts[m] = pts[m ^ low] + pen[low.bit_length() - 1]
+        self.pts = pts
+        self.rounds = tuple(
+            _Round(tuple((m.kind is MeldKind.RUN, m.size) for m in c.melds))
+            for c in rules.contracts
+        )
+
+
+_PREPS: dict[int, _Prep] = {}
+
+
+def _prep(rules: RuleSet) -> _Prep:
+    # keyed by identity: hashing a RuleSet hashes every field, which costs more
+    # than the search; the stored object guards against a recycled id
+    pr = _PREPS.get(id(rules))
+    if pr is None or pr.rules is not rules:
+        pr = _Prep(rules)
+        if len(_PREPS) > 64:
+            _PREPS.clear()
+        _PREPS[id(rules)] = pr
+    return pr
+
+
+def _round(pr: _Prep, round_number: int) -> _Round:
+    if not 1 <= round_number <= len(pr.rounds):
+        raise InvalidActionError(
+            f"rule set {pr.rules.name!r} has rounds 1..{len(pr.rounds)}, not {round_number}"
+        )
+    return pr.rounds[round_number - 1]
+
+
+# --------------------------------------------------------------------------- hand encoding
+def _planes(hand: Sequence[Card]) -> tuple[int, int, int, int, int]:
+    """Unary count planes of the hand's natural kinds, and its joker count."""
+    h1 = h2 = h3 = h4 = 0
+    nj = 0
+    for c in hand:
+        r = c.rank
+        if r == 0:
+            nj += 1
+            continue
+        b = 1 << (c.suit * 13 + r - 1)
+        if not h1 & b:
+            h1 |= b
+        elif not h2 & b:
+            h2 |= b
+        elif not h3 & b:
+            h3 |= b
+        elif not h4 & b:
+            h4 |= b
+        else:
+            raise InvalidActionError(f"more than four copies of {c.code} in a hand")
+    return h1, h2, h3, h4, nj
+
+
+def _positions(h1: int, suit: int, ace_high: bool) -> int:
+    """Position mask (bits 1..13, and 14 for a high ace) of a suit's kinds in h1."""
+    m = (h1 >> (suit * 13)) & _SUIT13
+    p = m << 1
+    if ace_high and m & 1:
+        p |= 1 << 14
+    return p
+
+
+def _kinds_of(r_mask: int, suit: int) -> int:
+    """Kind bits of a run skeleton's positions (position 14 is the ace)."""
+    return (((r_mask >> 1) | (r_mask >> 14)) & _SUIT13) << (suit * 13)
+
+
+def _rank_count(r: int, h1: int, h2: int, h3: int, h4: int, distinct: bool) -> int:
+    """Naturals of rank r a single set could take from these planes."""
+    m = _RANK_BITS[r]
+    if distinct:
+        return (h1 & m).bit_count()
+    n = (h1 & m).bit_count()
+    if h2 & m:
+        n += (h2 & m).bit_count() + (h3 & m).bit_count() + (h4 & m).bit_count()
+    return n
+
+
+def _suit_counts(r: int, h1: int, h2: int, h3: int, h4: int) -> list[int]:
+    out = []
+    for s in range(4):
+        b = 1 << (s * 13 + r - 1)
+        out.append((h1 & b != 0) + (h2 & b != 0) + (h3 & b != 0) + (h4 & b != 0))
+    return out
+
+
+def _sets_fit(demands: list[int], counts: list[int]) -> bool:
+    """Whether sets of distinct suits with these sizes fit one rank's suit counts.
+
+    Gale-Ryser: the t largest demands must fit in sum(min(count, t)).
+    """
+    if sum(demands) > sum(counts):
+        return False
+    ds = sorted(demands, reverse=True)
+    total = 0
+    for t, d in enumerate(ds, start=1):
+        total += d
+        room = 0
+        for c in counts:
+            room += c if c < t else t
+        if total > room:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- run skeletons
+def _skeletons(
+    p: int, length: int, exact: bool, jeff: int, minnat: int, spare: int = -1
+) -> list[tuple[int, int, int]]:
+    """Run skeletons (position mask, naturals, run length) from available positions p.
+
+    Every subset of p that can form a run (with at most ``jeff`` jokers filling
+    the gaps) of exactly ``length`` cards (``exact``) or of at least ``length``
+    and at most 13 cards.  A skeleton is produced once, from its lowest and
+    highest positions.  A subset that leaves out an available natural inside
+    its span, or next to one of its ends, only makes sense if that natural can
+    go to another meld: ``spare`` is the mask of such positions (-1: all).
+    """
+    out: list[tuple[int, int, int]] = []
+    if jeff == 0:
+        # no joker to fill a gap: runs of consecutive positions only
+        if length < minnat:
+            return out
+        x = p
+        while x:
+            low = x & -x
+            seg = x & (x ^ (x + low))  # the consecutive positions from `low` up
+            x ^= seg
+            a = low.bit_length() - 1
+            b = seg.bit_length() - 1
+            if b - a + 1 < length:
+                continue
+            if exact:
+                win = (1 << length) - 1
+                for lo in range(a, b - length + 2):
+                    out.append((win << lo, length, length))
+                continue
+            stuck = p & ~spare
+            for lo in range(a, b - length + 2):
+                lo_stuck = stuck >> (lo - 1) & 1
+                for hi in range(lo + length - 1, min(b, lo + 12) + 1):
+                    span = hi - lo + 1
+                    if (lo_stuck or stuck >> (hi + 1) & 1) and span < 13:
+                        continue
+                    out.append((((1 << span) - 1) << lo, span, span))
+        return out
+    if exact:
+        # R's lowest position and the window of `length` above it hold every
+        # candidate: the naturals there, less up to (count - need) of them
+        need = length - jeff
+        if need < minnat:
+            need = minnat
+        win = (1 << length) - 1
+        x = p
+        while x:
+            low = x & -x
+            x ^= low
+            w = p & (win * low)
+            c = w.bit_count()
+            if c < need:
+                continue
+            out.append((w, c, length))
+            if c > need:
+                others = []
+                y = w ^ low
+                while y:
+                    b = y & -y
+                    others.append(b)
+                    y ^= b
+                for drop in range(1, c - need + 1):
+                    for gone in combinations(others, drop):
+                        out.append((w ^ sum(gone), c - drop, length))
+        return out
+    bits: list[int] = []
+    x = p
+    while x:
+        low = x & -x
+        bits.append(low.bit_length() - 1)
+        x ^= low
+    nb = len(bits)
+    if nb < minnat:
+        return out
+    # an end may stop short of an available natural only if that one is spare
+    # (or the run could not grow that way anyway: 13 cards)
+    stuck = p & ~spare
+    for i in range(nb):
+        lo = bits[i]
+        lo_stuck = stuck >> (lo - 1) & 1
+        acc = 0
+        for k in range(i, nb):
+            hi = bits[k]
+            acc |= 1 << hi
+            span = hi - lo + 1
+            if span > 13:
+                break
+            if (lo_stuck or stuck >> (hi + 1) & 1) and span < 13:
+                continue
+            ln = span if span > length else length
+            nn = k - i + 1
+            need = ln - jeff
+            if need < minnat:
+                need = minnat
+            if nn < need:
+                continue
+            out.append((acc, nn, ln))
+            if nn > need and k - i >= 2:
+                inner = [b for b in bits[i + 1 : k] if spare >> b & 1]
+                for drop in range(1, min(nn - need, len(inner)) + 1):
+                    for gone in combinations(inner, drop):
+                        m = acc
+                        for g in gone:
+                            m ^= 1 << g
+                        out.append((m, nn - drop, ln))
+    return out
+
+
+# --------------------------------------------------------------------------- physical ids
+# Sets of physical cards are int masks over card ids.  A sorted id list is then
+# the mask read from bit 0 up, and list comparison only needs the lowest bit
+# where two masks differ (see _lex_less).
+_KIND_MASK = (1 << 52) - 1
+_RANK_IDS = tuple(
+    sum(1 << (d * 52 + s * 13 + r - 1) for d in range(4) for s in range(4)) if 1 <= r <= 13 else 0
+    for r in range(15)
+)
+_KIND_IDS = tuple(sum(1 << (d * 52 + k) for d in range(4)) for k in range(52))
+
+
+def _lex_less(a: int, b: int) -> bool:
+    """sorted(ids of a) < sorted(ids of b), as Python compares lists."""
+    x = a ^ b
+    if not x:
+        return False
+    low = x & -x
+    if a & low:
+        # a's next id is smaller, unless b has run out (b is a prefix of a)
+        return b >> low.bit_length() != 0
+    return a >> low.bit_length() == 0
+
+
+def _tuple_less(a: Sequence[int], b: Sequence[int]) -> bool:
+    for x, y in zip(a, b, strict=True):
+        if x != y:
+            return _lex_less(x, y)
+    return False
+
+
+def _low_bits(x: int, n: int) -> int:
+    out = 0
+    for _ in range(n):
+        low = x & -x
+        out |= low
+        x ^= low
+    return out
+
+
+class _Ids:
+    """The hand's physical ids, looked at only when ids decide (ties, the answer)."""
+
+    __slots__ = ("by_deck", "by_id", "decks", "hid", "joker_prefix", "twins")
+
+    def __init__(
+        self, hid: int, jokers: list[int], decks: int, twins: bool, by_id: dict[int, Card]
+    ) -> None:
+        self.by_id = by_id  # the hand's cards, to give back the very objects
+        self.hid = hid
+        self.decks = decks
+        self.twins = twins
+        # joker_prefix[k]: the mask of the hand's k lowest joker ids
+        prefix = [0]
+        if jokers:
+            jokers.sort()
+            for j in jokers:
+                prefix.append(prefix[-1] | 1 << j)
+        self.joker_prefix = prefix
+        # by_deck[d]: kinds (bit suit*13+rank-1) of which the hand holds deck d's copy
+        if decks == 2:
+            self.by_deck: tuple[int, ...] = (hid & _KIND_MASK, hid >> 52)
+        else:
+            self.by_deck = tuple((hid >> (52 * d)) & _KIND_MASK for d in range(decks))
+
+    def take(self, m: int, taken: list[int]) -> int:
+        """Ids of the lowest free copy of each kind in m; marks them in ``taken``."""
+        ids = 0
+        for d, have in enumerate(self.by_deck):
+            if not m:
+                break
+            t = m & have & ~taken[d]
+            if t:
+                ids |= t << (52 * d)
+                taken[d] |= t
+                m ^= t
+        return ids
+
+    def take_levels(self, levels: Sequence[int], taken: list[int]) -> int:
+        """take() for a kind multiset: one of each kind in levels[0], a second of
+        those in levels[1], and so on."""
+        ids = 0
+        for m in levels:
+            ids |= self.take(m, taken)
+        return ids
+
+
+def _levels(ids: int) -> tuple[int, ...]:
+    """Kind multiset of an id mask, as unary levels (kinds used at least 1, 2, ... times)."""
+    lv = [0, 0, 0, 0]
+    while ids:
+        x = ids & _KIND_MASK
+        lv[3] |= lv[2] & x
+        lv[2] |= lv[1] & x
+        lv[1] |= lv[0] & x
+        lv[0] |= x
+        ids >>= 52
+    return tuple(m for m in lv if m)
+
+
+# --------------------------------------------------------------------------- best selection
+# A meld in a search result: (is_run, contract index, suit or rank, skeleton or
+# naturals count, least jokers, most jokers).
+_Desc = tuple[bool, int, int, int, int, int]
+
+
+class _Found(Exception):
+    """can_lay's early exit from the search."""
+
+
+class _Best:
+    """Branch and bound state for the best selection."""
+
+    __slots__ = (
+        "best_j",
+        "best_key",
+        "best_pts",
+        "best_sol",
+        "first",
+        "hand",
+        "ids",
+        "nj",
+        "pr",
+        "rd",
+        "twins",
+    )
+
+    def __init__(self, pr: _Prep, rd: _Round, hand: Sequence[Card], nj: int, twins: bool) -> None:
+        self.twins = twins
+        self.first = False  # can_lay: stop at the first selection found
+        self.pr = pr
+        self.rd = rd
+        self.hand = hand
+        self.nj = nj
+        self.best_pts = -1
+        self.best_j = 0
+        self.best_sol: tuple[_Desc, ...] | None = None
+        self.best_key = -1  # ids best_sol lays, -1 until a tie needs them
+        self.ids: _Ids | None = None
+
+    def leaf(self, nat: int, mn: int, cap: int, sol: tuple[_Desc, ...]) -> None:
+        nj = self.nj
+        if mn > nj:
+            return
+        if self.first:
+            raise _Found
+        jpen = self.pr.jpen
+        used = (cap if cap < nj else nj) if jpen > 0 else mn
+        pts = nat + jpen * used
+        if pts > self.best_pts or (pts == self.best_pts and used < self.best_j):
+            self.best_pts = pts
+            self.best_j = used
+            self.best_sol = sol
+            self.best_key = -1
+        elif pts == self.best_pts and used == self.best_j:
+            best = self.best_sol
+            assert best is not None
+            # rule 3 on every id laid: the naturals, then the same lowest
+            # jokers on both sides (they still count when one list of
+            # naturals is a prefix of the other)
+            jokers = self.id_table().joker_prefix[used]
+            if self.best_key < 0:
+                self.best_key = self.union(best) | jokers
+            key = self.union(sol) | jokers
+            if key != self.best_key:
+                if _lex_less(key, self.best_key):
+                    self.best_sol = sol
+                    self.best_key = key
+            elif _tuple_less(self.split(sol, used), self.split(best, used)):
+                self.best_sol = sol
+
+    def id_table(self) -> _Ids:
+        ids = self.ids
+        if ids is None:
+            hid = 0
+            jokers: list[int] = []
+            by_id: dict[int, Card] = {}
+            for c in self.hand:
+                i = c.id
+                by_id[i] = c
+                if c.rank:
+                    hid |= 1 << i
+                else:
+                    jokers.append(i)
+            ids = self.ids = _Ids(hid, jokers, self.pr.decks, self.twins, by_id)
+        return ids
+
+    def contents(self, sol: tuple[_Desc, ...]) -> list[int]:
+        """Natural ids of each meld (contract order), the lowest the hand can give.
+
+        Runs take the lowest copies of their kinds, then each set the lowest ids
+        its rank has left: together the smallest ids for these kinds and counts.
+        """
+        ids = self.id_table()
+        out = [0] * self.rd.n
+        taken = [0] * ids.decks
+        runs = 0
+        sets: list[_Desc] = []
+        for d in sol:
+            if d[0]:
+                m = ids.take(_kinds_of(d[3], d[2]), taken)
+                out[d[1]] = m
+                runs |= m
+            else:
+                sets.append(d)
+        if not sets:
+            return out
+        free = ids.hid & ~runs
+        distinct = self.pr.distinct
+        if len({d[2] for d in sets}) == len(sets):
+            # one set per rank: each takes its rank's lowest free ids
+            for d in sets:
+                r = d[2]
+                pool = free & _RANK_IDS[r]
+                if distinct:
+                    firsts = 0  # each suit's lowest free id
+                    for s in range(4):
+                        x = pool & _KIND_IDS[s * 13 + r - 1]
+                        firsts |= x & -x
+                    pool = firsts
+                out[d[1]] = _low_bits(pool, d[3])
+            return out
+        while sets:
+            d = sets.pop(0)
+            r = d[2]
+            group = [d]
+            rest: list[_Desc] = []
+            for e in sets:
+                (group if e[2] == r else rest).append(e)
+            sets = rest
+            pool = free & _RANK_IDS[r]
+            if not distinct:
+                for e in sorted(group, key=_index):
+                    got = _low_bits(pool, e[3])
+                    pool ^= got
+                    out[e[1]] = got
+            elif len(group) == 1:
+                firsts = 0  # each suit's lowest free id
+                for s in range(4):
+                    x = pool & _KIND_IDS[s * 13 + r - 1]
+                    firsts |= x & -x
+                out[d[1]] = _low_bits(firsts, d[3])
+            else:
+                group.sort(key=_index)
+                parts = _split_distinct(pool, [e[3] for e in group])
+                for e, part in zip(group, parts, strict=True):
+                    out[e[1]] = part
+        return out
+
+    def union(self, sol: tuple[_Desc, ...]) -> int:
+        """Rule 3's key: the natural ids the selection lays."""
+        key = 0
+        for m in self.contents(sol):
+            key |= m
+        return key
+
+    def split(self, sol: tuple[_Desc, ...], used: int) -> list[int]:
+        """Per-slot id masks (naturals and jokers) under the split rule.
+
+        Slots are filled in contract order; where a slot belongs to a group of
+        identical requirements, each meld of the group still unplaced is tried
+        and the one giving the smallest id list wins (greedy is exact for a
+        lexicographic order: a slot's choice never constrains the later slots'
+        feasibility, only their ids).  Lower copies of a kind two melds share
+        go to the earlier slot; spare jokers go to the last slots.
+        """
+        ids = self.id_table()
+        contents = self.contents(sol)
+        rd = self.rd
+        n = rd.n
+        mins = [0] * n
+        room = [0] * n
+        for d in sol:
+            mins[d[1]] = d[4]
+            room[d[1]] = d[5] - d[4]
+        extra = used - sum(mins)
+        jm = ids.joker_prefix
+        if not rd.grouped and not ids.twins:
+            # one meld per slot, no copies to share: only the spare jokers to
+            # place, on the last slots first
+            per_slot = mins
+            if extra:
+                per_slot = list(mins)
+                slot = n - 1
+                while extra:
+                    take = room[slot] if room[slot] < extra else extra
+                    per_slot[slot] += take
+                    extra -= take
+                    slot -= 1
+            jat = 0
+            for slot in range(n):
+                j = per_slot[slot]
+                if j:
+                    contents[slot] |= jm[jat + j] ^ jm[jat]
+                    jat += j
+            return contents
+        room_left = sum(room)
+        jat = 0
+        # copies only need handing out again when two melds share a kind
+        twins = False
+        if ids.twins:
+            seen = 0
+            for m in contents:
+                k = m & _KIND_MASK
+                m >>= 52
+                while m:
+                    k |= m & _KIND_MASK
+                    m >>= 52
+                if seen & k:
+                    twins = True
+                    break
+                seen |= k
+        levels = [_levels(m) for m in contents] if twins else []
+        taken = [0] * ids.decks
+        placed = [False] * n
+        masks: list[int] = []
+        for slot in range(n):
+            best_mask = -1
+            best_m = -1
+            best_taken = taken
+            best_js = 0
+            for m in rd.group[slot]:
+                if placed[m]:
+                    continue
+                # extras this slot must take: what the later slots cannot
+                later = room_left - room[m]
+                js = mins[m]
+                if extra > later:
+                    js += extra - later
+                if twins:
+                    t = list(taken)
+                    mask = ids.take_levels(levels[m], t)
+                else:
+                    t = taken
+                    mask = contents[m]
+                mask |= jm[jat + js] ^ jm[jat]
+                if best_m < 0 or _lex_less(mask, best_mask):
+                    best_mask, best_m, best_taken, best_js = mask, m, t, js
+            placed[best_m] = True
+            taken = best_taken
+            extra -= best_js - mins[best_m]
+            room_left -= room[best_m]
+            jat += best_js
+            masks.append(best_mask)
+        return masks
+
+
+def _index(d: _Desc) -> int:
+    return d[1]
+
+
+def _split_distinct(pool: int, sizes: list[int]) -> list[int]:
+    """Same-rank sets of distinct suits: the smallest ids overall, then each set in turn.
+
+    Rare (two groups of one rank), so plain enumeration over the few ids.
+    """
+    ids = []
+    x = pool
+    while x:
+        low = x & -x
+        ids.append(low.bit_length() - 1)
+        x ^= low
+    # combinations of a sorted list come out in lexicographic order
+    for union in combinations(ids, sum(sizes)):
+        parts = _split_rest(list(union), sizes)
+        if parts is not None:
+            return parts
+    raise AssertionError("sets that fitted in count space found no cards")
+
+
+def _split_rest(ids: list[int], sizes: list[int]) -> list[int] | None:
+    if not sizes:
+        return []
+    for part in combinations(ids, sizes[0]):
+        if len({(i % 52) // 13 for i in part}) != len(part):
+            continue
+        rest = [i for i in ids if i not in part]
+        tail = _split_rest(rest, sizes[1:])
+        if tail is not None:
+            m = 0
+            for i in part:
+                m |= 1 << i
+            return [m, *tail]
+    return None
+
+
+def _parse(hand: Sequence[Card]) -> tuple[int, int, int, int, int, list[int], list[int]]:
+    """Planes, joker count, and per rank: naturals, and distinct suits."""
+    h1 = h2 = h3 = h4 = 0
+    nj = 0
+    rc = [0] * 14
+    rd = [0] * 14
+    for c in hand:
+        r = c.rank
+        if r == 0:
+            nj += 1
+            continue
+        rc[r] += 1
+        b = 1 << (c.suit * 13 + r - 1)
+        if not h1 & b:
+            h1 |= b
+            rd[r] += 1
+        elif not h2 & b:
+            h2 |= b
+        elif not h3 & b:
+            h3 |= b
+        elif not h4 & b:
+            h4 |= b
+        else:
+            raise InvalidActionError(f"more than four copies of {c.code} in a hand")
+    return h1, h2, h3, h4, nj, rc, rd
+
+
+def _search_best(
+    st: _Best, h1: int, h2: int, h3: int, h4: int, rc: list[int], rcd: list[int]
+) -> None:
+    """Fill st.best_* with the best selection, if there is one."""
+    pr = st.pr
+    rd = st.rd
+    nj = st.nj
+    exact = pr.exact
+    maxj = pr.maxj
+    minnat = pr.minnat
+    jpen = pr.jpen
+    pen = pr.pen
+    smax = pr.smax
+    distinct = pr.distinct
+    jeff = nj if nj < maxj else maxj  # jokers one meld can take
+
+    # ---- sets: ranks that can hold one, and what sets could lay at most
+    set_size = rd.set_size
+    nsets = len(set_size)
+    counts = rcd if distinct else rc
+    ranks: list[int] = []
+    set_ub_nat: list[int] = []
+    set_ub_cap: list[int] = []
+    if nsets:
+        ranks = [r for r in range(1, 14) if counts[r] >= minnat]
+        # a set needs `need` naturals of one rank, so a rank holds at most
+        # count // need disjoint sets (rc counts every copy, for sets of
+        # distinct suits too: each set takes at most one copy of a kind)
+        need = min(set_size) - jeff
+        if need < minnat:
+            need = minnat
+        hosts = 0
+        for r in ranks:
+            hosts += rc[r] // need
+        if hosts < nsets:
+            return
+        prev_s = 0
+        ub = c = 0
+        for s in set_size:
+            if s != prev_s:  # contracts repeat sizes: bound each size once
+                prev_s = s
+                need = s - jeff
+                if need < minnat:
+                    need = minnat
+                top_n = s if exact else smax
+                ub = -1
+                for r in ranks:
+                    a = counts[r]
+                    if a >= need:
+                        v = pen[r] * (a if a < top_n else top_n)
+                        if v > ub:
+                            ub = v
+                if ub < 0:
+                    return
+                c = (s if exact else smax) - minnat
+                c = min(c, jeff if exact else maxj)
+            set_ub_nat.append(ub)
+            set_ub_cap.append(c)
+
+    # ---- runs: every skeleton of the full hand, best first
+    run_len = rd.run_len
+    nruns = len(run_len)
+    run_cands: dict[int, list[tuple[int, int, int, int, int, int, int]]] = {}
+    run_ub_nat: list[int] = []
+    run_ub_cap: list[int] = []
+    if nruns:
+        pts = pr.pts
+        ace_high = pr.top == 14
+        ps = (
+            _positions(h1, 0, ace_high),
+            _positions(h1, 1, ace_high),
+            _positions(h1, 2, ace_high),
+            _positions(h1, 3, ace_high),
+        )
+        spare = -1
+        if not exact:
+            # Without exact sizes a natural a run could take but leaves in hand
+            # is worth its points more, for one joker less, so a skeleton that
+            # skips one is beaten by the one that takes it; unless that natural
+            # can serve another meld, or the hand holds more jokers than a run
+            # could take (then a joker in that place is worth more).
+            most = max(((h1 >> (13 * s)) & _SUIT13).bit_count() for s in range(4))
+            if nj < min(maxj, 13 - most) and nruns == 1:
+                spare = 0
+                if nsets:
+                    for r in range(1, 14):
+                        if counts[r] >= minnat:
+                            spare |= 1 << r
+                    if spare & 2:
+                        spare |= 1 << 14
+        ubs: dict[int, tuple[int, int]] = {}
+        for length in run_len:
+            if length not in ubs:
+                lst = []
+                need = length - jeff
+                if need < minnat:
+                    need = minnat
+                top_nat = top_cap = 0
+                for s, p in enumerate(ps):
+                    if p.bit_count() >= need:
+                        shift = 13 * s
+                        for r_mask, nn, ln in _skeletons(p, length, exact, jeff, minnat, spare):
+                            mn = ln - nn
+                            if exact:
+                                cap = mn
+                            else:
+                                cap = 13 - nn
+                                if cap > maxj:
+                                    cap = maxj
+                            nat = pts[r_mask]
+                            if nat > top_nat:
+                                top_nat = nat
+                            if cap > top_cap:
+                                top_cap = cap
+                            kinds = (((r_mask >> 1) | (r_mask >> 14)) & _SUIT13) << shift
+                            lst.append(
+                                (
+                                    nat + jpen * (cap if cap < nj else nj),
+                                    nat,
+                                    mn,
+                                    cap,
+                                    kinds,
+                                    s,
+                                    r_mask,
+                                )
+                            )
+                if not lst:
+                    return
+                lst.sort(key=_score, reverse=True)
+                run_cands[length] = lst
+                ubs[length] = (top_nat, top_cap)
+            top_nat, top_cap = ubs[length]
+            run_ub_nat.append(top_nat)
+            run_ub_cap.append(top_cap)
+
+    if nruns == 1 and not nsets:
+        # one run: the candidates come best first, each one is a whole selection
+        ix = rd.run_idx[0]
+        for sc, cn, cmn, ccap, _, s, r_mask in run_cands[run_len[0]]:
+            if sc < st.best_pts:
+                break
+            if cmn <= nj:
+                st.leaf(cn, cmn, ccap, ((True, ix, s, r_mask, cmn, ccap),))
+        return
+    ub_nat = run_ub_nat + set_ub_nat
+    ub_cap = run_ub_cap + set_ub_cap
+    nreq = nruns + nsets
+    rest_nat = [0] * (nreq + 1)
+    rest_cap = [0] * (nreq + 1)
+    for i in range(nreq - 1, -1, -1):
+        rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
+        rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
+    run_idx = rd.run_idx
+    set_idx = rd.set_idx
+    if nsets:
+        # (set search state and steps exist only for contracts with sets)
+        set_memo: dict[tuple[int, ...], dict[int, list[tuple[int, int, int, int, int, int]]]] = {}
+
+        def set_cands(
+            avail: dict[int, int],
+        ) -> dict[int, list[tuple[int, int, int, int, int, int]]]:
+            # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
+            key = tuple([avail.get(r, 0) for r in ranks])
+            got = set_memo.get(key)
+            if got is not None:
+                return got
+            cands: dict[int, list[tuple[int, int, int, int, int, int]]] = {}
+            for s in set_size:
+                if s in cands:
+                    continue
+                lst: list[tuple[int, int, int, int, int, int]] = []
+                lo = s - jeff
+                if lo < minnat:
+                    lo = minnat
+                for r, a in avail.items():
+                    hi = (s if a > s else a) if exact else (smax if a > smax else a)
+                    p = pen[r]
+                    for n in range(hi, lo - 1, -1):
+                        if exact:
+                            j = s - n
+                            lst.append((p * n + jpen * j, p * n, j, j, r, n))
+                        else:
+                            j = s - n if n < s else 0
+                            c = smax - n
+                            if c > maxj:
+                                c = maxj
+                            lst.append((p * n + jpen * (c if c < nj else nj), p * n, j, c, r, n))
+                lst.sort(key=_score, reverse=True)
+                cands[s] = lst
+            set_memo[key] = cands
+            return cands
+
+        # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
+        cur: list[dict[int, list[tuple[int, int, int, int, int, int]]]] = [{}]
+        left = [0] * 14  # naturals a rank still offers (sets of any suits)
+        used: dict[int, list[int]] = {}  # set sizes per rank (distinct suits)
+        planes = [0, 0, 0, 0]
+        suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
+
+        def rec_sets(
+            i: int, start: int, nat: int, mn: int, cap: int, sol: tuple[_Desc, ...]
+        ) -> None:
+            if i == nsets:
+                st.leaf(nat, mn, cap, sol)
+                return
+            s = set_size[i]
+            lst = cur[0][s]
+            if i == 0 or set_size[i - 1] != s:
+                start = 0
+            k = nruns + i + 1
+            base = nat + rest_nat[k]
+            cap_rest = cap + rest_cap[k]
+            loose = base + jpen * (cap_rest if cap_rest < nj else nj)
+            ix = set_idx[i]
+            for idx in range(start, len(lst)):
+                sc, cn, cmn, ccap, r, n = lst[idx]
+                if loose + sc < st.best_pts:
+                    break
+                tot = cap_rest + ccap
+                if base + cn + jpen * (tot if tot < nj else nj) < st.best_pts:
+                    continue
+                if mn + cmn > nj:
+                    continue
+                d: _Desc = (False, ix, r, n, cmn, ccap)
+                if distinct:
+                    prev = used.get(r)
+                    if prev is None:
+                        prev = used[r] = []
+                    elif prev:
+                        sc_r = suit_counts.get(r)
+                        if sc_r is None:
+                            sc_r = suit_counts[r] = _suit_counts(r, *planes)
+                        if not _sets_fit([*prev, n], sc_r):
+                            continue
+                    prev.append(n)
+                    rec_sets(i + 1, idx, nat + cn, mn + cmn, cap + ccap, (*sol, d))
+                    prev.pop()
+                else:
+                    if left[r] < n:
+                        continue
+                    left[r] -= n
+                    rec_sets(i + 1, idx, nat + cn, mn + cmn, cap + ccap, (*sol, d))
+                    left[r] += n
+
+        def sets_phase(
+            g1: int, g2: int, g3: int, g4: int, nat: int, mn: int, cap: int, sol: tuple[_Desc, ...]
+        ) -> None:
+            if nruns:
+                avail = {}
+                for r in ranks:
+                    a = _rank_count(r, g1, g2, g3, g4, distinct)
+                    if a >= minnat:
+                        avail[r] = a
+                if not avail:
+                    return
+            else:
+                avail = {r: counts[r] for r in ranks}
+            cur[0] = set_cands(avail)
+            for r, a in avail.items():
+                left[r] = a
+            planes[0] = g1
+            planes[1] = g2
+            planes[2] = g3
+            planes[3] = g4
+            suit_counts.clear()
+            rec_sets(0, 0, nat, mn, cap, sol)
+
+    def rec_runs(
+        i: int,
+        start: int,
+        g1: int,
+        g2: int,
+        g3: int,
+        g4: int,
+        nat: int,
+        mn: int,
+        cap: int,
+        sol: tuple[_Desc, ...],
+    ) -> None:
+        if i == nruns:
+            if nsets:
+                sets_phase(g1, g2, g3, g4, nat, mn, cap, sol)
+            else:
+                st.leaf(nat, mn, cap, sol)
+            return
+        length = run_len[i]
+        lst = run_cands[length]
+        if i == 0 or run_len[i - 1] != length:
+            start = 0
+        base = nat + rest_nat[i + 1]
+        cap_rest = cap + rest_cap[i + 1]
+        loose = base + jpen * (cap_rest if cap_rest < nj else nj)
+        for idx in range(start, len(lst)):
+            sc, cn, cmn, ccap, v, s, r_mask = lst[idx]
+            if loose + sc < st.best_pts:
+                break
+            if v & g1 != v:
+                continue
+            tot = cap_rest + ccap
+            if base + cn + jpen * (tot if tot < nj else nj) < st.best_pts:
+                continue
+            if mn + cmn > nj:
+                continue
+            nv = ~v
+            d: _Desc = (True, run_idx[i], s, r_mask, cmn, ccap)
+            rec_runs(
+                i + 1,
+                idx,
+                (g1 & nv) | (g2 & v),
+                (g2 & nv) | (g3 & v),
+                (g3 & nv) | (g4 & v),
+                g4 & nv,
+                nat + cn,
+                mn + cmn,
+                cap + ccap,
+                (*sol, d),
+            )
+
+    if nruns:
+        rec_runs(0, 0, h1, h2, h3, h4, 0, 0, 0, ())
+    else:
+        sets_phase(h1, h2, h3, h4, 0, 0, 0, ())
+
+
+def _score(c: tuple[int, ...]) -> int:
+    return c[0]
+
+
+def _run_meld(cards: list[Card], top: int) -> Meld:
+    """The run of these cards (naturals first, then jokers, as ids sort them), jokers
+    placed for the lowest start: the same Meld as melds.build_run."""
+    length = len(cards)
+    slots: list[Card | None] = [None] * 15
+    ranks = 0
+    nat = 0
+    for c in cards:
+        r = c.rank
+        if not r:
+            break
+        slots[r] = c
+        ranks |= 1 << r
+        nat += 1
+    nj = length - nat
+    # lowest start with the ace low: the jokers not needed for gaps go below
+    lo = (ranks & -ranks).bit_length() - 1
+    spare = nj - (ranks.bit_length() - lo - nat)
+    start = 99
+    if spare >= 0:
+        start = lo - spare if lo > spare else 1
+        if start + length - 1 > top:
+            start = 99
+    if top == 14 and ranks & 2:
+        # or with the ace standing above the king
+        high = (ranks ^ 2) | 1 << 14
+        lo2 = (high & -high).bit_length() - 1
+        spare = nj - (15 - lo2 - nat)
+        if spare >= 0:
+            st = lo2 - spare if lo2 > spare else 1
+            if st + length - 1 <= top and st < start:
+                start = st
+                slots[14] = slots[1]
+                slots[1] = None
+    out: list[Card] = []
+    j = nat
+    for r in range(start, start + length):
+        got = slots[r]
+        if got is None:
+            got = cards[j]
+            j += 1
+        out.append(got)
+    return _new_meld(MeldKind.RUN, tuple(out), start, cards[0].suit)
+
+
+def _selection(st: _Best) -> Selection:
+    sol = st.best_sol
+    assert sol is not None
+    used = st.best_j
+    masks = st.split(sol, used)
+    by_id = st.id_table().by_id
+    melds: list[Meld] = []
+    top = st.pr.top
+    is_run = st.rd.is_run
+    for slot, m in enumerate(masks):
+        cards: list[Card] = []
+        while m:
+            low = m & -m
+            cards.append(by_id[low.bit_length() - 1])
+            m ^= low
+        # ids ascending: naturals first, then jokers, each in card order
+        if is_run[slot]:
+            melds.append(_run_meld(cards, top))
+        else:
+            melds.append(_new_meld(MeldKind.SET, tuple(cards), cards[0].rank, NO_SUIT))
+    return _new_selection(tuple(melds), st.best_pts, used)
+
+
+def best_selection(hand: Sequence[Card], rules: RuleSet, round_number: int) -> Selection | None:
+    """The selection the engine lays for this hand, or None if the contract is out of reach."""
+    pr = _prep(rules)
+    rd = _round(pr, round_number)
+    h1, h2, h3, h4, nj, rc, rcd = _parse(hand)
+    st = _Best(pr, rd, hand, nj, h2 != 0)
+    _search_best(st, h1, h2, h3, h4, rc, rcd)
+    if st.best_sol is None:
+        return None
+    return _selection(st)
+
+
+# --------------------------------------------------------------------------- missing cards
+# The search for the fewest cards that would make the contract layable works on
+# a relaxation: every card still to come is a "wildcard" that stands for the
+# natural its place in a meld needs (a natural, so it counts towards a meld's
+# naturals and not towards its joker limit).  With the hand's jokers spread
+# over the open places afterwards, a leaf's cost is
+#     open places - min(jokers in hand, places a joker may take).
+# The relaxation never costs more than the truth; a leaf is accepted at that
+# cost once the rest of the deck is shown to hold the cards its wildcards stand
+# for (or jokers that may take their places), else it is costed exactly.
+
+# A run skeleton of the cost search: (lower bound, open places, joker room,
+# positions, length, suit or -1, kinds, kinds of its span, lowest position).
+_Skel = tuple[int, int, int, int, int, int, int, int, int]
+
+# A meld of a cost leaf: run (True, suit or -1 for "any", skeleton, length) or
+# set (False, rank or 0 for "any rank the hand has none of", size).
+_CMeld = tuple[bool, int, int, int]
+
+
+def _cost_skeletons(
+    p: int, length: int, pr: _Prep, nj: int, limit: int, omit: bool, prune: bool
+) -> list[tuple[int, int, int, int, int]]:
+    """Run skeletons of one suit for the cost search: (lower bound, open, jc, R, len).
+
+    A skeleton takes every available natural between its lowest and highest
+    position, except (``omit``) a few inner ones that another meld may want;
+    leaving out more than the joker room of the run never lowers the cost.
+    With ``prune``, a run longer than the minimum is dropped when a window of
+    the minimum length inside it has no more open places and no more places
+    jokers cannot take: it uses fewer of the naturals for no higher cost.
+    Only a search for the cost itself may prune: the longer run can be a tie
+    whose open places hold other outs.
+    """
+    exact = pr.exact
+    minnat = pr.minnat
+    maxj = pr.maxj
+    out: list[tuple[int, int, int, int, int]] = []
+    bits: list[int] = []
+    x = p
+    while x:
+        low = x & -x
+        bits.append(low.bit_length() - 1)
+        x ^= low
+    nb = len(bits)
+    maxspan = length if exact else 13
+    for i in range(nb):
+        lo = bits[i]
+        acc = 0
+        for k in range(i, nb):
+            hi = bits[k]
+            acc |= 1 << hi
+            span = hi - lo + 1
+            if span > maxspan:
+                break
+            ln = length if exact or span <= length else span
+            cap = ln - minnat
+            if cap < 0:
+                continue
+            if cap > maxj:
+                cap = maxj
+            nn = k - i + 1
+            opn = ln - nn
+            jc = cap if cap < opn else opn
+            lb = opn - (jc if jc < nj else nj)
+            if lb > limit:
+                continue
+            if prune and ln > length:
+                # the best window of the minimum length inside the span
+                win = (1 << length) - 1
+                most = 0
+                for a in range(lo, hi - length + 2):
+                    c = (acc >> a & win).bit_count()
+                    if c > most:
+                        most = c
+                o2 = length - most
+                c2 = min(maxj, length - minnat)
+                if c2 >= 0 and o2 <= opn and o2 - min(c2, o2) <= opn - jc:
+                    continue
+            out.append((lb, opn, jc, acc, ln))
+            # each useful omission moves one more joker into place, so there
+            # are never more than the hand has jokers
+            room = cap - opn
+            if room > nj:
+                room = nj
+            if omit and room > 0 and k - i >= 2:
+                inner = bits[i + 1 : k]
+                for drop in range(1, min(room, len(inner)) + 1):
+                    o2 = opn + drop
+                    j2 = cap if cap < o2 else o2
+                    lb2 = o2 - (j2 if j2 < nj else nj)
+                    if lb2 > limit:
+                        break
+                    for gone in combinations(inner, drop):
+                        m = acc
+                        for g in gone:
+                            m ^= 1 << g
+                        out.append((lb2, o2, j2, m, ln))
+    return out
+
+
+class _Cost:
+    """Branch and bound for the fewest missing cards (see the section comment)."""
+
+    __slots__ = (
+        "best",
+        "cands",
+        "collect",
+        "first",
+        "groups",
+        "h",
+        "limit",
+        "nj",
+        "pr",
+        "rd",
+        "rest_j",
+        "sure",
+    )
+
+    def __init__(
+        self,
+        pr: _Prep,
+        rd: _Round,
+        h: tuple[int, int, int, int],
+        nj: int,
+        limit: int,
+        collect: bool,
+        first: bool,
+    ) -> None:
+        self.pr = pr
+        self.rd = rd
+        self.h = h  # the hand's planes (the rest of the deck is what they lack)
+        self.nj = nj
+        self.rest_j = pr.deck_jokers - nj
+        self.limit = limit
+        self.collect = collect  # gather the kinds the best leaves leave open
+        self.first = first  # stop at the first leaf within the limit
+        self.best = limit + 1
+        self.cands: set[tuple[int, int]] = set()
+        self.sure: set[tuple[int, int]] = set()
+        self.groups: dict[tuple[tuple[int, ...], tuple[int, ...]], list[tuple[int, int]]] = {}
+
+    # ---------------------------------------------------------------- search
+    def run(self) -> None:
+        """Search runs (skeletons of what is left), then sets (count space)."""
+        pr = self.pr
+        rd = self.rd
+        nj = self.nj
+        h1, h2, h3, h4 = self.h
+        maxj = pr.maxj
+        minnat = pr.minnat
+        distinct = pr.distinct
+        limit = self.limit
+        run_len = rd.run_len
+        set_size = rd.set_size
+        nruns = len(run_len)
+        nsets = len(set_size)
+        ace_high = pr.top == 14
+        omit = nsets > 0 or nruns > 1
+        # skeletons per (length, suit, positions left): a skeleton takes all the
+        # naturals still left in its span, so later runs look at what is left
+        memo: dict[tuple[int, int, int], list[_Skel]] = {}
+
+        def suit_skels(length: int, s: int, p: int) -> list[_Skel]:
+            key = (length, s, p)
+            got = memo.get(key)
+            if got is None:
+                got = []
+                for lb, opn, jc, r_mask, ln in _cost_skeletons(
+                    p, length, pr, nj, limit, omit, not self.collect
+                ):
+                    lo = (r_mask & -r_mask).bit_length() - 1
+                    span = (1 << r_mask.bit_length()) - (1 << lo)
+                    got.append(
+                        (lb, opn, jc, r_mask, ln, s, _kinds_of(r_mask, s), _kinds_of(span, s), lo)
+                    )
+                memo[key] = got
+            return got
+
+        level_memo: dict[tuple[int, int], list[_Skel]] = {}
+
+        def level_skels(length: int, g1: int) -> list[_Skel]:
+            got = level_memo.get((length, g1))
+            if got is not None:
+                return got
+            lst: list[_Skel] = []
+            for s in range(4):
+                lst.extend(suit_skels(length, s, _positions(g1, s, ace_high)))
+            cap = length - minnat
+            if cap >= 0:
+                if cap > maxj:
+                    cap = maxj
+                jc = min(cap, length)
+                lb = length - min(jc, nj)
+                if lb <= limit:
+                    lst.append((lb, length, jc, 0, length, -1, 0, 0, 0))
+            lst.sort()
+            level_memo[(length, g1)] = lst
+            return lst
+
+        skels: dict[int, list[_Skel]] = {}
+        for length in run_len:
+            if length not in skels:
+                skels[length] = level_skels(length, h1)
+                if not skels[length]:
+                    return
+        # bounds of what the requirements still to place need at least
+        rest_open = [0] * (nruns + nsets + 1)
+        rest_jc = [0] * (nruns + nsets + 1)
+        counts = [_rank_count(r, h1, h2, h3, h4, distinct) for r in range(14)] if nsets else []
+        most = max(counts[1:]) if nsets else 0
+        mins: list[tuple[int, int]] = []
+        for length in run_len:
+            lst = skels[length]
+            mins.append((min(c[1] for c in lst), max(c[2] for c in lst)))
+        for s in set_size:
+            cap = min(maxj, s - minnat)
+            if cap < 0:
+                return
+            mins.append((s - min(s, most), min(cap, s)))
+        for i in range(nruns + nsets - 1, -1, -1):
+            rest_open[i] = rest_open[i + 1] + mins[i][0]
+            rest_jc[i] = rest_jc[i + 1] + mins[i][1]
+        collect = self.collect
+
+        def rec_runs(
+            i: int,
+            prev: _Skel | None,
+            g1: int,
+            g2: int,
+            g3: int,
+            g4: int,
+            opn: int,
+            jc: int,
+            melds: tuple[_CMeld, ...],
+        ) -> bool:
+            if i == nruns:
+                return self.sets_phase(g1, g2, g3, g4, opn, jc, melds, rest_open, rest_jc)
+            length = run_len[i]
+            # Later runs see only what the earlier ones left (lists hold only
+            # skeletons that fit).  Two identical runs whose spans do not meet
+            # see the same either way, so only their order by (suit, lowest
+            # position) is searched; runs that overlap are tried both ways.
+            lst = skels[length] if i == 0 else level_skels(length, g1)
+            if i and run_len[i - 1] != length:
+                prev = None
+            # what the runs still to come need at least, on what is left now
+            ro = rest_open[nruns]
+            for j in range(i + 1, nruns):
+                nxt = level_skels(run_len[j], g1)
+                ro += min(c[1] for c in nxt) if nxt else _NOLIMIT
+            rj = rest_jc[i + 1]
+            for c in lst:
+                _, co, cj, r_mask, ln, s, v, w, lo = c
+                if prev is not None and not w & prev[7] and (s, lo) < (prev[5], prev[8]):
+                    continue
+                tj = jc + cj + rj
+                lb = opn + co + ro - (tj if tj < nj else nj)
+                if lb > self.best or (lb == self.best and not collect):
+                    continue
+                nv = ~v
+                if rec_runs(
+                    i + 1,
+                    c,
+                    (g1 & nv) | (g2 & v),
+                    (g2 & nv) | (g3 & v),
+                    (g3 & nv) | (g4 & v),
+                    g4 & nv,
+                    opn + co,
+                    jc + cj,
+                    (*melds, (True, s, r_mask, ln)),
+                ):
+                    return True
+            return False
+
+        rec_runs(0, None, h1, h2, h3, h4, 0, 0, ())
+
+    def sets_phase(
+        self,
+        g1: int,
+        g2: int,
+        g3: int,
+        g4: int,
+        opn: int,
+        jc: int,
+        runs: tuple[_CMeld, ...],
+        rest_open: list[int],
+        rest_jc: list[int],
+    ) -> bool:
+        """Choose ranks for the sets on what the runs left; True stops the search."""
+        rd = self.rd
+        set_size = rd.set_size
+        nsets = len(set_size)
+        if not nsets:
+            return self.leaf(runs, (g1, g2, g3, g4), opn, jc)
+        pr = self.pr
+        nj = self.nj
+        maxj = pr.maxj
+        minnat = pr.minnat
+        distinct = pr.distinct
+        collect = self.collect
+        nruns = len(rd.run_len)
+        avail = [_rank_count(r, g1, g2, g3, g4, distinct) for r in range(14)]
+        order = sorted((r for r in range(1, 14) if avail[r]), key=lambda r: -avail[r])
+        if 0 in avail[1:]:
+            order.append(0)
+        left = list(avail)
+        groups: dict[int, int] = {}
+        top_avail = avail[order[0]] if order else 0
+
+        def rec(i: int, start: int, opn: int, jc: int, melds: tuple[_CMeld, ...]) -> bool:
+            if i == nsets:
+                return self.leaf(melds, (g1, g2, g3, g4), opn, jc)
+            s = set_size[i]
+            if i == 0 or set_size[i - 1] != s:
+                start = 0
+            cap = min(maxj, s - minnat)
+            k = nruns + i + 1
+            rj = rest_jc[k]
+            for idx in range(start, len(order)):
+                r = order[idx]
+                if r == 0:
+                    co = s
+                    cj = cap if cap < s else s
+                elif groups.get(r):
+                    # a second set of the rank: bound now, cost exactly at the leaf
+                    co = s - min(s, avail[r])
+                    cj = cap if cap < s else s
+                else:
+                    placed = s if left[r] > s else left[r]
+                    co = s - placed
+                    cj = cap if cap < co else co
+                # the sets still to place: identical ones come later in `order`
+                # (no more naturals than this rank), the others at best the top
+                a = avail[r] if r else 0
+                ro = 0
+                chained = True
+                for j in range(i + 1, nsets):
+                    sj = set_size[j]
+                    chained = chained and sj == set_size[j - 1]
+                    b = a if chained else top_avail
+                    ro += sj - (sj if b > sj else b)
+                tj = jc + cj + rj
+                lb = opn + co + ro - (tj if tj < nj else nj)
+                if lb > self.best or (lb == self.best and not collect):
+                    continue
+                if r:
+                    groups[r] = groups.get(r, 0) + 1
+                    taken = s if left[r] > s else left[r]
+                    left[r] -= taken
+                stop = rec(i + 1, idx, opn + co, jc + cj, (*melds, (False, r, s, 0)))
+                if r:
+                    groups[r] -= 1
+                    left[r] += taken
+                if stop:
+                    return True
+            return False
+
+        return rec(0, 0, opn, jc, runs)
+
+    # ---------------------------------------------------------------- leaves
+    def leaf(
+        self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int], opn: int, jc: int
+    ) -> bool:
+        """Cost a complete leaf; True stops the search (first mode)."""
+        nj = self.nj
+        sets = [m for m in melds if not m[0] and m[1]]
+        ranks = [m[1] for m in sets]
+        if len(set(ranks)) != len(ranks):
+            opn, jc = self.regroup(melds, left)
+            if opn < 0:
+                return False
+        cost = opn - (jc if jc < nj else nj)
+        if cost > self.best or (cost == self.best and not self.collect):
+            return False
+        proven = True
+        if cost and not self.available(melds, left):
+            proven = False
+            cost = self.exact(melds, left, cost)
+            if cost > self.best or (cost == self.best and not self.collect):
+                return False
+        if cost < self.best:
+            self.best = cost
+            self.cands.clear()
+            self.sure.clear()
+        if self.collect and cost:
+            self.gather(melds, left, opn, jc, proven)
+        return self.first
+
+    def regroup(
+        self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int]
+    ) -> tuple[int, int]:
+        """Open places and joker room of a leaf where some rank holds several sets,
+        for the split of each rank's naturals that makes the leaf cheapest."""
+        pr = self.pr
+        maxj = pr.maxj
+        minnat = pr.minnat
+        nj = self.nj
+        opn = jc = 0
+        groups: dict[int, list[int]] = {}
+        for m in melds:
+            if m[0]:
+                r_mask, ln = m[2], m[3]
+                o = ln - r_mask.bit_count()
+                opn += o
+                jc += min(maxj, ln - minnat, o)
+            elif m[1] == 0:
+                size = m[2]
+                opn += size
+                jc += min(maxj, size - minnat, size)
+            else:
+                groups.setdefault(m[1], []).append(m[2])
+        choices: list[list[tuple[int, int]]] = []
+        for r, sizes in groups.items():
+            opts = self.group_options(r, tuple(sizes), tuple(_suit_counts(r, *left)))
+            if not opts:
+                return -1, 0
+            choices.append(opts)
+        best: tuple[int, int, int] | None = None
+        for pick in product(*choices):
+            o = opn + sum(x[0] for x in pick)
+            c = jc + sum(x[1] for x in pick)
+            cost = o - (c if c < nj else nj)
+            if best is None or (cost, -c) < (best[0], -best[2]):
+                best = (cost, o, c)
+        assert best is not None
+        return best[1], best[2]
+
+    def group_options(
+        self, r: int, sizes: tuple[int, ...], counts: tuple[int, ...]
+    ) -> list[tuple[int, int]]:
+        """(open places, joker room) of every split of a rank's naturals over its sets."""
+        key = (sizes, counts)
+        got = self.groups.get(key)
+        if got is not None:
+            return got
+        pr = self.pr
+        maxj = pr.maxj
+        minnat = pr.minnat
+        distinct = pr.distinct
+        total = sum(counts)
+        dsuits = sum(1 for c in counts if c)
+        opts: set[tuple[int, int]] = set()
+        for ns in product(*[range(min(s, dsuits if distinct else total) + 1) for s in sizes]):
+            if distinct:
+                if not _sets_fit(list(ns), list(counts)):
+                    continue
+            elif sum(ns) > total:
+                continue
+            o = sum(sizes) - sum(ns)
+            c = sum(min(maxj, s - minnat, s - n) for s, n in zip(sizes, ns, strict=True))
+            opts.add((o, c))
+        # keep the splits no other beats on both counts
+        got = [x for x in opts if not any(y[0] <= x[0] and y[1] >= x[1] and y != x for y in opts)]
+        self.groups[key] = got
+        return got
+
+    def rest_count(self, kind: int) -> int:
+        b = 1 << kind
+        h1, h2, h3, h4 = self.h
+        held = (h1 & b != 0) + (h2 & b != 0) + (h3 & b != 0) + (h4 & b != 0)
+        return self.pr.decks - held
+
+    def available(self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int]) -> bool:
+        """Cheap proof that the rest of the deck holds every wildcard of the leaf.
+
+        Counts, for every kind, how many open places might ask for it (each run:
+        every kind its window could still reach; each set: its rank's kinds) and
+        compares with the rest of the deck.  False only means "not proven".
+        """
+        pr = self.pr
+        top = pr.top
+        distinct = pr.distinct
+        demand: dict[int, int] = {}
+        rank_demand: dict[int, int] = {}
+        for m in melds:
+            if m[0]:
+                s, r_mask, ln = m[1], m[2], m[3]
+                opn = ln - r_mask.bit_count()
+                if not opn:
+                    continue
+                if s < 0:
+                    return False  # an all-wildcard run: rare, costed exactly
+                lo = (r_mask & -r_mask).bit_length() - 1
+                hi = r_mask.bit_length() - 1
+                ext = ln - (hi - lo + 1)
+                for pos in range(max(1, lo - ext), min(top, hi + ext) + 1):
+                    if not r_mask >> pos & 1:
+                        k = s * 13 + (pos - 1) % 13
+                        demand[k] = demand.get(k, 0) + 1
+            else:
+                r, size = m[1], m[2]
+                if r == 0:
+                    continue
+                rank_demand[r] = rank_demand.get(r, 0) + size
+        for k, d in demand.items():
+            if d > self.rest_count(k):
+                return False
+        fresh = 0
+        for m in melds:
+            if not m[0] and m[1] == 0:
+                fresh += 1
+        if fresh:
+            spare_ranks = 0
+            for r in range(1, 14):
+                if rank_demand.get(r) or _rank_count(r, *left, False):
+                    continue
+                if any(demand.get(s * 13 + r - 1) for s in range(4)):
+                    continue
+                need = max(m[2] for m in melds if not m[0] and m[1] == 0)
+                if sum(self.rest_count(s * 13 + r - 1) for s in range(4)) >= need and (
+                    not distinct
+                    or sum(1 for s in range(4) if self.rest_count(s * 13 + r - 1)) >= need
+                ):
+                    spare_ranks += 1
+            if spare_ranks < fresh:
+                return False
+        for r, size in rank_demand.items():
+            counts = _suit_counts(r, *left)
+            if distinct:
+                if len([m for m in melds if not m[0] and m[1] == r]) > 1:
+                    return False
+                have = [s for s in range(4) if counts[s]]
+                opn = size - min(size, len(have))
+                if not opn:
+                    continue
+                free = sum(
+                    1
+                    for s in range(4)
+                    if not counts[s]
+                    and self.rest_count(s * 13 + r - 1) - demand.get(s * 13 + r - 1, 0) >= 1
+                )
+                if free < opn:
+                    return False
+            else:
+                opn = size - min(size, sum(counts))
+                if not opn:
+                    continue
+                supply = sum(
+                    self.rest_count(s * 13 + r - 1) - demand.get(s * 13 + r - 1, 0)
+                    for s in range(4)
+                )
+                if supply < opn:
+                    return False
+        return True
+
+    def gather(
+        self,
+        melds: tuple[_CMeld, ...],
+        left: tuple[int, int, int, int],
+        opn: int,
+        jc: int,
+        proven: bool,
+    ) -> None:
+        """Kinds that might fill an open place of this best leaf.
+
+        ``cands`` gets every kind that could (checked later by a search);
+        ``sure`` the ones this leaf proves: the leaf passed the cheap
+        availability proof, and one more card in an open place leaves open - 1
+        places and at most one place less for jokers, so the cost drops unless
+        that meld's open places were all joker room and the jokers ran short.
+        """
+        pr = self.pr
+        top = pr.top
+        maxj = pr.maxj
+        minnat = pr.minnat
+        distinct = pr.distinct
+        nj = self.nj
+        cands = self.cands
+        sure = self.sure
+        spare = nj - (jc if jc < nj else nj)  # jokers no place takes
+        short = nj < jc  # more joker room than jokers: one more natural always helps
+        ranks = [m[1] for m in melds if not m[0] and m[1]]
+        any_open = False
+        for m in melds:
+            if m[0]:
+                s, r_mask, ln = m[1], m[2], m[3]
+                o = ln - r_mask.bit_count()
+                if not o:
+                    continue
+                any_open = True
+                if s < 0:
+                    for k in range(52):
+                        cands.add((k % 13 + 1, k // 13))
+                    continue
+                lo = (r_mask & -r_mask).bit_length() - 1
+                hi = r_mask.bit_length() - 1
+                ext = ln - (hi - lo + 1)
+                wide = ext + (0 if pr.exact else spare)
+                helps = proven and (short or o > min(maxj, ln - minnat))
+                for pos in range(max(1, lo - wide), min(top, hi + wide) + 1):
+                    if not r_mask >> pos & 1:
+                        kind = ((pos - 1) % 13 + 1, s)
+                        cands.add(kind)
+                        if (
+                            helps
+                            and lo - ext <= pos <= hi + ext
+                            and self.rest_count(s * 13 + kind[0] - 1) > 0
+                        ):
+                            sure.add(kind)
+            else:
+                r, size = m[1], m[2]
+                if r:
+                    have = _rank_count(r, *left, distinct)
+                    alone = ranks.count(r) == 1
+                    if size <= have and alone:
+                        continue
+                    any_open = True
+                    o = size - have
+                    helps = proven and alone and (short or o > min(maxj, size - minnat))
+                    for s in range(4):
+                        k = s * 13 + r - 1
+                        # a lone set of distinct suits holds every suit left
+                        if alone and distinct and (left[0] >> k) & 1:
+                            continue
+                        cands.add((r, s))
+                        if helps and self.rest_count(k) > 0:
+                            sure.add((r, s))
+                else:
+                    any_open = True
+                    for rr in range(1, 14):
+                        if not _rank_count(rr, *left, False):
+                            for s in range(4):
+                                cands.add((rr, s))
+        if any_open and self.rest_j > 0:
+            cands.add(_JOKER_KIND)
+            if proven and short:
+                sure.add(_JOKER_KIND)
+
+    # ---------------------------------------------------------------- exact leaf
+    def exact(self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int], floor: int) -> int:
+        """The true cost of a leaf's melds, over every window, suit choice and filling.
+
+        Only reached when the cheap availability proof fails (the hand holds
+        every copy of a kind a wildcard needs, and the like), so plain
+        enumeration is fine.
+        """
+        best = self.limit + 1
+        for layout in product(*self.layouts(melds, left)):
+            flat = [entry for option in layout for entry in option]
+            got = self.fill(flat, floor, best)
+            if got < best:
+                best = got
+                if got <= floor:
+                    break
+        return best
+
+    def layouts(
+        self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int]
+    ) -> list[list[list[_Place]]]:
+        """Per meld group, every way to pin down its open places.
+
+        An option is a list of entries, one per meld: (joker cap, places, suits
+        of the set's own naturals or None for a run / a set of any suits), each
+        place being the natural kinds that may fill it (a joker may fill any).
+        """
+        pr = self.pr
+        top = pr.top
+        maxj = pr.maxj
+        minnat = pr.minnat
+        distinct = pr.distinct
+        groups: list[list[list[_Place]]] = []
+        by_rank: dict[int, list[int]] = {}
+        fresh: list[int] = []
+        for m in melds:
+            if m[0]:
+                s, r_mask, ln = m[1], m[2], m[3]
+                cap = min(maxj, ln - minnat)
+                opts: list[list[_Place]] = []
+                for su in [s] if s >= 0 else [0, 1, 2, 3]:
+                    if r_mask:
+                        lo = (r_mask & -r_mask).bit_length() - 1
+                        hi = r_mask.bit_length() - 1
+                    else:
+                        lo, hi = top, 1
+                    for a in range(max(1, hi - ln + 1), min(lo, top - ln + 1) + 1):
+                        places = [
+                            [su * 13 + (pos - 1) % 13]
+                            for pos in range(a, a + ln)
+                            if not r_mask >> pos & 1
+                        ]
+                        opts.append([(cap, places, None)])
+                groups.append(opts)
+            elif m[1] == 0:
+                fresh.append(m[2])
+            else:
+                by_rank.setdefault(m[1], []).append(m[2])
+        for r, sizes in by_rank.items():
+            groups.append(_rank_layouts(r, sizes, _suit_counts(r, *left), distinct, maxj, minnat))
+        if fresh:
+            free = [
+                r for r in range(1, 14) if r not in by_rank and not _rank_count(r, *left, False)
+            ]
+            opts_f: list[list[_Place]] = []
+            for combo in permutations(free, len(fresh)):
+                option: list[_Place] = []
+                for r, size in zip(combo, fresh, strict=True):
+                    kinds = [s * 13 + r - 1 for s in range(4)]
+                    option.append(
+                        (min(maxj, size - minnat), [kinds] * size, set() if distinct else None)
+                    )
+                opts_f.append(option)
+            groups.append(opts_f)
+        return groups
+
+    def fill(self, layout: list[_Place], floor: int, bound: int) -> int:
+        """Fewest cards from the rest of the deck that fill every place of a layout
+        (``bound`` or more if none does better); stops early at ``floor``."""
+        nj = self.nj
+        rest_j = self.rest_j
+        places: list[tuple[int, list[int]]] = []
+        for mi, (cap, ps, _) in enumerate(layout):
+            if cap < 0:
+                return bound
+            for kinds in ps:
+                places.append((mi, kinds))
+        total = len(places)
+        supply: dict[int, int] = {}
+        jokers = [0] * len(layout)
+        own = [None if e[2] is None else set(e[2]) for e in layout]
+        best = [bound]
+
+        def rec(i: int, used_j: int) -> bool:
+            # the cost is the places the hand's jokers do not take
+            if total - min(nj, used_j + total - i) >= best[0]:
+                return False
+            if i == total:
+                best[0] = total - (used_j if used_j < nj else nj)
+                return best[0] <= floor
+            mi, kinds = places[i]
+            if jokers[mi] < layout[mi][0] and used_j - nj < rest_j:
+                jokers[mi] += 1
+                stop = rec(i + 1, used_j + 1)
+                jokers[mi] -= 1
+                if stop:
+                    return True
+            suits = own[mi]
+            for k in kinds:
+                have = supply.get(k)
+                if have is None:
+                    have = supply[k] = self.rest_count(k)
+                if have <= 0:
+                    continue
+                suit = k // 13
+                if suits is not None:
+                    if suit in suits:
+                        continue
+                    suits.add(suit)
+                supply[k] = have - 1
+                stop = rec(i + 1, used_j)
+                supply[k] = have
+                if suits is not None:
+                    suits.discard(suit)
+                if stop:
+                    return True
+            return False
+
+        rec(0, 0)
+        return best[0]
+
+
+# (joker cap, places (kinds that may fill each), suits of a distinct set's own naturals)
+_Place = tuple[int, list[list[int]], "set[int] | None"]
+
+
+def _product(options: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = [()]
+    for opts in options:
+        out = [(*acc, o) for acc in out for o in opts]
+    return out
+
+
+def _rank_layouts(
+    r: int, sizes: list[int], counts: list[int], distinct: bool, maxj: int, minnat: int
+) -> list[list[_Place]]:
+    """Ways the hand's naturals of rank r can go to that rank's sets.
+
+    A set takes as many as it can (more naturals never cost more); with several
+    sets of the rank every split is tried, and with distinct suits every choice
+    of suits, since the suits a set holds are the ones its places cannot take.
+    """
+    kinds = [s * 13 + r - 1 for s in range(4)]
+    caps = [min(maxj, size - minnat) for size in sizes]
+    out: list[list[_Place]] = []
+    if not distinct:
+        total = sum(counts)
+        for ns in _product([range(min(size, total) + 1) for size in sizes]):
+            if sum(ns) > total or (len(sizes) == 1 and ns[0] != min(sizes[0], total)):
+                continue
+            out.append(
+                [
+                    (cap, [kinds] * (size - n), None)
+                    for cap, size, n in zip(caps, sizes, ns, strict=True)
+                ]
+            )
+        return out
+    # suit by suit, which sets take the hand's copies of it: as many sets as
+    # there are copies and sets with room (a set with room that could take an
+    # unused natural of a suit it lacks is beaten by the one that takes it)
+    nsets = len(sizes)
+    picks: list[list[int]] = [[] for _ in sizes]
+
+    def rec(suit: int) -> None:
+        if suit == 4:
+            out.append(
+                [
+                    (cap, [kinds] * (size - len(c)), set(c))
+                    for cap, size, c in zip(caps, sizes, picks, strict=True)
+                ]
+            )
+            return
+        room = [i for i in range(nsets) if len(picks[i]) < sizes[i]]
+        take = min(counts[suit], len(room))
+        for chosen in combinations(room, take):
+            for i in chosen:
+                picks[i].append(suit)
+            rec(suit + 1)
+            for i in chosen:
+                picks[i].pop()
+
+    rec(0)
+    return out
+
+
+def _add_card(h: tuple[int, int, int, int], kind: int) -> tuple[int, int, int, int] | None:
+    """The planes with one more natural of this kind (None past four copies)."""
+    h1, h2, h3, h4 = h
+    b = 1 << kind
+    if not h1 & b:
+        return (h1 | b, h2, h3, h4)
+    if not h2 & b:
+        return (h1, h2 | b, h3, h4)
+    if not h3 & b:
+        return (h1, h2, h3 | b, h4)
+    if not h4 & b:
+        return (h1, h2, h3, h4 | b)
+    return None
+
+
+def _outs(cs: _Cost, missing: int) -> tuple[tuple[int, int], ...]:
+    """Kinds from the rest of the deck after which one card fewer is missing."""
+    pr = cs.pr
+    out: list[tuple[int, int]] = []
+    for kind in sorted(cs.cands):
+        if kind in cs.sure:
+            out.append(kind)
+            continue
+        rank, suit = kind
+        if rank == JOKER_RANK:
+            if cs.rest_j <= 0:
+                continue
+            h = cs.h
+            nj = cs.nj + 1
+        else:
+            k = suit * 13 + rank - 1
+            if cs.rest_count(k) <= 0:
+                continue
+            got = _add_card(cs.h, k)
+            if got is None:
+                continue
+            h = got
+            nj = cs.nj
+        if missing == 1:
+            if _feasible(pr, cs.rd, h, nj):
+                out.append(kind)
+            continue
+        probe = _Cost(pr, cs.rd, h, nj, missing - 1, False, True)
+        probe.run()
+        if probe.best <= missing - 1:
+            out.append(kind)
+    return tuple(out)
+
+
+def _feasible(pr: _Prep, rd: _Round, h: tuple[int, int, int, int], nj: int) -> bool:
+    """can_lay on planes (no physical cards needed: the search stops before ids)."""
+    h1, h2, h3, h4 = h
+    rc = [0] * 14
+    rcd = [0] * 14
+    for r in range(1, 14):
+        m = _RANK_BITS[r]
+        rcd[r] = (h1 & m).bit_count()
+        rc[r] = rcd[r] + (h2 & m).bit_count() + (h3 & m).bit_count() + (h4 & m).bit_count()
+    st = _Best(pr, rd, (), nj, h2 != 0)
+    st.first = True
+    try:
+        _search_best(st, h1, h2, h3, h4, rc, rcd)
+    except _Found:
+        return True
+    return False
+
+
+def can_lay(hand: Sequence[Card], rules: RuleSet, round_number: int) -> bool:
+    """Whether the hand can lay its round's contract (feasibility only)."""
+    pr = _prep(rules)
+    rd = _round(pr, round_number)
+    h1, h2, h3, h4, nj, rc, rcd = _parse(hand)
+    st = _Best(pr, rd, hand, nj, h2 != 0)
+    st.first = True
+    try:
+        _search_best(st, h1, h2, h3, h4, rc, rcd)
+    except _Found:
+        return True
+    return False
+
+
+def missing_cards(
+    hand: Sequence[Card], rules: RuleSet, round_number: int, limit: int = 4
+) -> int | None:
+    """Fewest cards from the rest of the deck that make the contract layable.
+
+    0 when the hand can lay it now; None when more than ``limit`` are needed.
+    """
+    if limit < 0:
+        raise InvalidActionError("limit must be >= 0")
+    if can_lay(hand, rules, round_number):
+        return 0
+    if limit == 0:
+        return None
+    pr = _prep(rules)
+    rd = _round(pr, round_number)
+    h1, h2, h3, h4, nj = _planes(hand)
+    cs = _Cost(pr, rd, (h1, h2, h3, h4), nj, limit, False, False)
+    cs.best = limit + 1
+    cs.run()
+    return cs.best if cs.best <= limit else None
+
+
+def analyse(hand: Sequence[Card], rules: RuleSet, round_number: int, limit: int = 4) -> Analysis:
+    """Everything the solver can say about a hand and its round's contract.
+
+    ``outs`` is empty when the hand can already lay (nothing lowers 0) and when
+    more than ``limit`` cards are missing (the count itself is unknown).
+    """
+    if limit < 0:
+        raise InvalidActionError("limit must be >= 0")
+    best = best_selection(hand, rules, round_number)
+    if best is not None:
+        return Analysis(True, best, 0, ())
+    pr = _prep(rules)
+    rd = _round(pr, round_number)
+    h1, h2, h3, h4, nj = _planes(hand)
+    h = (h1, h2, h3, h4)
+    cs = _Cost(pr, rd, h, nj, limit, False, False)
+    cs.run()
+    if cs.best > limit:
+        return Analysis(False, None, None, ())
+    missing = cs.best
+    # every best leaf, now that the bound is known from the start
+    cs = _Cost(pr, rd, h, nj, missing, True, False)
+    cs.run()
+    return Analysis(False, None, missing, _outs(cs, missing))
+
+
+# the preset rule sets' tables, built once at import (a few ms each) rather than
+# on some unlucky first call
+for _preset in PRESETS.values():
+    _prep(_preset)

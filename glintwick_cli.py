@@ -1,0 +1,153 @@
+"""The ``glintwick`` command: the one composition root that knows every layer.
+
+Each subcommand maps to its layer's own entry point, imported lazily so that
+``glintwick solve`` never pays for gRPC and ``glintwick serve`` never for bots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+
+def _solve_line(line: str) -> dict[str, Any]:
+    from engine.cards import cards_from_codes
+    from engine.errors import GlintwickError
+    from engine.rulesets import MeldKind, ruleset
+    from engine.solver import analyse
+
+    try:
+        query = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return {"error": f"not JSON: {exc.msg} at column {exc.colno}"}
+    if not isinstance(query, dict):
+        return {"error": "a query is a JSON object with ruleset, round and hand"}
+    try:
+        name = query["ruleset"]
+        round_number = query["round"]
+        hand_codes = query["hand"]
+        if not isinstance(name, str):
+            raise ValueError("ruleset must be a string")
+        if isinstance(round_number, bool) or not isinstance(round_number, int):
+            raise ValueError("round must be an integer (1-based)")
+        if not isinstance(hand_codes, list) or not all(isinstance(c, str) for c in hand_codes):
+            raise ValueError("hand must be a list of card codes")
+        rules = ruleset(name)
+        rules.contract(round_number)
+        hand = cards_from_codes(hand_codes, rules.decks, rules.jokers)
+        result = analyse(hand, rules, round_number)
+    except KeyError as exc:
+        return {"error": f"missing field {exc.args[0]!r} (need ruleset, round, hand)"}
+    except (ValueError, GlintwickError) as exc:
+        return {"error": str(exc)}
+    best = result.best
+    melds = []
+    if best is not None:
+        for meld in best.melds:
+            melds.append(
+                {
+                    "kind": "set" if meld.kind is MeldKind.SET else "run",
+                    "cards": [c.code for c in meld.cards],
+                }
+            )
+    return {
+        "feasible": result.feasible,
+        "points_laid": best.points if best is not None else None,
+        "melds": melds,
+        "jokers": best.jokers if best is not None else 0,
+        "missing": result.missing,
+    }
+
+
+def solve(stdin: TextIO, stdout: TextIO) -> int:
+    """JSON lines in, one JSON line out per query, in order; bad lines get an error line."""
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(json.dumps(_solve_line(line), ensure_ascii=False) + "\n")
+        stdout.flush()
+    return 0
+
+
+def simulate(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Play bot-free random games in process and print a summary."""
+    import random
+    import time
+
+    from engine.game import GameState
+    from engine.rulesets import ruleset
+
+    rules = ruleset(args.ruleset)
+    seats = args.seats or rules.max_players
+    rng = random.Random(args.seed)
+    steps = 0
+    wins = [0.0] * seats
+    totals = [0] * seats
+    started = time.perf_counter()
+    for game_index in range(args.games):
+        seed = f"{args.seed}:{game_index}".encode()
+        state = GameState.new_game(rules, seats, seed)
+        while not state.is_terminal():
+            seat = state.to_act[0] if len(state.to_act) == 1 else rng.choice(state.to_act)
+            action = rng.choice(state.legal_actions(seat))
+            state, _ = state.apply_action(seat, action)
+            steps += 1
+        winners = state.winners()
+        for seat in winners:
+            wins[seat] += 1 / len(winners)
+        for seat, score in enumerate(state.scores):
+            totals[seat] += score
+    elapsed = time.perf_counter() - started
+    summary = {
+        "ruleset": rules.name,
+        "ruleset_hash": rules.hash,
+        "games": args.games,
+        "seats": seats,
+        "seed": args.seed,
+        "actions": steps,
+        "actions_per_second": round(steps / elapsed) if elapsed else None,
+        "mean_score_per_seat": [round(t / max(args.games, 1), 1) for t in totals],
+        "win_share_per_seat": [round(w / max(args.games, 1), 3) for w in wins],
+    }
+    stdout.write(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="glintwick", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "solve",
+        help="solver queries as JSON lines on stdin, one JSON answer line each on stdout",
+    )
+    sim = sub.add_parser("simulate", help="play random games in process and print a summary")
+    sim.add_argument("--ruleset", default="whiskertrail", choices=["whiskertrail", "contract"])
+    sim.add_argument("--games", type=int, default=20)
+    sim.add_argument("--seats", type=int, default=0, help="default: the rule set's maximum")
+    sim.add_argument("--seed", type=int, default=1)
+    serve = sub.add_parser("serve", help="serve gRPC and HTTP/JSON (embedded store by default)")
+    from services.config import add_arguments
+
+    add_arguments(serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "solve":
+        return solve(sys.stdin, sys.stdout)
+    if args.command == "simulate":
+        return simulate(args, sys.stdout)
+    if args.command == "serve":
+        from services.config import options_from
+        from services.server import run
+
+        return run(options_from(args))
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
