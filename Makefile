@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run serve simulate solve test lint typecheck pytest soak bench clean proto
+.PHONY: install run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server
 
 install: $(STAMP)
 
@@ -14,8 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## The main job (for now: random games simulated in process, no server, no Redis).
-run: simulate
+## The main job: serve gRPC on 127.0.0.1:50051 and HTTP on 127.0.0.1:8080, embedded store.
+run: $(STAMP)
+	$(BIN)/glintwick serve --store memory
+
+## Serve with Redis (REDIS_URL=redis://host:port/0), N processes sharing the ports.
+serve-redis: $(STAMP)
+	$(BIN)/glintwick serve --store $${REDIS_URL:-redis://127.0.0.1:6379/0} --workers $${WORKERS:-2}
 
 simulate: $(STAMP)
 	$(BIN)/glintwick simulate --ruleset whiskertrail --games 20 --seats 4
@@ -34,10 +39,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) redis-server
 	$(BIN)/pytest -m "not slow"
 
-## 10,000 random games per rule set with every invariant checked (long).
+## The tests start their own redis-server on a free port: install Debian's if missing.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing redis-server (Debian package)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
+## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)
 	GLINTWICK_SOAK_GAMES=$${GLINTWICK_SOAK_GAMES:-10000} $(BIN)/pytest -m slow -x -p no:cacheprovider
 

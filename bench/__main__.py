@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-SUITES = ("bench.bench_solver", "bench.bench_engine")
+SUITES = (
+    "bench.bench_solver",
+    "bench.bench_engine",
+    "bench.bench_service",
+    "bench.bench_tournament",
+)
 
 
 def machine() -> dict[str, Any]:

@@ -33,11 +33,16 @@ CONFIGS: tuple[tuple[str, int], ...] = (
 )
 
 
+MAX_STEPS = 1_000_000
+
+
 def play(rules: RuleSet, seats: int, seed: bytes, rng: random.Random) -> int:
     """One complete game between uniform random agents; returns its number of steps."""
     state = GameState.new_game(rules, seats, seed)
     steps = 0
     while not state.is_terminal():
+        if steps >= MAX_STEPS:
+            raise RuntimeError(f"{rules.name} game {seed.hex()} still running after {steps} steps")
         to_act = state.to_act
         seat = to_act[0] if len(to_act) == 1 else to_act[rng.randrange(len(to_act))]
         legal = state.legal_actions(seat)

@@ -303,7 +303,10 @@ CONTRACT = RuleSet(
     may_i=True,
     claim_penalty_cards=1,
     stalemate=Stalemate.DRY,
-    turn_cap=None,
+    # The rule book ends a round only by going out or a dry stock; once every
+    # seat is open with nothing left to lay off, discards recycle forever.  The
+    # same 200-completed-turn cap as whiskertrail ends such a round (DECISIONS.md).
+    turn_cap=200,
 )
 
 PRESETS: dict[str, RuleSet] = {r.name: r for r in (WHISKERTRAIL, CONTRACT)}
