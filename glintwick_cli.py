@@ -116,6 +116,77 @@ def simulate(args: argparse.Namespace, stdout: TextIO) -> int:
     return 0
 
 
+def _ruleset_arg(text: str) -> Any:
+    """A preset name, or a JSON file holding a custom rule set's plain form."""
+    from pathlib import Path
+
+    from engine.rulesets import PRESETS, RuleSet
+
+    if text in PRESETS:
+        return PRESETS[text]
+    return RuleSet.from_dict(json.loads(Path(text).read_text()))
+
+
+def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Run a bot tournament against --target, or against an embedded in-memory server."""
+    import asyncio
+    from pathlib import Path
+
+    from clients.tournament import report
+    from clients.tournament.tournament import Config, run
+
+    rules = _ruleset_arg(args.ruleset)
+    sprt = None
+    if args.sprt:
+        a, _, b = args.sprt.partition(",")
+        sprt = (a.strip(), b.strip())
+    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    config = Config(
+        rules=rules,
+        bots=bots if sprt is None else list(sprt),
+        deals=args.deals,
+        seats=args.seats or rules.min_players,
+        seed=args.seed,
+        schedule=args.schedule,
+        concurrency=args.concurrency,
+        target=args.target,
+        sprt=sprt,
+        progress=not args.no_progress,
+    )
+
+    async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        running = None
+        if config.target is None and not args.in_process:
+            from services.config import ServerOptions
+            from services.server import start
+
+            running = await start(
+                ServerOptions(
+                    grpc_address="127.0.0.1:0", http_address="", store="memory", log_format="json"
+                )
+            )
+            config.target = f"127.0.0.1:{running.grpc_port}"
+        try:
+            summary, results = await run(config)
+        finally:
+            if running is not None:
+                await running.stop(grace=0.5)
+        return summary, [r.row() for r in results]
+
+    if not args.target and not args.in_process:
+        import logging
+
+        import structlog
+
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    summary, rows = asyncio.run(main())
+    stdout.write(report.table(summary) + "\n")
+    if args.out:
+        for path in report.write(summary, rows, Path(args.out)):
+            stdout.write(f"wrote {path}\n")
+    return 0 if summary["illegal"] == 0 and summary["errors"] == 0 else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glintwick", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--games", type=int, default=20)
     sim.add_argument("--seats", type=int, default=0, help="default: the rule set's maximum")
     sim.add_argument("--seed", type=int, default=1)
+    tour = sub.add_parser("tournament", help="a bot tournament through the API (see docs/BOTS.md)")
+    tour.add_argument("--ruleset", default="whiskertrail", help="preset name or rule-set JSON file")
+    tour.add_argument("--bots", default="random,greedy,strong", help="comma-separated bot names")
+    tour.add_argument("--deals", type=int, default=4, help="deal sets per lineup (SPRT: at most)")
+    tour.add_argument("--schedule", default="round-robin", choices=["round-robin", "gauntlet"])
+    tour.add_argument("--seats", type=int, default=0, help="default: the rule set's minimum")
+    tour.add_argument("--seed", type=int, default=1)
+    tour.add_argument("--concurrency", type=int, default=8, help="games at once")
+    tour.add_argument("--target", default=None, help="host:port; omit for an embedded server")
+    tour.add_argument("--in-process", action="store_true", help="no server: play on the engine")
+    tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
+    tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
+    tour.add_argument("--no-progress", action="store_true")
     serve = sub.add_parser("serve", help="serve gRPC and HTTP/JSON (embedded store by default)")
     from services.config import add_arguments
 
@@ -141,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return solve(sys.stdin, sys.stdout)
     if args.command == "simulate":
         return simulate(args, sys.stdout)
+    if args.command == "tournament":
+        return tournament(args, sys.stdout)
     if args.command == "serve":
         from services.config import options_from
         from services.server import run

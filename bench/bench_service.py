@@ -1,0 +1,247 @@
+"""Service throughput on this machine, against baselines measured in the same run.
+
+Servers run as separate processes (a real redis-server on a free port, the
+Glintwick server with the Redis store, two baseline servers); one asyncio load
+generator with ``concurrency`` callers drives each for ``seconds``.  The load
+generator shares the two cores with the servers: absolute numbers understate a
+dedicated server, the ratios are what to read.
+
+* ``ping``: the empty RPC on the Glintwick server (the cost of gRPC itself);
+* ``baseline_empty`` / ``baseline_getset``: a bare grpc.aio server, doing nothing /
+  one Redis GET and SET per call;
+* ``analyse``: AnalyseHand over the conformance corpus hands (full: best melds,
+  ``missing`` and outs); ``analyse_best_only``: the same with ``best_only``;
+* ``submit``: SubmitAction on 2-seat whiskertrail games (the client mirrors each
+  game with the engine to pick a random legal move without extra RPCs);
+* ``submit_workers2``: the same against ``--workers 2``.
+
+    python -m bench.bench_service [--seconds 5] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from engine.game import GameState
+from engine.rulesets import WHISKERTRAIL
+from glintwick.convert import action_to_pb
+from glintwick.v1 import game_pb2 as pb
+from glintwick.v1 import game_pb2_grpc as pb_grpc
+from tests.redis_server import free_port, redis_server
+
+ROOT = Path(__file__).parents[1]
+CORPUS = ROOT / "tests" / "data" / "solver-cases.jsonl"
+
+
+@contextlib.contextmanager
+def process(args: list[str], port: int) -> Iterator[str]:
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    target = f"127.0.0.1:{port}"
+    try:
+        asyncio.run(_wait_ready(target))
+        yield target
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _wait_ready(target: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        async with grpc.aio.insecure_channel(target) as channel:
+            try:
+                await pb_grpc.GameServiceStub(channel).Ping(pb.PingRequest(), timeout=1)
+                return
+            except grpc.aio.AioRpcError:
+                await asyncio.sleep(0.2)
+    raise RuntimeError(f"server at {target} did not come up")
+
+
+def glintwick_server(redis_url: str, workers: int = 1) -> tuple[list[str], int]:
+    port = free_port()
+    args = [sys.executable, "-m", "glintwick_cli", "serve", "--grpc", f"127.0.0.1:{port}",
+            "--http", "", "--store", redis_url, "--workers", str(workers), "--no-bots",
+            "--log-format", "json", "--rate", "0"]  # fmt: skip
+    return args, port
+
+
+def baseline_server(redis_url: str | None) -> tuple[list[str], int]:
+    port = free_port()
+    args = [sys.executable, "-m", "bench.baseline_server", "--port", str(port)]
+    if redis_url:
+        args += ["--redis", redis_url]
+    return args, port
+
+
+Call = Callable[[pb_grpc.GameServiceAsyncStub, int], Awaitable[None]]
+
+
+async def _drive(
+    target: str, seconds: float, concurrency: int, make: Callable[[int], Call]
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub: pb_grpc.GameServiceAsyncStub = pb_grpc.GameServiceStub(channel)
+        stop_at = time.perf_counter() + seconds
+
+        async def worker(index: int) -> None:
+            call = make(index)
+            n = 0
+            while time.perf_counter() < stop_at:
+                started = time.perf_counter()
+                await call(stub, n)
+                latencies.append(time.perf_counter() - started)
+                n += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(i) for i in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "calls": len(latencies),
+        "per_second": round(len(latencies) / elapsed),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
+    }
+
+
+def _ping(_: int) -> Call:
+    async def call(stub: pb_grpc.GameServiceAsyncStub, n: int) -> None:
+        await stub.Ping(pb.PingRequest(), timeout=10)
+
+    return call
+
+
+def _analyse_factory(best_only: bool = False) -> Callable[[int], Call]:
+    hands = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+
+    def make(index: int) -> Call:
+        async def call(stub: pb_grpc.GameServiceAsyncStub, n: int) -> None:
+            case = hands[(index * 7919 + n) % len(hands)]
+            request = pb.AnalyseHandRequest(
+                rule_set_name=case["ruleset"],
+                round=case["round"],
+                hand=case["hand"],
+                best_only=best_only,
+            )
+            await stub.AnalyseHand(request, timeout=10)
+
+        return call
+
+    return make
+
+
+class _Table:
+    """One 2-seat game the client mirrors locally with the engine."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.games = 0
+        self.rng = random.Random(index)
+        self.state: GameState | None = None
+        self.game_id = ""
+        self.tokens: list[str] = []
+
+    async def ensure(self, stub: pb_grpc.GameServiceAsyncStub) -> GameState:
+        if self.state is None or self.state.is_terminal():
+            seed = f"bench/{self.index}/{self.games}".encode()
+            self.games += 1
+            game = await stub.CreateGame(
+                pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, seed=seed), timeout=10
+            )
+            self.game_id = game.game_id
+            self.tokens = []
+            for _ in range(2):
+                joined = await stub.JoinGame(pb.JoinGameRequest(game_id=game.game_id), timeout=10)
+                self.tokens.append(joined.token)
+            self.state = GameState.new_game(WHISKERTRAIL, 2, seed)
+        return self.state
+
+
+def _submit_factory() -> Callable[[int], Call]:
+    tables: dict[int, _Table] = {}
+
+    def make(index: int) -> Call:
+        table = tables.setdefault(index, _Table(index))
+
+        async def call(stub: pb_grpc.GameServiceAsyncStub, n: int) -> None:
+            state = await table.ensure(stub)
+            seat = state.to_act[0]
+            action = table.rng.choice(state.legal_actions(seat))
+            request = pb.SubmitActionRequest(
+                game_id=table.game_id,
+                expected_version=state.action_count,
+                request_id=f"{index}-{n}",
+                action=action_to_pb(action),
+            )
+            metadata = (("authorization", f"Bearer {table.tokens[seat]}"),)
+            await stub.SubmitAction(request, metadata=metadata, timeout=10)
+            table.state, _ = state.apply_action(seat, action)
+
+        return call
+
+    return make
+
+
+def run(seconds: float = 5.0, concurrency: int = 16) -> dict[str, Any]:
+    results: dict[str, Any] = {
+        "seconds": seconds,
+        "concurrency": concurrency,
+        "cpus": os.cpu_count(),
+    }
+    with redis_server() as redis_url:
+        args, port = baseline_server(None)
+        with process(args, port) as target:
+            results["baseline_empty"] = asyncio.run(_drive(target, seconds, concurrency, _ping))
+        args, port = baseline_server(redis_url)
+        with process(args, port) as target:
+            results["baseline_getset"] = asyncio.run(_drive(target, seconds, concurrency, _ping))
+        args, port = glintwick_server(redis_url)
+        with process(args, port) as target:
+            results["ping"] = asyncio.run(_drive(target, seconds, concurrency, _ping))
+            results["analyse"] = asyncio.run(
+                _drive(target, seconds, concurrency, _analyse_factory())
+            )
+            results["analyse_best_only"] = asyncio.run(
+                _drive(target, seconds, concurrency, _analyse_factory(best_only=True))
+            )
+            results["submit"] = asyncio.run(_drive(target, seconds, concurrency, _submit_factory()))
+        args, port = glintwick_server(redis_url, workers=2)
+        with process(args, port) as target:
+            results["submit_workers2"] = asyncio.run(
+                _drive(target, seconds, concurrency, _submit_factory())
+            )
+    rate = {k: v["per_second"] for k, v in results.items() if isinstance(v, dict)}
+    results["ratios"] = {
+        "analyse_vs_ping": round(rate["analyse"] / rate["ping"], 2),
+        "analyse_best_only_vs_ping": round(rate["analyse_best_only"] / rate["ping"], 2),
+        "submit_vs_baseline_getset": round(rate["submit"] / rate["baseline_getset"], 2),
+        "ping_vs_baseline_empty": round(rate["ping"] / rate["baseline_empty"], 2),
+        "submit_workers2_vs_workers1": round(rate["submit_workers2"] / rate["submit"], 2),
+    }
+    return results
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    options = parser.parse_args()
+    print(json.dumps(run(options.seconds, options.concurrency), indent=2))

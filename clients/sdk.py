@@ -1,0 +1,411 @@
+"""A typed Python client for the Glintwick service.
+
+It hides what every caller would otherwise repeat: the seat token in the
+metadata, the game version an action expects, a fresh request id per action
+(reused on retries, so a retried action is applied once), retries on
+``UNAVAILABLE`` and on ``ABORTED`` compare-and-set races, deadlines on every
+call, and a watch stream that reconnects and resumes from the last version seen.
+
+    async with GlintwickClient("127.0.0.1:50051") as client:
+        game = await client.create_game("whiskertrail", seats=2)
+        seat = await client.join(game.game_id, name="ann")
+        view = await seat.view()
+        await seat.act(actions.draw())
+
+:class:`SyncClient` wraps the same calls for scripts that are not async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from glintwick.v1 import game_pb2 as pb
+from glintwick.v1 import game_pb2_grpc as pb_grpc
+
+T = TypeVar("T")
+
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED)
+
+
+class GlintwickError(Exception):
+    """An RPC failed; ``code`` is the gRPC status, ``reason`` the machine-readable reason."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(f"{code.name} {reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+def _error(exc: grpc.aio.AioRpcError) -> GlintwickError:
+    reason = ""
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    if status is not None:
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):
+                reason = info.reason
+    return GlintwickError(exc.code(), reason or exc.code().name, exc.details() or "")
+
+
+class actions:
+    """Constructors for the typed actions (card and meld ids as the view shows them)."""
+
+    @staticmethod
+    def draw(from_discard: bool = False) -> pb.Action:
+        source = pb.DRAW_SOURCE_DISCARD if from_discard else pb.DRAW_SOURCE_STOCK
+        return pb.Action(draw=pb.Draw(source=source))
+
+    @staticmethod
+    def lay_contract(melds: Sequence[pb.MeldSpec] = ()) -> pb.Action:
+        return pb.Action(lay_contract=pb.LayContract(melds=melds))
+
+    @staticmethod
+    def lay_off(
+        card: int, meld: int, end: pb.RunEnd.ValueType = pb.RUN_END_UNSPECIFIED
+    ) -> pb.Action:
+        return pb.Action(lay_off=pb.LayOff(card=card, meld=meld, end=end))
+
+    @staticmethod
+    def discard(card: int) -> pb.Action:
+        return pb.Action(discard=pb.Discard(card=card))
+
+    @staticmethod
+    def swap_joker(card: int, meld: int) -> pb.Action:
+        return pb.Action(swap_joker=pb.SwapJoker(card=card, meld=meld))
+
+    @staticmethod
+    def end_turn() -> pb.Action:
+        return pb.Action(end_turn=pb.EndTurn())
+
+    @staticmethod
+    def claim() -> pb.Action:
+        return pb.Action(claim=pb.Claim())
+
+    @staticmethod
+    def pass_claim() -> pb.Action:
+        return pb.Action(pass_claim=pb.PassClaim())
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 5
+    backoff: float = 0.02  # seconds, doubled each retry
+    timeout: float = 10.0  # per call
+
+
+class GlintwickClient:
+    """Async client; one channel, shared by every seat it joins."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        retry: RetryPolicy | None = None,
+        channel: grpc.aio.Channel | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.retry = retry or RetryPolicy()
+        self._channel = channel or grpc.aio.insecure_channel(target, options=list(options))
+        self.stub = pb_grpc.GameServiceStub(self._channel)
+
+    async def __aenter__(self) -> GlintwickClient:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def call(
+        self,
+        method: Callable[..., Awaitable[T]],
+        request: Any,
+        token: str | None = None,
+        retry_on: tuple[grpc.StatusCode, ...] = RETRYABLE,
+        before_retry: Callable[[], Awaitable[None]] | None = None,
+    ) -> T:
+        """One RPC with metadata, a deadline, and retries on the given codes."""
+        metadata: list[tuple[str, str]] = [("x-request-id", uuid.uuid4().hex)]
+        if token:
+            metadata.append(("authorization", f"Bearer {token}"))
+        delay = self.retry.backoff
+        for attempt in range(self.retry.attempts):
+            try:
+                return await method(request, metadata=metadata, timeout=self.retry.timeout)
+            except grpc.aio.AioRpcError as exc:
+                error = _error(exc)
+                if exc.code() not in retry_on or attempt == self.retry.attempts - 1:
+                    raise error from None
+            if before_retry is not None:
+                await before_retry()
+            await asyncio.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------------ stateless calls
+
+    async def rule_sets(self) -> list[pb.RuleSet]:
+        response = await self.call(self.stub.ListRuleSets, pb.ListRuleSetsRequest())
+        return list(response.rule_sets)
+
+    async def create_game(
+        self,
+        rule_set: str | pb.RuleSet = "whiskertrail",
+        *,
+        seats: int = 0,
+        seed: bytes = b"",
+        turn_seconds: int = 0,
+        claim_seconds: int = 0,
+        bots: Mapping[int, str] | None = None,
+    ) -> pb.Game:
+        return await self.call(
+            self.stub.CreateGame,
+            self._create_request(rule_set, seats, seed, turn_seconds, claim_seconds, bots),
+            retry_on=(grpc.StatusCode.UNAVAILABLE,),
+        )
+
+    async def create_game_from_deck(
+        self,
+        decks: Mapping[int, Sequence[int]],
+        operator_token: str,
+        rule_set: str | pb.RuleSet = "whiskertrail",
+        *,
+        seats: int = 0,
+        seed: bytes = b"",
+    ) -> pb.Game:
+        request = pb.CreateGameFromDeckRequest(
+            game=self._create_request(rule_set, seats, seed, 0, 0, None),
+            decks=[pb.DeckOrder(round=r, cards=c) for r, c in sorted(decks.items())],
+        )
+        return await self.call(
+            self.stub.CreateGameFromDeck, request, token=operator_token, retry_on=()
+        )
+
+    @staticmethod
+    def _create_request(
+        rule_set: str | pb.RuleSet,
+        seats: int,
+        seed: bytes,
+        turn_seconds: int,
+        claim_seconds: int,
+        bots: Mapping[int, str] | None,
+    ) -> pb.CreateGameRequest:
+        request = pb.CreateGameRequest(
+            seats=seats,
+            seed=seed,
+            deadlines=pb.Deadlines(turn_seconds=turn_seconds, claim_seconds=claim_seconds),
+            bots=dict(bots or {}),
+        )
+        if isinstance(rule_set, str):
+            request.rule_set_name = rule_set
+        else:
+            request.custom_rule_set.CopyFrom(rule_set)
+        return request
+
+    async def game(self, game_id: str) -> pb.Game:
+        return await self.call(self.stub.GetGame, pb.GetGameRequest(game_id=game_id))
+
+    async def join(self, game_id: str, *, seat: int | None = None, name: str = "") -> Seat:
+        request = pb.JoinGameRequest(game_id=game_id, name=name)
+        if seat is not None:
+            request.seat = seat
+        response = await self.call(
+            self.stub.JoinGame, request, retry_on=(grpc.StatusCode.UNAVAILABLE,)
+        )
+        return Seat(self, game_id, response.seat, response.token)
+
+    def seat(self, game_id: str, seat: int, token: str) -> Seat:
+        """A handle for a seat joined earlier (e.g. by another process)."""
+        return Seat(self, game_id, seat, token)
+
+    async def spectate(self, game_id: str) -> pb.View:
+        return await self.call(self.stub.GetView, pb.GetViewRequest(game_id=game_id))
+
+    async def analyse(
+        self, rule_set: str, round_number: int, hand: Sequence[str] | Sequence[int]
+    ) -> pb.AnalyseHandResponse:
+        request = pb.AnalyseHandRequest(rule_set_name=rule_set, round=round_number)
+        if hand and isinstance(hand[0], int):
+            request.hand_ids.extend(int(c) for c in hand)
+        else:
+            request.hand.extend(str(c) for c in hand)
+        return await self.call(self.stub.AnalyseHand, request)
+
+    async def replay(self, game_id: str) -> pb.Replay:
+        return await self.call(self.stub.GetReplay, pb.GetReplayRequest(game_id=game_id))
+
+    async def ping(self) -> None:
+        await self.call(self.stub.Ping, pb.PingRequest())
+
+    async def watch(
+        self, game_id: str, *, token: str | None = None, from_version: int = 0
+    ) -> AsyncIterator[pb.WatchGameResponse]:
+        """A snapshot then every event; reconnects on UNAVAILABLE, resuming where it was.
+
+        An action's events share its version, so a stream cut in the middle of a version
+        resumes after the last *complete* version and skips the events already yielded.
+        """
+        complete = from_version  # every event up to this version was yielded
+        partial = 0  # the version whose events are being yielded (0: none)
+        seen = 0  # how many of them were
+        failures = 0
+        while True:
+            metadata = [("authorization", f"Bearer {token}")] if token else []
+            stream = self.stub.WatchGame(
+                pb.WatchGameRequest(game_id=game_id, from_version=complete), metadata=metadata
+            )
+            skip = seen if partial else 0
+            try:
+                async for item in stream:
+                    failures = 0
+                    if item.HasField("event"):
+                        version = item.event.version
+                        if version == partial and skip:
+                            skip -= 1  # sent before the stream was cut
+                            continue
+                        if version != partial:
+                            complete = max(complete, partial)
+                            partial, seen = version, 0
+                        seen += 1
+                    else:
+                        complete, partial, seen = item.snapshot.version, 0, 0
+                    yield item
+                return
+            except grpc.aio.AioRpcError as exc:
+                failures += 1
+                if exc.code() is not grpc.StatusCode.UNAVAILABLE or failures > self.retry.attempts:
+                    raise _error(exc) from None
+                await asyncio.sleep(self.retry.backoff * 2**failures)
+            finally:
+                stream.cancel()
+
+
+class Seat:
+    """A joined seat: acts and sees with its token, tracks the game version."""
+
+    def __init__(self, client: GlintwickClient, game_id: str, seat: int, token: str) -> None:
+        self.client = client
+        self.game_id = game_id
+        self.seat = seat
+        self.token = token
+        self.version = 0
+
+    async def _call(self, method: Callable[..., Awaitable[T]], request: Any, **kw: Any) -> T:
+        return await self.client.call(method, request, token=self.token, **kw)
+
+    async def view(self) -> pb.View:
+        view = await self._call(self.client.stub.GetView, pb.GetViewRequest(game_id=self.game_id))
+        self.version = view.version
+        return view
+
+    async def legal_actions(self) -> list[pb.Action]:
+        response = await self._call(
+            self.client.stub.ListLegalActions, pb.ListLegalActionsRequest(game_id=self.game_id)
+        )
+        self.version = response.version
+        return list(response.actions)
+
+    async def validate(self, action: pb.Action) -> pb.ValidateActionResponse:
+        request = pb.ValidateActionRequest(game_id=self.game_id, action=action)
+        return await self._call(self.client.stub.ValidateAction, request)
+
+    async def act(
+        self, action: pb.Action, *, expected_version: int | None = None
+    ) -> pb.SubmitActionResponse:
+        """Submit once, whatever the retries: one request id for every attempt.
+
+        Without ``expected_version`` the last version this seat saw is used, and a
+        stale-version refusal refreshes it and retries (the server re-validates the
+        action against the game as it is then).
+        """
+        request = pb.SubmitActionRequest(
+            game_id=self.game_id,
+            expected_version=self.version if expected_version is None else expected_version,
+            request_id=uuid.uuid4().hex,
+            action=action,
+        )
+
+        async def refresh() -> None:
+            if expected_version is None:
+                await self.view()
+                request.expected_version = self.version
+
+        # a stale version the caller named itself cannot get better by retrying
+        retry_on = RETRYABLE if expected_version is None else (grpc.StatusCode.UNAVAILABLE,)
+        response = await self._call(
+            self.client.stub.SubmitAction, request, before_retry=refresh, retry_on=retry_on
+        )
+        self.version = response.version
+        return response
+
+    def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchGameResponse]:
+        return self.client.watch(self.game_id, token=self.token, from_version=from_version)
+
+
+class SyncClient:
+    """The same calls for code that is not async (one private event loop)."""
+
+    def __init__(self, target: str, **kw: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._client: GlintwickClient = self._run(_make_client(target, kw))
+
+    def _run(self, awaitable: Awaitable[T]) -> T:
+        return self._loop.run_until_complete(awaitable)
+
+    def close(self) -> None:
+        self._run(self._client.close())
+        self._loop.close()
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def create_game(self, rule_set: str = "whiskertrail", **kw: Any) -> pb.Game:
+        return self._run(self._client.create_game(rule_set, **kw))
+
+    def join(self, game_id: str, **kw: Any) -> SyncSeat:
+        return SyncSeat(self, self._run(self._client.join(game_id, **kw)))
+
+    def analyse(
+        self, rule_set: str, round_number: int, hand: Sequence[str]
+    ) -> pb.AnalyseHandResponse:
+        return self._run(self._client.analyse(rule_set, round_number, hand))
+
+    def replay(self, game_id: str) -> pb.Replay:
+        return self._run(self._client.replay(game_id))
+
+
+class SyncSeat:
+    def __init__(self, owner: SyncClient, seat: Seat) -> None:
+        self._owner = owner
+        self.seat = seat
+
+    def view(self) -> pb.View:
+        return self._owner._run(self.seat.view())
+
+    def legal_actions(self) -> list[pb.Action]:
+        return self._owner._run(self.seat.legal_actions())
+
+    def act(self, action: pb.Action, **kw: Any) -> pb.SubmitActionResponse:
+        return self._owner._run(self.seat.act(action, **kw))
+
+
+async def _make_client(target: str, kw: dict[str, Any]) -> GlintwickClient:
+    # a grpc.aio channel belongs to the loop it is made on: make it on ours
+    return GlintwickClient(target, **kw)

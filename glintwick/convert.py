@@ -1,0 +1,233 @@
+"""Engine values ⇄ the public API's protobuf messages, for servers and clients alike.
+
+The public messages mirror the engine's plain forms field for field (views,
+events, rule sets), so one mechanism — protobuf's JSON mapping — converts them;
+only the meld kind (``"set"`` ⇄ ``MELD_KIND_SET``) needs translating.  Both the
+service (``services/``) and the clients (``clients/``) import this module, so
+neither needs the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.protobuf import json_format
+
+from engine.actions import (
+    Action,
+    Claim,
+    Discard,
+    Draw,
+    DrawSource,
+    EndTurn,
+    ExtraMeld,
+    LayContract,
+    LayOff,
+    MeldSpec,
+    PassClaim,
+    SwapJoker,
+)
+from engine.errors import InvalidActionError
+from engine.events import Event
+from engine.melds import End
+from engine.rulesets import MeldKind, RuleSet
+from glintwick.v1 import game_pb2 as pb
+
+KIND_TO_PB = {MeldKind.SET: pb.MELD_KIND_SET, MeldKind.RUN: pb.MELD_KIND_RUN}
+KIND_FROM_PB = {v: k for k, v in KIND_TO_PB.items()}
+_KIND_NAME = {"set": "MELD_KIND_SET", "run": "MELD_KIND_RUN"}
+_KIND_NAME_BACK = {v: k for k, v in _KIND_NAME.items()}
+_END_TO_PB = {None: pb.RUN_END_UNSPECIFIED, End.LOW: pb.RUN_END_LOW, End.HIGH: pb.RUN_END_HIGH}
+_END_FROM_PB = {v: k for k, v in _END_TO_PB.items()}
+_SOURCE_FROM_PB = {
+    pb.DRAW_SOURCE_UNSPECIFIED: DrawSource.STOCK,
+    pb.DRAW_SOURCE_STOCK: DrawSource.STOCK,
+    pb.DRAW_SOURCE_DISCARD: DrawSource.DISCARD,
+}
+_SOURCE_TO_PB = {DrawSource.STOCK: pb.DRAW_SOURCE_STOCK, DrawSource.DISCARD: pb.DRAW_SOURCE_DISCARD}
+
+
+def _kinds_to_pb(value: Any) -> Any:
+    """Rewrite every ``"kind": "set"`` of a plain form into the proto enum's name."""
+    if isinstance(value, dict):
+        return {
+            k: (_KIND_NAME.get(str(v), v) if k == "kind" else _kinds_to_pb(v))
+            for k, v in value.items()
+            if v is not None
+        }
+    if isinstance(value, list | tuple):
+        return [_kinds_to_pb(v) for v in value]
+    return value
+
+
+def _kinds_from_pb(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (_KIND_NAME_BACK.get(v, v) if k == "kind" else _kinds_from_pb(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_kinds_from_pb(v) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------ rule sets
+
+
+def rules_to_pb(rules: RuleSet) -> pb.RuleSet:
+    message = pb.RuleSet()
+    json_format.ParseDict(_kinds_to_pb(rules.to_dict()), message)
+    message.hash = rules.hash
+    return message
+
+
+def rules_from_pb(message: pb.RuleSet) -> RuleSet:
+    """A custom rule set from its message; InvalidActionError when it is not valid."""
+    data = json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    data = _kinds_from_pb(data)
+    data.pop("hash", None)
+    for optional in ("set_max", "max_jokers_per_meld", "turn_cap"):
+        data.setdefault(optional, None)
+    for contract in data.get("contracts", []):
+        for meld in contract.get("melds", []):
+            if meld.get("kind") not in ("set", "run"):
+                raise InvalidActionError("every contract meld needs a kind (set or run)")
+    return RuleSet.from_dict(data)
+
+
+# ------------------------------------------------------------------ actions
+
+
+def _spec_from_pb(spec: pb.MeldSpec) -> MeldSpec:
+    if spec.kind not in KIND_FROM_PB:
+        raise InvalidActionError("a meld needs a kind (MELD_KIND_SET or MELD_KIND_RUN)")
+    if not spec.cards:
+        raise InvalidActionError("a meld needs cards")
+    if len(set(spec.cards)) != len(spec.cards):
+        raise InvalidActionError("a meld names the same card twice")
+    start = spec.start if spec.HasField("start") else None
+    if start is not None and not 1 <= start <= 14:
+        raise InvalidActionError("a run's start must be a rank 1..14")
+    return MeldSpec(KIND_FROM_PB[spec.kind], tuple(spec.cards), start)
+
+
+def _spec_to_pb(spec: MeldSpec) -> pb.MeldSpec:
+    message = pb.MeldSpec(kind=KIND_TO_PB[spec.kind], cards=spec.cards)
+    if spec.start is not None:
+        message.start = spec.start
+    return message
+
+
+def action_from_pb(message: pb.Action) -> Action:
+    """The engine action a message names; InvalidActionError when none or malformed."""
+    which = message.WhichOneof("kind")
+    if which == "draw":
+        if message.draw.source not in _SOURCE_FROM_PB:
+            raise InvalidActionError("unknown draw source")
+        return Draw(_SOURCE_FROM_PB[message.draw.source])
+    if which == "lay_contract":
+        melds = message.lay_contract.melds
+        return LayContract(tuple(_spec_from_pb(m) for m in melds) if melds else None)
+    if which == "lay_off":
+        if message.lay_off.end not in _END_FROM_PB:
+            raise InvalidActionError("unknown run end")
+        return LayOff(message.lay_off.card, message.lay_off.meld, _END_FROM_PB[message.lay_off.end])
+    if which == "extra_meld":
+        if not message.extra_meld.HasField("meld"):
+            raise InvalidActionError("an extra meld needs its meld")
+        return ExtraMeld(_spec_from_pb(message.extra_meld.meld))
+    if which == "swap_joker":
+        return SwapJoker(message.swap_joker.card, message.swap_joker.meld)
+    if which == "discard":
+        return Discard(message.discard.card)
+    if which == "end_turn":
+        return EndTurn()
+    if which == "claim":
+        return Claim()
+    if which == "pass_claim":
+        return PassClaim()
+    raise InvalidActionError("an action must set exactly one of its kinds")
+
+
+def action_to_pb(action: Action) -> pb.Action:
+    match action:
+        case Draw(source=source):
+            return pb.Action(draw=pb.Draw(source=_SOURCE_TO_PB[source]))
+        case LayContract(melds=melds):
+            specs = [_spec_to_pb(m) for m in melds or ()]
+            return pb.Action(lay_contract=pb.LayContract(melds=specs))
+        case LayOff(card=c, meld=m, end=end):
+            return pb.Action(lay_off=pb.LayOff(card=c, meld=m, end=_END_TO_PB[end]))
+        case ExtraMeld(meld=spec):
+            return pb.Action(extra_meld=pb.ExtraMeld(meld=_spec_to_pb(spec)))
+        case SwapJoker(card=c, meld=m):
+            return pb.Action(swap_joker=pb.SwapJoker(card=c, meld=m))
+        case Discard(card=c):
+            return pb.Action(discard=pb.Discard(card=c))
+        case EndTurn():
+            return pb.Action(end_turn=pb.EndTurn())
+        case Claim():
+            return pb.Action(claim=pb.Claim())
+        case PassClaim():
+            return pb.Action(pass_claim=pb.PassClaim())
+    raise AssertionError(f"unknown action {action!r}")
+
+
+# ------------------------------------------------------------------ views and events
+
+
+def view_to_pb(view: Mapping[str, Any], game_id: str, version: int, deadline: float) -> pb.View:
+    message = pb.View(game_id=game_id, version=version, deadline_unix=deadline)
+    data = _kinds_to_pb(dict(view))
+    claim = data.get("claim")
+    if claim:
+        for answer in claim.get("answers", []):
+            answer.setdefault("answer", "")
+    json_format.ParseDict(data, message)
+    return message
+
+
+def view_from_pb(message: pb.View) -> dict[str, Any]:
+    """The plain view a client works with (the engine's form), from its message."""
+    data = json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    return dict(_kinds_from_pb(data))
+
+
+def event_to_pb(event: Event, viewer: int | None, version: int) -> pb.Event:
+    data = event.for_seat(viewer)
+    kind = data.pop("type")
+    seat = data.pop("seat")
+    message = pb.Event(version=version, type=kind)
+    if seat is not None:
+        message.seat = seat
+    message.data.update(plain(data))
+    return message
+
+
+def unfloat(value: Any) -> Any:
+    """Struct stores numbers as doubles: give integral ones back as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: unfloat(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unfloat(v) for v in value]
+    return value
+
+
+def plain(value: Any) -> Any:
+    """JSON-able values only (Struct holds numbers as doubles, which is fine for ids)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def legal_actions_to_pb(actions: Sequence[Action]) -> list[pb.Action]:
+    return [action_to_pb(a) for a in actions]

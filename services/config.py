@@ -1,0 +1,75 @@
+"""Server options from flags and GLINTWICK_* environment variables (no heavy imports)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerOptions:
+    grpc_address: str = "127.0.0.1:50051"
+    http_address: str = "127.0.0.1:8080"
+    store: str = "memory"
+    workers: int = 1
+    operator_token: str | None = None
+    finished_ttl: int = 24 * 3600
+    rate_per_second: float = 500.0
+    rate_burst: int = 1000
+    sweep_seconds: float = 0.25
+    reuse_port: bool = False
+    bots: bool = True
+    log_format: str = "auto"  # auto | json | console
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    parser.add_argument(
+        "--grpc", default=env("GLINTWICK_GRPC", "127.0.0.1:50051"), help="gRPC host:port"
+    )
+    parser.add_argument(
+        "--http",
+        default=env("GLINTWICK_HTTP", "127.0.0.1:8080"),
+        help="HTTP host:port ('' for none)",
+    )
+    parser.add_argument(
+        "--store", default=env("GLINTWICK_STORE", "memory"), help="'memory' or redis://host:port/db"
+    )
+    parser.add_argument("--workers", type=int, default=int(env("GLINTWICK_WORKERS", "1")))
+    parser.add_argument(
+        "--operator-token",
+        default=env("GLINTWICK_OPERATOR_TOKEN"),
+        help="enables CreateGameFromDeck",
+    )
+    parser.add_argument(
+        "--finished-ttl", type=int, default=int(env("GLINTWICK_FINISHED_TTL", str(24 * 3600)))
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=float(env("GLINTWICK_RATE", "500")),
+        help="requests/s per seat",
+    )
+    parser.add_argument("--burst", type=int, default=int(env("GLINTWICK_BURST", "1000")))
+    parser.add_argument("--no-bots", action="store_true", help="do not run the in-process bot pool")
+    parser.add_argument(
+        "--log-format",
+        choices=["auto", "json", "console"],
+        default=env("GLINTWICK_LOG_FORMAT", "auto"),
+    )
+
+
+def options_from(args: argparse.Namespace) -> ServerOptions:
+    return ServerOptions(
+        grpc_address=args.grpc,
+        http_address=args.http,
+        store=args.store,
+        workers=args.workers,
+        operator_token=args.operator_token or None,
+        finished_ttl=args.finished_ttl,
+        rate_per_second=args.rate,
+        rate_burst=args.burst,
+        bots=not args.no_bots,
+        log_format=args.log_format,
+    )

@@ -1,0 +1,80 @@
+"""Errors a request can meet, mapped once to gRPC statuses and HTTP codes.
+
+Every refusal carries a machine-readable reason (``google.rpc.ErrorInfo`` on
+gRPC, ``reason`` in the HTTP body).  Nothing a client can send maps to UNKNOWN or
+INTERNAL.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+DOMAIN = "glintwick.dev"
+
+HTTP_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+    grpc.StatusCode.INTERNAL: 500,
+}
+
+
+class ServiceError(Exception):
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    @property
+    def http_status(self) -> int:
+        return HTTP_STATUS.get(self.code, 500)
+
+
+def invalid(message: str, reason: str = "INVALID_ARGUMENT") -> ServiceError:
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+
+
+def not_found(game_id: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+
+
+def unauthenticated(message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN", message)
+
+
+def denied(message: str, reason: str = "PERMISSION_DENIED") -> ServiceError:
+    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
+
+
+def stale(expected: int, actual: int) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.ABORTED,
+        "STALE_VERSION",
+        f"the game is at version {actual}, not {expected}: reload and retry",
+    )
+
+
+def conflict() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.ABORTED,
+        "CONCURRENT_UPDATE",
+        "another request changed the game first; retry",
+    )
+
+
+def rate_limited() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED", "too many requests from this seat"
+    )
+
+
+def precondition(reason: str, message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)

@@ -1,0 +1,159 @@
+"""The gRPC face: the servicer that hands each RPC to the core, and error mapping.
+
+Each RPC of the service descriptor maps to the core coroutine of the same name in
+snake case (``SubmitAction`` → ``GameService.submit_action``): one mechanism for
+every unary call, so a new RPC needs no code here.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import message as pb_message
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from glintwick.v1 import game_pb2 as pb
+from glintwick.v1 import game_pb2_grpc as pb_grpc
+from services import metrics
+from services.api import Caller, GameService
+from services.errors import DOMAIN, ServiceError, invalid
+
+log = structlog.get_logger("glintwick.grpc")
+
+SERVICE = pb.DESCRIPTOR.services_by_name["GameService"]
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def caller_from_metadata(metadata: Any) -> Caller:
+    token = None
+    request_id = ""
+    for key, value in metadata or ():
+        if key == "authorization":
+            text = value if isinstance(value, str) else value.decode()
+            if text.lower().startswith("bearer "):
+                token = text[7:].strip() or None
+        elif key == "x-request-id":
+            request_id = (value if isinstance(value, str) else value.decode())[:128]
+    return Caller(token=token, request_id=request_id or uuid.uuid4().hex)
+
+
+def status_of(error: ServiceError) -> status_pb2.Status:
+    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN)
+    status = status_pb2.Status(code=error.code.value[0], message=error.message)
+    status.details.add().Pack(info)
+    return status
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], error: ServiceError) -> None:
+    await context.abort_with_status(rpc_status.to_status(status_of(error)))
+
+
+class Undecodable:
+    """A request whose bytes do not parse as its message: the handler answers
+    INVALID_ARGUMENT (grpc.aio itself would answer UNKNOWN)."""
+
+    def __init__(self, type_name: str, error: str) -> None:
+        self.error = invalid(f"the request is not a valid {type_name}: {error}")
+
+
+def _lenient(cls: type[pb_message.Message]) -> Callable[[bytes], Any]:
+    def deserialize(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except pb_message.DecodeError as exc:
+            return Undecodable(cls.DESCRIPTOR.full_name, str(exc))
+
+    return deserialize
+
+
+def add_to_server(servicer: Servicer, server: grpc.aio.Server) -> None:
+    """Like the generated ``add_GameServiceServicer_to_server``, with lenient request
+    decoding (see :class:`Undecodable`)."""
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    for method in SERVICE.methods:
+        request = getattr(pb, method.input_type.name)
+        response = getattr(pb, method.output_type.name)
+        make = (
+            grpc.unary_stream_rpc_method_handler
+            if method.server_streaming
+            else grpc.unary_unary_rpc_method_handler
+        )
+        handlers[method.name] = make(
+            getattr(servicer, method.name),
+            request_deserializer=_lenient(request),
+            response_serializer=response.SerializeToString,
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),)
+    )
+    server.add_registered_method_handlers(SERVICE.full_name, handlers)
+
+
+def _internal() -> ServiceError:
+    return ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")
+
+
+def _unary(name: str, core: Callable[[Any, Caller], Awaitable[pb_message.Message]]) -> Any:
+    async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        caller = caller_from_metadata(context.invocation_metadata())
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            if isinstance(request, Undecodable):
+                raise request.error
+            return await core(request, caller)
+        except ServiceError as exc:
+            code = exc.code.name
+            if exc.code is grpc.StatusCode.ABORTED:
+                metrics.CAS_CONFLICTS.inc()
+            await _abort(context, exc)
+        except Exception:
+            code = "INTERNAL"
+            log.exception("rpc_failed", rpc=name, request_id=caller.request_id)
+            await _abort(context, _internal())
+        finally:
+            metrics.observe(name, code, "grpc", time.perf_counter() - started)
+        raise AssertionError("unreachable: abort raises")
+
+    handler.__name__ = name
+    return handler
+
+
+class Servicer(pb_grpc.GameServiceServicer):
+    """Built from the descriptor: every unary RPC delegates to the core."""
+
+    def __init__(self, service: GameService) -> None:
+        self.service = service
+        for method in SERVICE.methods:
+            if not method.server_streaming:
+                setattr(
+                    self, method.name, _unary(method.name, getattr(service, snake(method.name)))
+                )
+
+    async def WatchGame(
+        self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.WatchGameResponse]:
+        caller = caller_from_metadata(context.invocation_metadata())
+        metrics.WATCHERS.inc()
+        try:
+            if isinstance(request, Undecodable):
+                raise request.error
+            async for item in self.service.watch_game(request, caller):
+                yield item
+        except ServiceError as exc:
+            await _abort(context, exc)
+        finally:
+            metrics.WATCHERS.dec()
+
+
+_ = code_pb2

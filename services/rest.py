@@ -1,0 +1,412 @@
+"""The HTTP/JSON face, derived from the proto's ``google.api.http`` annotations.
+
+Routes, request decoding and the OpenAPI document all come from the service
+descriptor, so the HTTP face cannot drift from the gRPC one: a new annotated RPC
+appears here with no code.  Bodies use protobuf's JSON mapping (either field
+spelling accepted; lowerCamelCase written).  Errors are the same as on gRPC:
+``{"code": "FAILED_PRECONDITION", "reason": "NOT_YOUR_TURN", "message": …}`` with
+the matching HTTP status.  The watch stream is served as Server-Sent Events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import structlog
+from aiohttp import web
+from google.api import annotations_pb2
+from google.protobuf import descriptor as pb_descriptor
+from google.protobuf import json_format, message_factory
+from google.protobuf import message as pb_message
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from glintwick.convert import unfloat
+from glintwick.v1 import game_pb2 as pb
+from services import metrics
+from services.api import Caller, GameService
+from services.errors import ServiceError, invalid
+from services.grpc_api import SERVICE, snake
+
+log = structlog.get_logger("glintwick.http")
+
+_VARIABLE = re.compile(r"\{(\w+)\}")
+
+
+def http_rules() -> list[tuple[str, str, str, pb_descriptor.MethodDescriptor]]:
+    """(verb, path template, body, method) for every annotated RPC, in proto order."""
+    found = []
+    for method in SERVICE.methods:
+        options = method.GetOptions()
+        if not options.HasExtension(annotations_pb2.http):
+            continue
+        rule = options.Extensions[annotations_pb2.http]
+        verb = rule.WhichOneof("pattern")
+        if verb is None or verb == "custom":
+            continue
+        found.append((verb.upper(), getattr(rule, verb), rule.body, method))
+    return found
+
+
+def _aiohttp_path(template: str) -> str:
+    # a path variable never spans a '/' or the ':' that starts a custom verb
+    return _VARIABLE.sub(lambda m: "{" + m.group(1) + ":[^/:]+}", template)
+
+
+def _message_class(descriptor: pb_descriptor.Descriptor) -> type[pb_message.Message]:
+    cls: type[pb_message.Message] = message_factory.GetMessageClass(descriptor)
+    return cls
+
+
+def _caller(request: web.Request) -> Caller:
+    header = request.headers.get("Authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else None
+    request_id = request.headers.get("X-Request-Id", "")[:128] or uuid.uuid4().hex
+    return Caller(token=token or None, request_id=request_id)
+
+
+def _json(message: pb_message.Message) -> dict[str, Any]:
+    # event payloads are Structs, whose numbers are doubles: card ids should read as ints
+    data: dict[str, Any] = unfloat(
+        json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
+    )
+    return data
+
+
+def _error_response(error: ServiceError) -> web.Response:
+    body = {"code": error.code.name, "reason": error.reason, "message": error.message}
+    return web.json_response(body, status=error.http_status)
+
+
+async def _decode(
+    request: web.Request, body_rule: str, descriptor: pb_descriptor.Descriptor
+) -> pb_message.Message:
+    message = _message_class(descriptor)()
+    if body_rule == "*":
+        raw = await request.read()
+        if raw.strip():
+            try:
+                data = json.loads(raw)
+            except ValueError as exc:
+                raise invalid(f"the body is not JSON: {exc}") from exc
+            if not isinstance(data, dict):
+                raise invalid("the body must be a JSON object")
+            try:
+                json_format.ParseDict(data, message)
+            except json_format.ParseError as exc:
+                raise invalid(f"malformed body: {exc}") from exc
+    else:
+        fields = descriptor.fields_by_name
+        for key, value in request.query.items():
+            name = key if key in fields else snake(key)
+            field = fields.get(name)
+            if field is None or field.type == field.TYPE_MESSAGE:
+                raise invalid(f"unknown query parameter {key!r}")
+            try:
+                json_format.ParseDict({field.json_name: _scalar(field, value)}, message)
+            except (json_format.ParseError, ValueError) as exc:
+                raise invalid(f"bad query parameter {key!r}: {exc}") from exc
+    for name, value in request.match_info.items():
+        setattr(message, name, value)
+    return message
+
+
+def _scalar(field: pb_descriptor.FieldDescriptor, value: str) -> Any:
+    if field.type == field.TYPE_BOOL:
+        return value.lower() in ("1", "true", "yes")
+    if field.cpp_type in (
+        field.CPPTYPE_INT32,
+        field.CPPTYPE_INT64,
+        field.CPPTYPE_UINT32,
+        field.CPPTYPE_UINT64,
+    ):
+        return int(value)
+    return value
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _route(service: GameService, method: pb_descriptor.MethodDescriptor, body_rule: str) -> Handler:
+    core = getattr(service, snake(method.name))
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        code = "OK"
+        caller = _caller(request)
+        try:
+            message = await _decode(request, body_rule, method.input_type)
+            return web.json_response(_json(await core(message, caller)))
+        except ServiceError as exc:
+            code = exc.code.name
+            return _error_response(exc)
+        except Exception:
+            code = "INTERNAL"
+            log.exception("http_failed", rpc=method.name, request_id=caller.request_id)
+            return web.json_response(
+                {
+                    "code": "INTERNAL",
+                    "reason": "INTERNAL",
+                    "message": "internal error; it has been logged",
+                },
+                status=500,
+            )
+        finally:
+            metrics.observe(method.name, code, "http", time.perf_counter() - started)
+
+    return handle
+
+
+#: how often an idle SSE stream checks that its client is still there and the server running
+SSE_CHECK_SECONDS = 1.0
+
+
+async def _next_or_gone(
+    stream: AsyncIterator[pb.WatchGameResponse], request: web.Request, stopping: asyncio.Event
+) -> pb.WatchGameResponse | None:
+    """The stream's next item; None when it ends, its client has gone or the server stops.
+
+    A watch of an idle game waits for events without writing, so it would never notice
+    a client that went away (aiohttp does not cancel handlers), and a graceful shutdown
+    would wait for it until its timeout: check both every SSE_CHECK_SECONDS.
+    """
+    step = asyncio.ensure_future(anext(stream, None))
+    try:
+        while True:
+            done, _ = await asyncio.wait({step}, timeout=SSE_CHECK_SECONDS)
+            if done:
+                return step.result()
+            transport = request.transport
+            if stopping.is_set() or transport is None or transport.is_closing():
+                return None
+    finally:
+        if not step.done():
+            step.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await step
+
+
+def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        caller = _caller(request)
+        try:
+            from_version = int(
+                request.query.get("from_version")
+                or request.query.get("fromVersion")
+                or request.headers.get("Last-Event-ID")
+                or 0
+            )
+        except ValueError:
+            return _error_response(invalid("from_version must be an integer"))
+        watch = pb.WatchGameRequest(
+            game_id=request.match_info["game_id"], from_version=from_version
+        )
+        stream = service.watch_game(watch, caller)
+        try:
+            first = await anext(stream, None)
+        except ServiceError as exc:
+            return _error_response(exc)
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        metrics.WATCHERS.inc()
+        try:
+            item = first
+            while item is not None:
+                kind = item.WhichOneof("item") or "event"
+                payload = getattr(item, kind)
+                version = payload.version
+                chunk = f"event: {kind}\nid: {version}\ndata: {json.dumps(_json(payload))}\n\n"
+                await response.write(chunk.encode())
+                item = await _next_or_gone(stream, request, stopping)
+        except (ConnectionResetError, ServiceError):
+            pass
+        finally:
+            metrics.WATCHERS.dec()
+            await stream.aclose()
+        return response
+
+    return handle
+
+
+# ------------------------------------------------------------------ OpenAPI
+
+_SCALARS: dict[int, dict[str, Any]] = {
+    pb_descriptor.FieldDescriptor.TYPE_BOOL: {"type": "boolean"},
+    pb_descriptor.FieldDescriptor.TYPE_STRING: {"type": "string"},
+    pb_descriptor.FieldDescriptor.TYPE_BYTES: {"type": "string", "format": "byte"},
+    pb_descriptor.FieldDescriptor.TYPE_DOUBLE: {"type": "number", "format": "double"},
+    pb_descriptor.FieldDescriptor.TYPE_FLOAT: {"type": "number", "format": "float"},
+    pb_descriptor.FieldDescriptor.TYPE_INT32: {"type": "integer", "format": "int32"},
+    pb_descriptor.FieldDescriptor.TYPE_UINT32: {"type": "integer", "format": "int64", "minimum": 0},
+    # 64-bit integers are strings in protobuf's JSON mapping (integers accepted on input)
+    pb_descriptor.FieldDescriptor.TYPE_INT64: {"type": "string", "format": "int64"},
+    pb_descriptor.FieldDescriptor.TYPE_UINT64: {"type": "string", "format": "uint64"},
+}
+
+
+def _schema_name(descriptor: pb_descriptor.Descriptor | pb_descriptor.EnumDescriptor) -> str:
+    return descriptor.full_name
+
+
+def _field_schema(field: pb_descriptor.FieldDescriptor, schemas: dict[str, Any]) -> dict[str, Any]:
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        value_field = field.message_type.fields_by_name["value"]
+        return {"type": "object", "additionalProperties": _single(value_field, schemas)}
+    single = _single(field, schemas)
+    if field.is_repeated:
+        return {"type": "array", "items": single}
+    return single
+
+
+def _single(field: pb_descriptor.FieldDescriptor, schemas: dict[str, Any]) -> dict[str, Any]:
+    if field.message_type is not None:
+        if field.message_type.full_name == "google.protobuf.Struct":
+            return {"type": "object", "additionalProperties": True}
+        _collect(field.message_type, schemas)
+        return {"$ref": f"#/components/schemas/{_schema_name(field.message_type)}"}
+    if field.enum_type is not None:
+        return {"type": "string", "enum": [v.name for v in field.enum_type.values]}
+    return dict(_SCALARS.get(field.type, {"type": "string"}))
+
+
+def _collect(descriptor: pb_descriptor.Descriptor, schemas: dict[str, Any]) -> None:
+    name = _schema_name(descriptor)
+    if name in schemas:
+        return
+    schemas[name] = {}  # placeholder first: messages may refer to themselves
+    properties = {f.json_name: _field_schema(f, schemas) for f in descriptor.fields}
+    schemas[name] = {"type": "object", "properties": properties}
+
+
+def openapi_document() -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    error = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "the gRPC status name"},
+            "reason": {"type": "string", "description": "machine-readable reason"},
+            "message": {"type": "string"},
+        },
+    }
+    paths: dict[str, Any] = {}
+    for verb, template, body_rule, method in http_rules():
+        _collect(method.input_type, schemas)
+        _collect(method.output_type, schemas)
+        path_params = _VARIABLE.findall(template)
+        operation: dict[str, Any] = {
+            "operationId": method.name,
+            "summary": method.name,
+            "parameters": [
+                {"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
+                for p in path_params
+            ],
+            "responses": {
+                "200": {
+                    "description": "OK",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "$ref": f"#/components/schemas/{method.output_type.full_name}"
+                            }
+                        }
+                    },
+                },
+                "default": {
+                    "description": "an error",
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                    },
+                },
+            },
+        }
+        if body_rule == "*":
+            operation["requestBody"] = {
+                "required": False,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": f"#/components/schemas/{method.input_type.full_name}"}
+                    }
+                },
+            }
+        else:
+            for field in method.input_type.fields:
+                if field.name in path_params or field.message_type is not None:
+                    continue
+                operation["parameters"].append(
+                    {
+                        "name": field.json_name,
+                        "in": "query",
+                        "required": False,
+                        "schema": _single(field, schemas),
+                    }
+                )
+        paths.setdefault(template, {})[verb.lower()] = operation
+    paths["/v1/games/{game_id}:watch"] = {
+        "get": {
+            "operationId": "WatchGame",
+            "summary": "Server-Sent Events: a snapshot (event: snapshot), then every event",
+            "parameters": [
+                {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                {
+                    "name": "fromVersion",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer"},
+                },
+            ],
+            "responses": {
+                "200": {"description": "an event stream", "content": {"text/event-stream": {}}}
+            },
+        }
+    }
+    schemas["Error"] = error
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Glintwick game service", "version": "v1"},
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"seatToken": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{}, {"seatToken": []}],
+        "paths": paths,
+    }
+
+
+def build_app(service: GameService) -> web.Application:
+    app = web.Application(client_max_size=1 << 20)
+    for verb, template, body_rule, method in http_rules():
+        app.router.add_route(verb, _aiohttp_path(template), _route(service, method, body_rule))
+    stopping = asyncio.Event()
+    app.router.add_get("/v1/games/{game_id:[^/:]+}:watch", _watch(service, stopping))
+
+    async def end_watches(_: web.Application) -> None:
+        stopping.set()  # open SSE streams end within SSE_CHECK_SECONDS
+
+    app.on_shutdown.append(end_watches)
+    document = openapi_document()
+
+    async def openapi(_: web.Request) -> web.Response:
+        return web.json_response(document)
+
+    async def metrics_endpoint(_: web.Request) -> web.Response:
+        metrics.GAMES_IN_PLAY.set(await service.store.games_in_play())
+        return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def healthz(_: web.Request) -> web.Response:
+        ok = await service.store.ping()
+        return web.json_response(
+            {"status": "SERVING" if ok else "NOT_SERVING"}, status=200 if ok else 503
+        )
+
+    app.router.add_get("/openapi.json", openapi)
+    app.router.add_get("/metrics", metrics_endpoint)
+    app.router.add_get("/healthz", healthz)
+    return app

@@ -1,0 +1,228 @@
+"""Bootstrap: the grpc.aio server and the HTTP face in one process, health,
+reflection, the deadline sweeper, graceful shutdown, and ``--workers N``.
+
+One Python process saturates one core; with the Redis store, ``--workers N``
+starts N processes that share the ports (SO_REUSEPORT, as in grpc's
+multiprocessing example): the stateless design paying off on one machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import grpc
+import structlog
+from aiohttp import web
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from glintwick.v1 import game_pb2 as pb
+from services.api import GameService, ServiceConfig
+from services.config import ServerOptions, add_arguments, options_from
+from services.grpc_api import Servicer, add_to_server
+from services.rest import build_app
+from services.store.base import GameStore
+from services.store.memory import MemoryStore
+
+log = structlog.get_logger("glintwick.server")
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
+
+
+def configure_logging(fmt: str = "auto") -> None:
+    """structlog: JSON lines outside a terminal (production), readable in one."""
+    json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer() if json_lines else structlog.dev.ConsoleRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+
+
+def make_store(url: str, finished_ttl: int) -> GameStore:
+    if url == "memory":
+        return MemoryStore(finished_ttl=finished_ttl)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from services.store.redis import RedisStore
+
+        return RedisStore(url, finished_ttl=finished_ttl)
+    raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// URL")
+
+
+@dataclass
+class RunningServer:
+    grpc_server: grpc.aio.Server
+    grpc_port: int
+    http_runner: web.AppRunner | None
+    http_port: int
+    service: GameService
+    health: HealthServicer
+    sweeper: asyncio.Task[None]
+
+    async def stop(self, grace: float = 5.0) -> None:
+        await self.health.enter_graceful_shutdown()
+        self.sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.sweeper
+        await self.grpc_server.stop(grace)
+        if self.http_runner is not None:
+            await self.http_runner.cleanup()
+        await self.service.store.close()
+
+
+async def _sweep(service: GameService, every: float) -> None:
+    from services import metrics
+
+    while True:
+        try:
+            applied = await service.expire_deadlines()
+            if applied:
+                metrics.DEADLINE_ACTIONS.inc(applied)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("deadline_sweep_failed")
+        await asyncio.sleep(every)
+
+
+def _split(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+async def start(options: ServerOptions, store: GameStore | None = None) -> RunningServer:
+    """Start serving; ports 0 pick free ones (see RunningServer's ports)."""
+    store = store or make_store(options.store, options.finished_ttl)
+    service = GameService(
+        store,
+        ServiceConfig(
+            operator_token=options.operator_token,
+            rate_per_second=options.rate_per_second,
+            rate_burst=options.rate_burst,
+        ),
+    )
+    server = grpc.aio.server(
+        options=[
+            ("grpc.so_reuseport", 1 if options.reuse_port else 0),
+            ("grpc.max_connection_age_ms", 5 * 60 * 1000),
+            ("grpc.max_connection_age_grace_ms", 30 * 1000),
+        ]
+    )
+    # the servicer's methods are bound from the descriptor at run time
+    add_to_server(Servicer(service), server)  # type: ignore[abstract]
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    reflection.enable_server_reflection(
+        (
+            SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    port = server.add_insecure_port(options.grpc_address)
+    if port == 0:
+        raise OSError(f"cannot bind gRPC to {options.grpc_address}")
+    await server.start()
+    runner: web.AppRunner | None = None
+    http_port = 0
+    if options.http_address:
+        runner = web.AppRunner(build_app(service), access_log=None)
+        await runner.setup()
+        host, wanted = _split(options.http_address)
+        site = web.TCPSite(runner, host, wanted, reuse_port=options.reuse_port or None)
+        await site.start()
+        bound = runner.addresses
+        http_port = int(bound[0][1]) if bound else wanted
+    await health.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    sweeper = asyncio.create_task(_sweep(service, options.sweep_seconds))
+    log.info(
+        "serving",
+        grpc_port=port,
+        http_port=http_port,
+        store=options.store.split("@")[-1],
+        pid=os.getpid(),
+    )
+    return RunningServer(server, port, runner, http_port, service, health, sweeper)
+
+
+async def serve(options: ServerOptions) -> None:
+    running = await start(options)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    extra: list[asyncio.Task[None]] = []
+    if options.bots:
+        extra.extend(await _start_bot_pool(running))
+    await stopping.wait()
+    log.info("shutting_down")
+    for task in extra:
+        task.cancel()
+    await running.stop()
+
+
+async def _start_bot_pool(running: RunningServer) -> list[asyncio.Task[None]]:
+    """The in-process bot pool hook (issue 4 fills it); nothing to start yet."""
+    return []
+
+
+def _worker(options: ServerOptions) -> None:
+    configure_logging(options.log_format)
+    asyncio.run(serve(options))
+
+
+def run(options: ServerOptions) -> int:
+    configure_logging(options.log_format)
+    if options.workers <= 1:
+        asyncio.run(serve(options))
+        return 0
+    if options.store == "memory":
+        log.error("workers_need_redis", hint="several processes share state only through Redis")
+        return 2
+    options.reuse_port = True
+    processes = [
+        multiprocessing.get_context("spawn").Process(target=_worker, args=(options,))
+        for _ in range(options.workers)
+    ]
+    for process in processes:
+        process.start()
+
+    def forward(signum: int, _: object) -> None:
+        for process in processes:
+            if process.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for process in processes:
+        process.join()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="glintwick serve")
+    add_arguments(parser)
+    return run(options_from(parser.parse_args(argv)))

@@ -1,0 +1,90 @@
+"""The store interface: one source of truth for every game, shared by all replicas.
+
+A game is a record (the ``StoredGame`` protobuf, opaque bytes here) with a
+revision, plus an append-only log of accepted actions (``LogEntry`` bytes), each
+tagged with the game version it produced.  Every write is one atomic
+compare-and-set on the revision; a move's write also appends its log entry and
+remembers its idempotency key, in the same atomic step.  Two implementations
+share these semantics: :mod:`services.store.memory` (the embedded default) and
+:mod:`services.store.redis` (Lua compare-and-set), and one contract test suite
+runs against both.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    revision: int  # bumps on every write (the compare-and-set token)
+    record: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class LogItem:
+    version: int  # the game version this entry produced (1, 2, …)
+    entry: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One atomic write: the new record, and optionally an accepted action."""
+
+    record: bytes
+    entry: LogItem | None = None
+    idempotency_key: str | None = None
+    response: bytes | None = None  # what a repeated request gets back
+    finished: bool = False  # start the finished game's expiry clock
+    deadline: float | None = None  # when this game's running deadline passes (None: none)
+
+
+class GameExistsError(Exception):
+    pass
+
+
+class GameStore(ABC):
+    """Async store of games.  Implementations must be safe for concurrent callers."""
+
+    @abstractmethod
+    async def create(self, game_id: str, record: bytes) -> None:
+        """Store a new game at revision 1; GameExistsError if the id is taken."""
+
+    @abstractmethod
+    async def load(self, game_id: str) -> Snapshot | None: ...
+
+    @abstractmethod
+    async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
+        """Apply ``write`` if the game is still at ``expected_revision``.
+
+        True when written; False when another writer got there first (nothing
+        changed).  Appending the entry, storing the idempotent response and
+        setting the expiry happen atomically with the record write.
+        """
+
+    @abstractmethod
+    async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
+        """The response stored with ``key`` by an earlier successful commit."""
+
+    @abstractmethod
+    async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
+        """Entries with version > ``after_version``, in order."""
+
+    @abstractmethod
+    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+        """Like read_log, but waits up to ``timeout`` seconds for a new entry."""
+
+    @abstractmethod
+    async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
+        """Ids of games whose running deadline is at or before ``now``."""
+
+    @abstractmethod
+    async def games_in_play(self) -> int:
+        """How many stored games are not finished."""
+
+    @abstractmethod
+    async def ping(self) -> bool: ...
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""

@@ -1,0 +1,107 @@
+"""The embedded default store: everything in this process, same semantics as Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from services.store.base import GameExistsError, GameStore, LogItem, Snapshot, Write
+
+
+@dataclass
+class _Game:
+    revision: int
+    record: bytes
+    log: list[LogItem] = field(default_factory=list)
+    responses: dict[str, bytes] = field(default_factory=dict)
+    expires_at: float | None = None
+    deadline: float | None = None
+
+
+class MemoryStore(GameStore):
+    def __init__(
+        self, finished_ttl: float = 24 * 3600, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._games: dict[str, _Game] = {}
+        self._changed = asyncio.Condition()
+        self._ttl = finished_ttl
+        self._clock = clock
+
+    def _live(self, game_id: str) -> _Game | None:
+        game = self._games.get(game_id)
+        if game is not None and game.expires_at is not None and game.expires_at <= self._clock():
+            del self._games[game_id]
+            return None
+        return game
+
+    async def create(self, game_id: str, record: bytes) -> None:
+        if self._live(game_id) is not None:
+            raise GameExistsError(game_id)
+        self._games[game_id] = _Game(1, record)
+
+    async def load(self, game_id: str) -> Snapshot | None:
+        game = self._live(game_id)
+        return None if game is None else Snapshot(game.revision, game.record)
+
+    async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
+        # No await between the check and the write: atomic on the event loop.
+        game = self._live(game_id)
+        if game is None or game.revision != expected_revision:
+            return False
+        game.revision += 1
+        game.record = write.record
+        if write.entry is not None:
+            game.log.append(write.entry)
+        if write.idempotency_key is not None and write.response is not None:
+            game.responses[write.idempotency_key] = write.response
+        if write.finished:
+            game.expires_at = self._clock() + self._ttl
+        game.deadline = write.deadline
+        async with self._changed:
+            self._changed.notify_all()
+        return True
+
+    async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
+        game = self._live(game_id)
+        return None if game is None else game.responses.get(key)
+
+    async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
+        game = self._live(game_id)
+        if game is None:
+            return []
+        # versions are 1, 2, …, so the entry after version v sits at index v
+        return game.log[after_version : after_version + limit]
+
+    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+        items = await self.read_log(game_id, after_version)
+        if items:
+            return items
+        async with self._changed:
+            try:
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self._has_after(game_id, after_version)),
+                    timeout,
+                )
+            except TimeoutError:
+                return []
+        return await self.read_log(game_id, after_version)
+
+    def _has_after(self, game_id: str, after_version: int) -> bool:
+        game = self._games.get(game_id)
+        return game is None or len(game.log) > after_version
+
+    async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
+        due = [
+            (g.deadline, gid)
+            for gid, g in self._games.items()
+            if g.deadline is not None and g.deadline <= now
+        ]
+        return [gid for _, gid in sorted(due)[:limit]]
+
+    async def games_in_play(self) -> int:
+        return sum(1 for g in self._games.values() if g.expires_at is None)
+
+    async def ping(self) -> bool:
+        return True

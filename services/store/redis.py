@@ -1,0 +1,155 @@
+"""The Redis store: one Lua compare-and-set per write, keys hash-tagged per game.
+
+Keys (the ``{id}`` hash tag keeps a game's keys in one Redis Cluster slot, so the
+script may touch them all):
+
+* ``g:{id}:rec`` — hash: ``rev`` (the compare-and-set token) and ``rec`` (the record)
+* ``g:{id}:log`` — stream: one entry per accepted action, id ``<version>-1``
+* ``g:{id}:req`` — hash: idempotency key → the stored response
+* ``glintwick:deadlines`` — sorted set: game id by when its deadline passes, and
+  ``glintwick:active`` — set of unfinished game ids.  Both are cluster-wide
+  indexes, so they are written next to the script, not inside it; the deadline
+  sweeper re-checks every due game against its record anyway.
+
+Finished games expire after a configurable time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any, TypeVar, cast
+
+import redis.asyncio as aioredis
+
+from services.store.base import GameExistsError, GameStore, LogItem, Snapshot, Write
+
+T = TypeVar("T")
+
+DEADLINES_KEY = "glintwick:deadlines"
+ACTIVE_KEY = "glintwick:active"
+
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
+return 1
+"""
+
+_COMMIT = """
+local rev = redis.call('HGET', KEYS[1], 'rev')
+if (not rev) or tonumber(rev) ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'rec', ARGV[2])
+if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], ARGV[3] .. '-1', 'e', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
+local ttl = tonumber(ARGV[7])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+  redis.call('EXPIRE', KEYS[3], ttl)
+end
+return 1
+"""
+
+
+def _awaited(value: Awaitable[T] | T) -> Awaitable[T]:
+    """redis-py types its commands for both clients; the asyncio client's are awaitables."""
+    return cast(Awaitable[T], value)
+
+
+def _keys(game_id: str) -> list[str]:
+    return [f"g:{{{game_id}}}:rec", f"g:{{{game_id}}}:log", f"g:{{{game_id}}}:req"]
+
+
+def _version_of(stream_id: bytes | str) -> int:
+    text = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
+    return int(text.split("-", 1)[0])
+
+
+class RedisStore(GameStore):
+    def __init__(self, url: str, finished_ttl: int = 24 * 3600, max_connections: int = 64) -> None:
+        self._redis = aioredis.Redis(
+            connection_pool=aioredis.BlockingConnectionPool.from_url(
+                url, max_connections=max_connections, timeout=10
+            )
+        )
+        # Blocking stream reads hold a connection for their whole wait: their own pool.
+        self._blocking = aioredis.Redis(
+            connection_pool=aioredis.BlockingConnectionPool.from_url(
+                url, max_connections=max_connections, timeout=30, socket_timeout=60
+            )
+        )
+        self._create = self._redis.register_script(_CREATE)
+        self._commit = self._redis.register_script(_COMMIT)
+        self._ttl = finished_ttl
+
+    async def create(self, game_id: str, record: bytes) -> None:
+        created = await self._create(keys=_keys(game_id)[:1], args=[record])
+        if not created:
+            raise GameExistsError(game_id)
+        await _awaited(self._redis.sadd(ACTIVE_KEY, game_id))
+
+    async def load(self, game_id: str) -> Snapshot | None:
+        rev, record = await _awaited(self._redis.hmget(_keys(game_id)[0], ["rev", "rec"]))
+        if rev is None or record is None:
+            return None
+        return Snapshot(int(rev), bytes(record))
+
+    async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
+        entry = write.entry
+        args: list[Any] = [
+            expected_revision,
+            write.record,
+            str(entry.version) if entry else "",
+            entry.entry if entry else b"",
+            write.idempotency_key or "",
+            write.response or b"",
+            self._ttl if write.finished else 0,
+        ]
+        done = await self._commit(keys=_keys(game_id), args=args)
+        if not done:
+            return False
+        async with self._redis.pipeline(transaction=False) as pipe:
+            if write.deadline is not None:
+                pipe.zadd(DEADLINES_KEY, {game_id: write.deadline})
+            else:
+                pipe.zrem(DEADLINES_KEY, game_id)
+            if write.finished:
+                pipe.srem(ACTIVE_KEY, game_id)
+            await pipe.execute()
+        return True
+
+    async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
+        value = await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))
+        return value
+
+    async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
+        rows = await self._redis.xrange(
+            _keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
+        )
+        return [LogItem(_version_of(i), bytes(f[b"e"])) for i, f in rows]
+
+    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+        items = await self.read_log(game_id, after_version)
+        if items:
+            return items
+        key = _keys(game_id)[1]
+        answer = await self._blocking.xread(
+            {key: f"{after_version}-1"}, block=max(1, int(timeout * 1000)), count=1000
+        )
+        if not answer:
+            return []
+        (_, rows), *_ = answer
+        return [LogItem(_version_of(i), bytes(f[b"e"])) for i, f in rows]
+
+    async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
+        ids = await self._redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+
+    async def games_in_play(self) -> int:
+        return int(await _awaited(self._redis.scard(ACTIVE_KEY)))
+
+    async def ping(self) -> bool:
+        return bool(await self._redis.ping())
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+        await self._blocking.aclose()

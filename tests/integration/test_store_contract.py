@@ -1,0 +1,105 @@
+"""One contract, two stores: the embedded memory store and a real Redis behave the same."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from services.store.base import GameExistsError, GameStore, LogItem, Write
+
+
+async def test_create_load_and_refuse_duplicates(store: GameStore) -> None:
+    assert await store.load("g1") is None
+    await store.create("g1", b"record-0")
+    snapshot = await store.load("g1")
+    assert snapshot is not None and snapshot.revision == 1 and snapshot.record == b"record-0"
+    with pytest.raises(GameExistsError):
+        await store.create("g1", b"other")
+    again = await store.load("g1")
+    assert again is not None and again.record == b"record-0"
+
+
+async def test_compare_and_set_exactly_one_racer_wins(store: GameStore) -> None:
+    await store.create("race", b"r0")
+    writes = [
+        store.commit("race", 1, Write(f"r{i}".encode(), entry=LogItem(1, f"e{i}".encode())))
+        for i in range(8)
+    ]
+    results = await asyncio.gather(*writes)
+    assert sorted(results) == [False] * 7 + [True]
+    winner = results.index(True)
+    snapshot = await store.load("race")
+    assert snapshot is not None and snapshot.revision == 2
+    assert snapshot.record == f"r{winner}".encode()
+    log = await store.read_log("race", 0)
+    assert [(i.version, i.entry) for i in log] == [(1, f"e{winner}".encode())]
+
+
+async def test_stale_revision_changes_nothing(store: GameStore) -> None:
+    await store.create("g", b"a")
+    assert await store.commit("g", 1, Write(b"b", entry=LogItem(1, b"x"), idempotency_key="k"))
+    assert not await store.commit("g", 1, Write(b"c", entry=LogItem(2, b"y"), idempotency_key="j"))
+    snapshot = await store.load("g")
+    assert snapshot is not None and (snapshot.revision, snapshot.record) == (2, b"b")
+    assert [i.version for i in await store.read_log("g", 0)] == [1]
+    assert await store.idempotent_response("g", "j") is None
+    assert not await store.commit("missing", 1, Write(b"z"))
+
+
+async def test_idempotent_response_is_stored_with_the_write(store: GameStore) -> None:
+    await store.create("g", b"a")
+    write = Write(b"b", entry=LogItem(1, b"e"), idempotency_key="0:req-1", response=b"resp")
+    assert await store.commit("g", 1, write)
+    assert await store.idempotent_response("g", "0:req-1") == b"resp"
+    assert await store.idempotent_response("g", "0:req-2") is None
+
+
+async def test_log_reads_after_a_version(store: GameStore) -> None:
+    await store.create("g", b"0")
+    for version in range(1, 6):
+        entry = LogItem(version, f"e{version}".encode())
+        assert await store.commit("g", version, Write(f"{version}".encode(), entry=entry))
+    assert [i.version for i in await store.read_log("g", 0)] == [1, 2, 3, 4, 5]
+    assert [i.entry for i in await store.read_log("g", 3)] == [b"e4", b"e5"]
+    assert [i.version for i in await store.read_log("g", 1, limit=2)] == [2, 3]
+    assert await store.read_log("g", 5) == []
+
+
+async def test_wait_log_wakes_on_a_new_entry_and_times_out_otherwise(store: GameStore) -> None:
+    await store.create("g", b"0")
+    assert await store.wait_log("g", 0, timeout=0.2) == []
+
+    async def later() -> None:
+        await asyncio.sleep(0.2)
+        await store.commit("g", 1, Write(b"1", entry=LogItem(1, b"first")))
+
+    task = asyncio.create_task(later())
+    items = await store.wait_log("g", 0, timeout=5)
+    await task
+    assert [(i.version, i.entry) for i in items] == [(1, b"first")]
+
+
+async def test_deadlines_index(store: GameStore) -> None:
+    for name in ("a", "b", "c"):
+        await store.create(name, b"0")
+    assert await store.commit("a", 1, Write(b"1", deadline=100.0))
+    assert await store.commit("b", 1, Write(b"1", deadline=50.0))
+    assert await store.commit("c", 1, Write(b"1", deadline=500.0))
+    assert await store.due_deadlines(200.0) == ["b", "a"]
+    assert await store.commit("b", 2, Write(b"2", deadline=None))
+    assert await store.due_deadlines(200.0) == ["a"]
+
+
+async def test_games_in_play_and_finished_games(store: GameStore) -> None:
+    await store.create("x", b"0")
+    await store.create("y", b"0")
+    assert await store.games_in_play() == 2
+    assert await store.commit("x", 1, Write(b"done", entry=LogItem(1, b"e"), finished=True))
+    assert await store.games_in_play() == 1
+    snapshot = await store.load("x")  # finished games stay readable until they expire
+    assert snapshot is not None and snapshot.record == b"done"
+
+
+async def test_ping(store: GameStore) -> None:
+    assert await store.ping()
