@@ -1,0 +1,39 @@
+"""``oracle``: ``strong`` that may look at every card — for measuring, never for play.
+
+In process (the tournament's in-process runner, the benchmark) the runner hands it
+the true game state through :meth:`OracleBot.attach`; it then simulates on that
+state instead of on random determinizations: it knows the other hands and the stock
+order.  Through the public API no state is attached — a server never reveals hidden
+cards — and it plays exactly like ``strong``.  The gap between the two measures what
+hidden information costs ``strong``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from clients.bots.base import Situation, register
+from clients.bots.strong import StrongBot
+from engine.game import GameState
+
+
+@register
+class OracleBot(StrongBot):
+    name = "oracle"
+
+    def __init__(self, seed: int = 0, state: Callable[[], GameState] | None = None) -> None:
+        super().__init__(seed)
+        self.state = state
+
+    def attach(self, state: Callable[[], GameState]) -> None:
+        """Give the oracle the true state (in-process play only)."""
+        self.state = state
+
+    def worlds(
+        self, view: Mapping[str, Any], sit: Situation, rng: random.Random
+    ) -> list[GameState]:
+        if self.state is None:
+            return super().worlds(view, sit, rng)
+        return [self.state()] * self.determinizations

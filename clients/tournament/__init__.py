@@ -1,0 +1,1 @@
+"""Tournaments between bots: schedules, duplicate deals, runners, ratings, stats, SPRT, reports."""

@@ -1,0 +1,91 @@
+"""The tournament's outputs: a terminal table, JSON, CSV and a PNG chart of ratings."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def table(summary: Mapping[str, Any]) -> str:
+    lines = [
+        f"rule set {summary['ruleset']} ({summary['ruleset_hash'][:12]}), seed {summary['seed']},"
+        f" {summary['games']} games, mode {summary['mode']}",
+        f"{'bot':<10} {'games':>6} {'mean pen.':>10} {'95% CI':>17} {'win share':>10}"
+        f" {'mu':>7} {'sigma':>6} {'ordinal':>8}",
+    ]
+    ratings = {r["bot"]: r for r in summary["ratings"]}
+    for s in summary["stats"]:
+        r = ratings.get(s["bot"], {"mu": 0.0, "sigma": 0.0, "ordinal": 0.0})
+        ci = f"[{s['ci_low']:.1f}, {s['ci_high']:.1f}]"
+        lines.append(
+            f"{s['bot']:<10} {s['games']:>6} {s['mean_penalty']:>10.1f} {ci:>17}"
+            f" {s['win_share']:>10.3f} {r['mu']:>7.2f} {r['sigma']:>6.2f} {r['ordinal']:>8.2f}"
+        )
+    if summary.get("sprt"):
+        lines.append(f"SPRT {summary['sprt_pair']}: {summary['sprt']}")
+    return "\n".join(lines)
+
+
+def write(summary: Mapping[str, Any], rows: list[dict[str, Any]], out: Path) -> list[Path]:
+    """tournament.json (summary + every game), games.csv, ratings.png; the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "tournament.json", out / "games.csv", out / "ratings.png"]
+    paths[0].write_text(json.dumps({**summary, "games_played": rows}, indent=2) + "\n")
+    with paths[1].open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            [
+                "index",
+                "deal",
+                "rotation",
+                "seed",
+                "seat",
+                "bot",
+                "score",
+                "won",
+                "ruleset_hash",
+                "tournament_seed",
+            ]
+        )
+        for row in rows:
+            for seat, bot in enumerate(row["seats"]):
+                writer.writerow(
+                    [
+                        row["index"],
+                        row["deal"],
+                        row["rotation"],
+                        row["seed"],
+                        seat,
+                        bot,
+                        row["scores"][seat],
+                        int(seat in row["winners"]),
+                        row["ruleset_hash"],
+                        row["tournament_seed"],
+                    ]
+                )
+    chart(summary, paths[2])
+    return paths
+
+
+def chart(summary: Mapping[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ratings = summary["ratings"]
+    names = [r["bot"] for r in ratings]
+    mus = [r["mu"] for r in ratings]
+    errs = [3 * r["sigma"] for r in ratings]
+    fig, ax = plt.subplots(figsize=(6, 0.6 * len(names) + 1.5))
+    ax.errorbar(mus, range(len(names)), xerr=errs, fmt="o", capsize=4)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("OpenSkill mu ± 3 sigma")
+    ax.set_title(f"{summary['ruleset']} seed {summary['seed']} ({summary['ruleset_hash'][:8]})")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

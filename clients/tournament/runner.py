@@ -1,0 +1,176 @@
+"""Play scheduled games: through a server (gRPC, the SDK, concurrently) or in process.
+
+Both runners return one :class:`GameResult` per :class:`GameSpec`, in schedule
+order, tagged with the rule set's hash and the tournament seed.  Bots are seeded
+from the tournament seed and the game's place in the schedule, so a run reproduces
+exactly: the games' seeds are fixed, every bot's choices are fixed, and a May-I
+window is decided by seat order, never by timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clients.botrunner import play_seat
+from clients.bots.base import make_bot
+from clients.bots.oracle import OracleBot
+from clients.sdk import GlintwickClient
+from clients.tournament.schedule import GameSpec
+from engine.game import GameState
+from engine.rulesets import PRESETS, RuleSet
+from engine.views import seat_view
+from glintwick import convert
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class GameResult:
+    spec: GameSpec
+    scores: list[int]
+    winners: list[int]
+    ruleset_hash: str
+    tournament_seed: int
+    mode: str  # "grpc" | "inprocess"
+    game_id: str = ""
+    moves: int = 0
+    illegal: int = 0
+    timeouts: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def row(self) -> dict[str, Any]:
+        """The deterministic part (what a rerun must reproduce)."""
+        return {
+            "index": self.spec.index,
+            "lineup": list(self.spec.lineup),
+            "deal": self.spec.deal,
+            "rotation": self.spec.rotation,
+            "seats": list(self.spec.seats),
+            "seed": self.spec.seed.hex(),
+            "scores": self.scores,
+            "winners": self.winners,
+            "ruleset_hash": self.ruleset_hash,
+            "tournament_seed": self.tournament_seed,
+            "moves": self.moves,
+            "illegal": self.illegal,
+            "timeouts": self.timeouts,
+            "errors": self.errors,
+        }
+
+
+def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> GameResult:
+    """One game on the engine directly (same bots, same seeds; the oracle sees all)."""
+    started = time.perf_counter()
+    state = GameState.new_game(rules, len(spec.seats), spec.seed)
+    bots = []
+    rngs = []
+    for s, name in enumerate(spec.seats):
+        bot = make_bot(name, spec.bot_seed(tournament_seed, s))
+        bot.setup(rules, s)
+        if isinstance(bot, OracleBot):
+            bot.attach(lambda: state)
+        bots.append(bot)
+        rngs.append(random.Random(bot.seed))
+    moves = 0
+    latencies: list[float] = []
+    while not state.is_terminal():
+        seat = state.to_act[0]
+        t0 = time.perf_counter()
+        action = bots[seat].choose(seat_view(state, seat), state.legal_actions(seat), rngs[seat])
+        state, _ = state.apply_action(seat, action)
+        latencies.append(time.perf_counter() - t0)
+        moves += 1
+    return GameResult(
+        spec,
+        list(state.scores),
+        list(state.winners()),
+        rules.hash,
+        tournament_seed,
+        "inprocess",
+        moves=moves,
+        latencies=latencies,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def run_inprocess(
+    specs: Sequence[GameSpec],
+    rules: RuleSet,
+    tournament_seed: int,
+    progress: Progress | None = None,
+) -> list[GameResult]:
+    out = []
+    for spec in specs:
+        out.append(play_inprocess(spec, rules, tournament_seed))
+        if progress:
+            progress(1)
+    return out
+
+
+async def play_grpc(
+    client: GlintwickClient, spec: GameSpec, rules: RuleSet, tournament_seed: int
+) -> GameResult:
+    """One game through the public API: create, join every seat, play them all at once."""
+    started = time.perf_counter()
+    preset = PRESETS.get(rules.name)
+    wanted: str | Any = (
+        rules.name
+        if preset is not None and preset.hash == rules.hash
+        else (convert.rules_to_pb(rules))
+    )
+    game = await client.create_game(wanted, seats=len(spec.seats), seed=spec.seed)
+    seats = [
+        await client.join(game.game_id, seat=s, name=name) for s, name in enumerate(spec.seats)
+    ]
+    tasks = []
+    for s, name in enumerate(spec.seats):
+        bot = make_bot(name, spec.bot_seed(tournament_seed, s))
+        tasks.append(play_seat(seats[s], bot, random.Random(bot.seed), rules=rules))
+    results = await asyncio.gather(*tasks)
+    final = next((r.final_view for r in results if r.final_view is not None), None)
+    if final is None:
+        raise RuntimeError(f"game {game.game_id} did not finish: {results}")
+    return GameResult(
+        spec,
+        [int(p.get("score", 0)) for p in final["players"]],
+        [int(w) for w in final.get("winners", [])],
+        rules.hash,
+        tournament_seed,
+        "grpc",
+        game_id=game.game_id,
+        moves=sum(r.moves for r in results),
+        illegal=sum(r.illegal for r in results),
+        timeouts=sum(r.timeouts for r in results),
+        errors=sum(r.errors for r in results),
+        latencies=[x for r in results for x in r.latencies],
+        seconds=time.perf_counter() - started,
+    )
+
+
+async def run_grpc(
+    target: str,
+    specs: Sequence[GameSpec],
+    rules: RuleSet,
+    tournament_seed: int,
+    concurrency: int = 8,
+    progress: Progress | None = None,
+) -> list[GameResult]:
+    """Every game against the server at ``target``, ``concurrency`` at a time."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+    async with GlintwickClient(target) as client:
+
+        async def one(spec: GameSpec) -> GameResult:
+            async with gate:
+                result = await play_grpc(client, spec, rules, tournament_seed)
+            if progress:
+                progress(1)
+            return result
+
+        return list(await asyncio.gather(*(one(s) for s in specs)))
