@@ -47,6 +47,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
+from clients.bots.strong import connections
 from engine.actions import (
     Action,
     Claim,
@@ -177,23 +178,8 @@ def uniform_policy(state: GameState, seat: int, legal: list[Action], rng: random
     return legal[rng.randrange(len(legal))]
 
 
-def _connections(c: Card, hand: Sequence[Card], sets: bool, runs: bool) -> int:
-    """How many cards of ``hand`` could share a meld with ``c``: jokers, cards of its
-    rank (when sets are wanted), cards of its suit within two ranks (when runs are
-    wanted).  A joker connects with everything."""
-    if c.is_joker:
-        return 99
-    n = 0
-    for x in hand:
-        if x is c:
-            continue
-        if (
-            x.is_joker
-            or (sets and x.rank == c.rank)
-            or (runs and x.suit == c.suit and 0 < abs(x.rank - c.rank) <= 2)
-        ):
-            n += 1
-    return n
+# the same meld-affinity count the strong bot's rollout policy uses
+_connections = connections
 
 
 _CLAIM_LINKS = 2

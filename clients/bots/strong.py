@@ -30,7 +30,8 @@ from engine.rulesets import MeldKind
 MISSING_WEIGHT = 100
 
 
-def _connections(c: Card, hand: Sequence[Card], sets: bool, runs: bool) -> int:
+def connections(c: Card, hand: Sequence[Card], sets: bool, runs: bool) -> int:
+    """How many cards of ``hand`` could share a meld with ``c`` (a joker: all of them)."""
     if c.is_joker:
         return 99
     n = 0
@@ -55,14 +56,14 @@ def fast_action(state: GameState, seat: int, legal: Sequence[Action], rng: rando
         kinds = {m.kind for m in state.contract.melds}
         sets, runs = MeldKind.SET in kinds, MeldKind.RUN in kinds
     if state.phase is Phase.CLAIM:
-        want = bool(state.discards) and _connections(state.discards[-1], hand, sets, runs) >= 2
+        want = bool(state.discards) and connections(state.discards[-1], hand, sets, runs) >= 2
         if want and Claim() in legal:
             return Claim()
         return PassClaim() if PassClaim() in legal else legal[0]
     if state.phase is Phase.DRAW:
         pile = Draw(DrawSource.DISCARD)
         top = state.discards[-1] if state.discards else None
-        if pile in legal and top is not None and _connections(top, hand, sets, runs) >= 2:
+        if pile in legal and top is not None and connections(top, hand, sets, runs) >= 2:
             return pile
         stock = Draw(DrawSource.STOCK)
         return stock if stock in legal else legal[0]
@@ -85,7 +86,7 @@ def fast_action(state: GameState, seat: int, legal: Sequence[Action], rng: rando
         return legal[0]
     by_id = {c.id: c for c in hand}
     scored = [
-        (_connections(by_id[a.card], hand, sets, runs), -state.rules.penalty(by_id[a.card]), a)
+        (connections(by_id[a.card], hand, sets, runs), -state.rules.penalty(by_id[a.card]), a)
         for a in discards
     ]
     best = min((s[0], s[1]) for s in scored)
