@@ -19,6 +19,7 @@ from engine.cards import card
 from engine.errors import InvalidActionError
 from engine.events import card_json, cards_json, meld_json
 from engine.game import GameState, Phase
+from engine.shuffle import commitment, round_seed
 
 
 def _answer(value: bool | None) -> str | None:
@@ -81,6 +82,9 @@ def _public(state: GameState) -> dict[str, Any]:
         "turns_completed": state.turns_completed,
         "action_count": state.action_count,
         "game_over": over,
+        # the current round's seed commitment: a watcher who joins after the deal
+        # (or the first deal, made before anyone watches) still gets it
+        "commitment": commitment(round_seed(state.seed, state.round_number)),
         "winners": list(state.winners()) if over else None,
     }
     if over:

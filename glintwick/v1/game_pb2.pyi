@@ -1025,6 +1025,7 @@ class View(_message.Message):
     MAY_ACT_FIELD_NUMBER: _builtins.int
     HAS_DRAWN_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     version: _builtins.int
     seat: _builtins.int
@@ -1050,6 +1051,8 @@ class View(_message.Message):
     has_drawn: _builtins.bool
     deadline_unix: _builtins.float
     """when the running deadline passes; 0: none"""
+    commitment: _builtins.str
+    """the current round's seed commitment (docs/SHUFFLE.md)"""
     @_builtins.property
     def contract(self) -> Global___Contract: ...
     @_builtins.property
@@ -1101,10 +1104,11 @@ class View(_message.Message):
         may_act: _builtins.bool = ...,
         has_drawn: _builtins.bool = ...,
         deadline_unix: _builtins.float = ...,
+        commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim", b"claim", "contract", b"contract", "discard_top", b"discard_top", "seat", b"seat", "taken_from_discard", b"taken_from_discard"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action_count", b"action_count", "claim", b"claim", "contract", b"contract", "current", b"current", "deadline_unix", b"deadline_unix", "discard_size", b"discard_size", "discard_top", b"discard_top", "exhaustions", b"exhaustions", "game_id", b"game_id", "game_over", b"game_over", "hand", b"hand", "has_drawn", b"has_drawn", "laid_this_turn", b"laid_this_turn", "may_act", b"may_act", "phase", b"phase", "players", b"players", "round", b"round", "rounds", b"rounds", "rules", b"rules", "rules_hash", b"rules_hash", "seat", b"seat", "seats", b"seats", "seed", b"seed", "stock_size", b"stock_size", "table", b"table", "taken_from_discard", b"taken_from_discard", "to_act", b"to_act", "turns_completed", b"turns_completed", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action_count", b"action_count", "claim", b"claim", "commitment", b"commitment", "contract", b"contract", "current", b"current", "deadline_unix", b"deadline_unix", "discard_size", b"discard_size", "discard_top", b"discard_top", "exhaustions", b"exhaustions", "game_id", b"game_id", "game_over", b"game_over", "hand", b"hand", "has_drawn", b"has_drawn", "laid_this_turn", b"laid_this_turn", "may_act", b"may_act", "phase", b"phase", "players", b"players", "round", b"round", "rounds", b"rounds", "rules", b"rules", "rules_hash", b"rules_hash", "seat", b"seat", "seats", b"seats", "seed", b"seed", "stock_size", b"stock_size", "table", b"table", "taken_from_discard", b"taken_from_discard", "to_act", b"to_act", "turns_completed", b"turns_completed", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

@@ -28,6 +28,7 @@ import contextlib
 import json
 import random
 import re
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -136,10 +137,10 @@ def watching(stream: AsyncIterator[pb.WatchGameResponse]) -> contextlib.aclosing
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
     """Wait until ``condition()`` holds (polled), failing after ``timeout`` seconds."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.01)
-    assert condition(), what
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s in vain for {what}"
+        await asyncio.sleep(0.01)
 
 
 def event_data(event: pb.Event) -> dict[str, Any]:

@@ -72,6 +72,7 @@ async def test_whole_game_by_random_clients(server: Env, rules: str, seats: int)
     assert len(replay_events(replay)) == sum(len(r.events) for r in played.responses)
 
     # every deal the players saw was committed to by the round seed the replay reveals
+    # (round 1 is dealt by CreateGame, and no event publishes that deal: rounds 2..)
     started = [e for r in played.responses for e in r.events if e.type == "round_started"]
     rounds = PRESETS[rules].rounds
     assert [event_data(e)["round"] for e in started] == list(range(2, rounds + 1))

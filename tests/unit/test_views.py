@@ -217,3 +217,12 @@ def test_random_game_never_leaks() -> None:
             seen |= {c.id for c in before.discards}
             if state.round_number != before.round_number or state.phase is Phase.GAME_OVER:
                 seen |= ids(before.hands[seat])  # it went out: its cards were shown
+
+
+def test_views_carry_the_current_rounds_commitment_never_its_seed() -> None:
+    state = GameState.new_game(WHISKERTRAIL, 2, b"commit-me")
+    expected = commitment(round_seed(b"commit-me", 1))
+    for view in (seat_view(state, 0), seat_view(state, 1), spectator_view(state)):
+        assert view["commitment"] == expected
+        text = json.dumps(view)
+        assert round_seed(b"commit-me", 1).hex() not in text and b"commit-me".hex() not in text
