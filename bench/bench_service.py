@@ -90,7 +90,7 @@ def baseline_server(redis_url: str | None) -> tuple[list[str], int]:
     return args, port
 
 
-Call = Callable[[pb_grpc.GameServiceAsyncStub, int], Awaitable[None]]
+Call = Callable[["pb_grpc.GameServiceAsyncStub", int], Awaitable[None]]  # a stub-only type
 
 
 async def _drive(
