@@ -440,6 +440,7 @@ class GameService:
             response=response_bytes if idem_key else None,
             finished=state.is_terminal(),
             deadline=record.deadline_unix or None,
+            deadline_changed=record.deadline_unix != loaded.record.deadline_unix,
         )
         if not await self.store.commit(record.game_id, loaded.revision, write):
             return None

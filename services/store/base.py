@@ -38,6 +38,8 @@ class Write:
     response: bytes | None = None  # what a repeated request gets back
     finished: bool = False  # start the finished game's expiry clock
     deadline: float | None = None  # when this game's running deadline passes (None: none)
+    # False when the deadline is the one already stored: a store may skip its index then
+    deadline_changed: bool = True
 
 
 class GameExistsError(Exception):
