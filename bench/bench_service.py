@@ -45,6 +45,7 @@ from tests.redis_server import free_port, redis_server
 
 ROOT = Path(__file__).parents[1]
 CORPUS = ROOT / "tests" / "data" / "solver-cases.jsonl"
+CHANNELS = 4
 
 
 @contextlib.contextmanager
@@ -97,11 +98,18 @@ async def _drive(
     target: str, seconds: float, concurrency: int, make: Callable[[int], Call]
 ) -> dict[str, Any]:
     latencies: list[float] = []
-    async with grpc.aio.insecure_channel(target) as channel:
-        stub: pb_grpc.GameServiceAsyncStub = pb_grpc.GameServiceStub(channel)
+    # several connections (each its own subchannel), so that ``--workers N``
+    # processes sharing the port by SO_REUSEPORT all get some of them
+    options = [("grpc.use_local_subchannel_pool", 1)]
+    channels = [grpc.aio.insecure_channel(target, options=options) for _ in range(CHANNELS)]
+    try:
+        stubs: list[pb_grpc.GameServiceAsyncStub] = [
+            pb_grpc.GameServiceStub(channel) for channel in channels
+        ]
         stop_at = time.perf_counter() + seconds
 
         async def worker(index: int) -> None:
+            stub = stubs[index % len(stubs)]
             call = make(index)
             n = 0
             while time.perf_counter() < stop_at:
@@ -113,6 +121,9 @@ async def _drive(
         started = time.perf_counter()
         await asyncio.gather(*(worker(i) for i in range(concurrency)))
         elapsed = time.perf_counter() - started
+    finally:
+        for channel in channels:
+            await channel.close()
     latencies.sort()
     return {
         "calls": len(latencies),

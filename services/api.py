@@ -127,6 +127,9 @@ class GameService:
         self.config = config or ServiceConfig()
         self._limiter = RateLimiter(self.config.rate_per_second, self.config.rate_burst)
         self._cache: OrderedDict[tuple[str, int], Loaded] = OrderedDict()
+        # the newest revision of each game this process has seen: a move whose
+        # expected version matches it is applied and committed without a load
+        self._newest: OrderedDict[str, Loaded] = OrderedDict()
         self._rules_cache: dict[bytes, RuleSet] = {}
 
     # ------------------------------------------------------------------ loading
@@ -141,6 +144,8 @@ class GameService:
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
+            if self._newest.get(game_id) is not cached:
+                self._remember(key, cached)
             return cached
         record = spb.StoredGame.FromString(snapshot.record)
         state = codec.state_from_pb(record.state, self._rules(record.state.rules))
@@ -152,6 +157,12 @@ class GameService:
         self._cache[key] = loaded
         if len(self._cache) > self.config.cache_size:
             self._cache.popitem(last=False)
+        newest = self._newest.get(key[0])
+        if newest is None or newest.revision <= loaded.revision:
+            self._newest[key[0]] = loaded
+            self._newest.move_to_end(key[0])
+            if len(self._newest) > self.config.cache_size:
+                self._newest.popitem(last=False)
 
     def _rules(self, message: pb.RuleSet) -> RuleSet:
         blob = message.SerializeToString(deterministic=True)
@@ -382,6 +393,35 @@ class GameService:
         if len(request.request_id) > MAX_REQUEST_ID:
             raise invalid(f"request_id has at most {MAX_REQUEST_ID} characters")
         action = self._decode_action(request.action)
+        limited = False
+        newest = self._newest.get(request.game_id)
+        if newest is not None and newest.version == request.expected_version:
+            # The fast path: the client and this process agree on the newest version,
+            # so try the move on the cached game and let the compare-and-set judge
+            # whether that is still the store's.  One store round trip per move; on
+            # any doubt (unknown token, engine error, lost race) the full path below
+            # answers from a fresh load, so the result is always the one it gives.
+            seat = self._seat_or_none(newest, caller)
+            if seat is not None:
+                try:
+                    state, events = newest.state.apply_action(seat, action)
+                except GlintwickError:
+                    pass  # a stale cache must answer ABORTED, not this: judge it fresh
+                else:
+                    self._limit(request.game_id, seat)
+                    limited = True
+                    idem_key = f"{seat}:{request.request_id}" if request.request_id else None
+                    response = await self._commit_move(
+                        newest, seat, action, state, events, idem_key, by_deadline=False
+                    )
+                    if response is not None:
+                        self._log_applied(request, caller, seat, action, response)
+                        return response
+        return await self._submit_loaded(request, caller, action, limited)
+
+    async def _submit_loaded(
+        self, request: pb.SubmitActionRequest, caller: Caller, action: Action, limited: bool
+    ) -> pb.SubmitActionResponse:
         loaded = await self.load(request.game_id)
         seat = self._seat_of(loaded, caller, required=True)
         assert seat is not None
@@ -394,7 +434,8 @@ class GameService:
             if earlier is not None:
                 bound.info("action_replayed")
                 return pb.SubmitActionResponse.FromString(earlier)
-        self._limit(request.game_id, seat)
+        if not limited:
+            self._limit(request.game_id, seat)
         if request.expected_version != loaded.version:
             raise stale(request.expected_version, loaded.version)
         response = await self._apply(loaded, seat, action, idem_key, by_deadline=False)
@@ -405,8 +446,31 @@ class GameService:
                     return pb.SubmitActionResponse.FromString(earlier)
             bound.info("action_conflict")
             raise conflict()
-        bound.info("action_applied", action=action.KIND, version=response.version)
+        self._log_applied(request, caller, seat, action, response)
         return response
+
+    @staticmethod
+    def _log_applied(
+        request: pb.SubmitActionRequest,
+        caller: Caller,
+        seat: int,
+        action: Action,
+        response: pb.SubmitActionResponse,
+    ) -> None:
+        log.info(
+            "action_applied",
+            game_id=request.game_id,
+            seat=seat,
+            request_id=request.request_id or caller.request_id,
+            action=action.KIND,
+            version=response.version,
+        )
+
+    def _seat_or_none(self, loaded: Loaded, caller: Caller) -> int | None:
+        try:
+            return self._seat_of(loaded, caller, required=True)
+        except ServiceError:
+            return None
 
     async def _apply(
         self, loaded: Loaded, seat: int, action: Action, idem_key: str | None, by_deadline: bool
@@ -416,6 +480,19 @@ class GameService:
             state, events = loaded.state.apply_action(seat, action)
         except GlintwickError as exc:
             raise _engine_error(exc) from exc
+        return await self._commit_move(loaded, seat, action, state, events, idem_key, by_deadline)
+
+    async def _commit_move(
+        self,
+        loaded: Loaded,
+        seat: int,
+        action: Action,
+        state: GameState,
+        events: list[Event],
+        idem_key: str | None,
+        by_deadline: bool,
+    ) -> pb.SubmitActionResponse | None:
+        """One compare-and-set of an applied move; None when the game moved on first."""
         version = state.action_count
         record = spb.StoredGame()
         record.CopyFrom(loaded.record)

@@ -60,8 +60,9 @@ class GameStore(ABC):
     async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
         """Apply ``write`` if the game is still at ``expected_revision``.
 
-        True when written; False when another writer got there first (nothing
-        changed).  Appending the entry, storing the idempotent response and
+        True when written; False when another writer got there first, or when
+        ``write.idempotency_key`` is already stored (nothing changed either way).
+        Appending the entry, storing the idempotent response and
         setting the expiry happen atomically with the record write.
         """
 

@@ -50,6 +50,8 @@ class MemoryStore(GameStore):
         game = self._live(game_id)
         if game is None or game.revision != expected_revision:
             return False
+        if write.idempotency_key is not None and write.idempotency_key in game.responses:
+            return False  # that request was applied before: never twice
         game.revision += 1
         game.record = write.record
         if write.entry is not None:

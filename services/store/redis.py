@@ -37,6 +37,7 @@ return 1
 _COMMIT = """
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if (not rev) or tonumber(rev) ~= tonumber(ARGV[1]) then return 0 end
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'rec', ARGV[2])
 if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], ARGV[3] .. '-1', 'e', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end

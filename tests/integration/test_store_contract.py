@@ -103,3 +103,15 @@ async def test_games_in_play_and_finished_games(store: GameStore) -> None:
 
 async def test_ping(store: GameStore) -> None:
     assert await store.ping()
+
+
+async def test_a_stored_idempotency_key_is_never_committed_twice(store: GameStore) -> None:
+    await store.create("g", b"a")
+    first = Write(b"b", entry=LogItem(1, b"e1"), idempotency_key="0:req-1", response=b"r1")
+    assert await store.commit("g", 1, first)
+    again = Write(b"c", entry=LogItem(2, b"e2"), idempotency_key="0:req-1", response=b"r2")
+    assert not await store.commit("g", 2, again)  # right revision, repeated key: nothing
+    snapshot = await store.load("g")
+    assert snapshot is not None and (snapshot.revision, snapshot.record) == (2, b"b")
+    assert [item.entry for item in await store.read_log("g", 0)] == [b"e1"]
+    assert await store.idempotent_response("g", "0:req-1") == b"r1"

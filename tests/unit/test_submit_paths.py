@@ -1,0 +1,146 @@
+"""SubmitAction's two paths give the same answers.
+
+A move whose expected version matches the newest game this process has seen is
+applied to the cached game and committed without a load (one store round trip);
+everything else takes the full path.  Two GameService objects on one (real,
+in-memory) store play two replicas: the second one's cache goes stale behind the
+first one's writes, and every answer must still be the full path's.
+"""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from engine.actions import Action
+from engine.game import GameState
+from engine.rulesets import WHISKERTRAIL
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
+from services.api import Caller, GameService
+from services.errors import ServiceError
+from services.store.memory import MemoryStore
+
+SEED = b"submit-paths"
+
+
+class CountingStore(MemoryStore):
+    """The embedded store, counting loads (a pure unit test may count calls)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads = 0
+
+    async def load(self, game_id: str):  # type: ignore[no-untyped-def]
+        self.loads += 1
+        return await super().load(game_id)
+
+
+async def new_game(service: GameService) -> tuple[str, list[Caller], GameState]:
+    game = await service.create_game(
+        pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, seed=SEED), Caller()
+    )
+    callers = []
+    for _ in range(2):
+        joined = await service.join_game(pb.JoinGameRequest(game_id=game.game_id), Caller())
+        callers.append(Caller(token=joined.token))
+    return game.game_id, callers, GameState.new_game(WHISKERTRAIL, 2, SEED)
+
+
+def submit(game_id: str, version: int, action: Action, request_id: str) -> pb.SubmitActionRequest:
+    return pb.SubmitActionRequest(
+        game_id=game_id,
+        expected_version=version,
+        request_id=request_id,
+        action=convert.action_to_pb(action),
+    )
+
+
+async def play(
+    service: GameService, game_id: str, callers: list[Caller], state: GameState, moves: int
+) -> GameState:
+    for n in range(moves):
+        seat = state.to_act[0]
+        action = state.legal_actions(seat)[0]
+        request = submit(game_id, state.action_count, action, f"m{state.action_count}-{n}")
+        await service.submit_action(request, callers[seat])
+        state, _ = state.apply_action(seat, action)
+    return state
+
+
+async def test_a_move_at_the_cached_version_needs_no_load() -> None:
+    store = CountingStore()
+    service = GameService(store)
+    game_id, callers, state = await new_game(service)
+    await service.get_view(pb.GetViewRequest(game_id=game_id), callers[0])  # caches the game
+    before = store.loads
+    state = await play(service, game_id, callers, state, 6)
+    assert store.loads == before  # six moves, no load
+    items = await store.read_log(game_id, 0)
+    assert [i.version for i in items] == list(range(1, 7))
+    snapshot = await store.load(game_id)
+    assert snapshot is not None
+    view = await service.get_view(pb.GetViewRequest(game_id=game_id), callers[0])
+    assert view.version == state.action_count == 6
+
+
+async def test_a_stale_cache_answers_aborted_and_changes_nothing() -> None:
+    store = MemoryStore()
+    first, second = GameService(store), GameService(store)
+    game_id, callers, state = await new_game(first)
+    await second.get_view(pb.GetViewRequest(game_id=game_id), callers[0])  # second caches v0
+    moved = await play(first, game_id, callers, state, 1)  # the game moves on elsewhere
+    # a client that still believes in version 0 sends the (then legal) first move to
+    # the replica whose cache is at version 0 too: stale, whatever the cache says
+    seat = state.to_act[0]
+    action = state.legal_actions(seat)[0]
+    with pytest.raises(ServiceError) as caught:
+        await second.submit_action(submit(game_id, 0, action, "late"), callers[seat])
+    assert caught.value.code == grpc.StatusCode.ABORTED
+    assert [i.version for i in await store.read_log(game_id, 0)] == [1]
+    # and the up-to-date client goes through the same replica
+    await play(second, game_id, callers, moved, 2)
+    assert [i.version for i in await store.read_log(game_id, 0)] == [1, 2, 3]
+
+
+async def test_an_illegal_move_on_a_stale_cache_is_stale_not_illegal() -> None:
+    store = MemoryStore()
+    first, second = GameService(store), GameService(store)
+    game_id, callers, state = await new_game(first)
+    await second.get_view(pb.GetViewRequest(game_id=game_id), callers[0])
+    await play(first, game_id, callers, state, 1)
+    other = 1 - state.to_act[0]  # not this seat's turn at version 0
+    action = state.legal_actions(state.to_act[0])[0]
+    with pytest.raises(ServiceError) as caught:
+        await second.submit_action(submit(game_id, 0, action, "x"), callers[other])
+    assert caught.value.reason == "STALE_VERSION"
+
+
+async def test_a_repeated_request_id_returns_the_original_even_at_a_new_version() -> None:
+    store = MemoryStore()
+    service = GameService(store)
+    game_id, callers, state = await new_game(service)
+    seat = state.to_act[0]
+    action = state.legal_actions(seat)[0]
+    original = await service.submit_action(submit(game_id, 0, action, "once"), callers[seat])
+    after, _ = state.apply_action(seat, action)
+    again_seat = after.to_act[0]
+    assert again_seat == seat  # whiskertrail: the same seat plays on after drawing
+    other_action = after.legal_actions(seat)[0]
+    repeated = await service.submit_action(submit(game_id, 1, other_action, "once"), callers[seat])
+    assert repeated == original
+    assert [i.version for i in await store.read_log(game_id, 0)] == [1]
+
+
+async def test_a_token_from_another_game_is_refused_on_the_fast_path() -> None:
+    store = MemoryStore()
+    service = GameService(store)
+    game_id, callers, state = await new_game(service)
+    _, strangers, _ = await new_game(service)
+    await service.get_view(pb.GetViewRequest(game_id=game_id), callers[0])
+    seat = state.to_act[0]
+    action = state.legal_actions(seat)[0]
+    with pytest.raises(ServiceError) as caught:
+        await service.submit_action(submit(game_id, 0, action, "s"), strangers[seat])
+    assert caught.value.code == grpc.StatusCode.UNAUTHENTICATED
+    assert await store.read_log(game_id, 0) == []
