@@ -2170,15 +2170,13 @@ def analyse(hand: Sequence[Card], rules: RuleSet, round_number: int, limit: int 
     rd = _round(pr, round_number)
     h1, h2, h3, h4, nj = _planes(hand)
     h = (h1, h2, h3, h4)
-    cs = _Cost(pr, rd, h, nj, limit, False, False)
+    # one search finds the cost and gathers the kinds every best leaf leaves open
+    # (a better leaf clears what worse ones gathered)
+    cs = _Cost(pr, rd, h, nj, limit, True, False)
     cs.run()
     if cs.best > limit:
         return Analysis(False, None, None, ())
-    missing = cs.best
-    # every best leaf, now that the bound is known from the start
-    cs = _Cost(pr, rd, h, nj, missing, True, False)
-    cs.run()
-    return Analysis(False, None, missing, _outs(cs, missing))
+    return Analysis(False, None, cs.best, _outs(cs, cs.best))
 
 
 # the preset rule sets' tables, built once at import (a few ms each) rather than
