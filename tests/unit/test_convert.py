@@ -1,0 +1,70 @@
+"""glintwick.convert's fast view conversion agrees with protobuf's own JSON mapping."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from engine.game import GameState
+from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
+from engine.views import seat_view, spectator_view
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
+
+
+def reference(view: dict[str, Any], game_id: str, version: int, deadline: float) -> pb.View:
+    """The conversion by json_format.ParseDict, as it was done before ``fill``."""
+    message = pb.View(game_id=game_id, version=version, deadline_unix=deadline)
+    data = convert._kinds_to_pb(dict(view))
+    claim = data.get("claim")
+    if claim:
+        for answer in claim.get("answers", []):
+            answer.setdefault("answer", "")
+    json_format.ParseDict(data, message)
+    return message
+
+
+@pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 3), (CONTRACT, 4)])
+def test_views_convert_like_parse_dict(rules: RuleSet, seats: int) -> None:
+    rng = random.Random(7)
+    state = GameState.new_game(rules, seats, b"convert")
+    checked = 0
+    while not state.is_terminal() and checked < 400:
+        views = [seat_view(state, s) for s in range(seats)] + [spectator_view(state)]
+        for view in views:
+            fast = convert.view_to_pb(view, "g1", state.action_count, 12.5)
+            assert fast == reference(view, "g1", state.action_count, 12.5)
+            assert convert.view_from_pb(fast) == convert.view_from_pb(
+                reference(view, "g1", state.action_count, 12.5)
+            )
+            checked += 1
+        seat = state.to_act[0]
+        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
+    assert checked >= 100
+
+
+def test_fill_rejects_unknown_fields_and_takes_enum_names() -> None:
+    message = pb.Meld()
+    convert.fill(message, {"kind": "MELD_KIND_RUN", "rank": 3, "cards": [{"id": 5}]})
+    assert message.kind == pb.MELD_KIND_RUN and message.cards[0].id == 5
+    with pytest.raises(KeyError):
+        convert.fill(pb.Meld(), {"no_such_field": 1})
+
+
+def test_message_to_plain_is_message_to_dict() -> None:
+    rng = random.Random(3)
+    state = GameState.new_game(CONTRACT, 4, b"plain")
+    messages: list[Any] = [convert.rules_to_pb(CONTRACT), convert.rules_to_pb(WHISKERTRAIL)]
+    messages.append(pb.CreateGameRequest(seats=4, bots={1: "greedy", 3: "strong"}))
+    for _ in range(120):
+        messages.append(convert.view_to_pb(seat_view(state, 0), "g", state.action_count, 0.0))
+        seat = state.to_act[0]
+        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
+    for message in messages:
+        expected = json_format.MessageToDict(
+            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
+        assert convert.message_to_plain(message) == expected
