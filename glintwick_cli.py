@@ -1,7 +1,7 @@
 """The ``glintwick`` command: the one composition root that knows every layer.
 
 Each subcommand maps to its layer's own entry point, imported lazily so that
-``glintwick solve`` never pays for gRPC and ``glintwick serve`` never for bots.
+``glintwick solve`` never pays for gRPC and ``glintwick serve`` never for tournaments.
 """
 
 from __future__ import annotations
@@ -187,6 +187,44 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
     return 0 if summary["illegal"] == 0 and summary["errors"] == 0 else 1
 
 
+def bots(args: argparse.Namespace) -> int:
+    """A house-bot pool worker against --target, until SIGTERM/SIGINT (docs/BOTS.md)."""
+    import asyncio
+    import signal
+
+    from clients.botpool import BotPool, PoolConfigError
+    from clients.sdk import GlintwickClient
+    from services.server import configure_logging
+
+    if not args.operator_token:
+        sys.stderr.write("glintwick bots: give --operator-token (or GLINTWICK_OPERATOR_TOKEN)\n")
+        return 2
+    configure_logging(args.log_format)
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        async with GlintwickClient(args.target) as client:
+            pool = BotPool(
+                client,
+                args.operator_token,
+                concurrency=args.concurrency,
+                poll_seconds=args.poll,
+                lease_seconds=args.lease,
+                seed=args.seed,
+            )
+            try:
+                await pool.run(stop)
+            except PoolConfigError as exc:
+                sys.stderr.write(f"glintwick bots: the server refuses the credential: {exc}\n")
+                return 1
+        return 0
+
+    return asyncio.run(main())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glintwick", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -212,6 +250,34 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
     tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
     tour.add_argument("--no-progress", action="store_true")
+    import os
+
+    env = os.environ.get
+    pool = sub.add_parser("bots", help="a house-bot pool worker: plays the server's house bots")
+    pool.add_argument("--target", default=env("GLINTWICK_TARGET", "127.0.0.1:50051"))
+    pool.add_argument(
+        "--operator-token",
+        default=env("GLINTWICK_OPERATOR_TOKEN"),
+        help="the server's operator credential (env GLINTWICK_OPERATOR_TOKEN)",
+    )
+    pool.add_argument(
+        "--concurrency",
+        type=int,
+        default=int(env("GLINTWICK_BOT_CONCURRENCY", "8")),
+        help="games played at once",
+    )
+    pool.add_argument("--poll", type=float, default=0.2, help="seconds between idle polls")
+    pool.add_argument(
+        "--lease", type=int, default=10, help="seconds a claimed turn is this worker's (0: none)"
+    )
+    pool.add_argument(
+        "--seed", default="", help="seeds the bots' randomness (with game/seat/version)"
+    )
+    pool.add_argument(
+        "--log-format",
+        choices=["auto", "json", "console"],
+        default=env("GLINTWICK_LOG_FORMAT", "auto"),
+    )
     serve = sub.add_parser("serve", help="serve gRPC and HTTP/JSON (embedded store by default)")
     from services.config import add_arguments
 
@@ -227,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return simulate(args, sys.stdout)
     if args.command == "tournament":
         return tournament(args, sys.stdout)
+    if args.command == "bots":
+        return bots(args)
     if args.command == "serve":
         from services.config import options_from
         from services.server import run

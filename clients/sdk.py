@@ -12,6 +12,11 @@ call, and a watch stream that reconnects and resumes from the last version seen.
         view = await seat.view()
         await seat.act(actions.draw())
 
+House bots (docs/BOTS.md): :meth:`Seat.fill_with_bots` fills a game's empty seats;
+an operator lists the bot turns to play with :meth:`GlintwickClient.bot_turns` and
+acts for a house-bot seat through :meth:`GlintwickClient.house_seat` (what
+``clients/botpool.py`` does).
+
 :class:`SyncClient` wraps the same calls for scripts that are not async.
 """
 
@@ -232,6 +237,20 @@ class GlintwickClient:
         """A handle for a seat joined earlier (e.g. by another process)."""
         return Seat(self, game_id, seat, token)
 
+    def house_seat(self, game_id: str, seat: int, operator_token: str) -> Seat:
+        """A house-bot seat, seen and played with the operator credential (every call
+        names the seat); the server refuses a human's seat."""
+        return Seat(self, game_id, seat, operator_token, on_behalf=True)
+
+    async def bot_turns(
+        self, operator_token: str, limit: int = 0, *, lease_seconds: int = 0
+    ) -> list[pb.BotTurn]:
+        """The house-bot turns to play now, longest waiting first (``limit`` 0: the
+        server's default number); ``lease_seconds`` > 0 claims them for that long."""
+        request = pb.ListBotTurnsRequest(limit=limit, lease_seconds=lease_seconds)
+        response = await self.call(self.stub.ListBotTurns, request, token=operator_token)
+        return list(response.turns)
+
     async def spectate(self, game_id: str) -> pb.View:
         return await self.call(self.stub.GetView, pb.GetViewRequest(game_id=game_id))
 
@@ -297,36 +316,55 @@ class GlintwickClient:
 class Seat:
     """A joined seat: acts and sees with its token, tracks the game version."""
 
-    def __init__(self, client: GlintwickClient, game_id: str, seat: int, token: str) -> None:
+    def __init__(
+        self,
+        client: GlintwickClient,
+        game_id: str,
+        seat: int,
+        token: str,
+        *,
+        on_behalf: bool = False,
+    ) -> None:
         self.client = client
         self.game_id = game_id
         self.seat = seat
         self.token = token
         self.version = 0
+        self.on_behalf = on_behalf  # the token is the operator's: name the seat in each call
+
+    def _named(self) -> dict[str, int]:
+        return {"seat": self.seat} if self.on_behalf else {}
 
     async def _call(self, method: Callable[..., Awaitable[T]], request: Any, **kw: Any) -> T:
         return await self.client.call(method, request, token=self.token, **kw)
 
     async def view(self) -> pb.View:
-        view = await self._call(self.client.stub.GetView, pb.GetViewRequest(game_id=self.game_id))
+        request = pb.GetViewRequest(game_id=self.game_id, **self._named())
+        view = await self._call(self.client.stub.GetView, request)
         self.version = view.version
         return view
 
     async def legal_actions(self) -> list[pb.Action]:
         response = await self._call(
-            self.client.stub.ListLegalActions, pb.ListLegalActionsRequest(game_id=self.game_id)
+            self.client.stub.ListLegalActions,
+            pb.ListLegalActionsRequest(game_id=self.game_id, **self._named()),
         )
         self.version = response.version
         return list(response.actions)
 
     async def validate(self, action: pb.Action) -> pb.ValidateActionResponse:
-        request = pb.ValidateActionRequest(game_id=self.game_id, action=action)
+        request = pb.ValidateActionRequest(game_id=self.game_id, action=action, **self._named())
         return await self._call(self.client.stub.ValidateAction, request)
 
     async def act(
-        self, action: pb.Action, *, expected_version: int | None = None
+        self,
+        action: pb.Action,
+        *,
+        expected_version: int | None = None,
+        request_id: str | None = None,
     ) -> pb.SubmitActionResponse:
-        """Submit once, whatever the retries: one request id for every attempt.
+        """Submit once, whatever the retries: one request id (``request_id``, else a fresh
+        UUID) for every attempt.
 
         Without ``expected_version`` the last version this seat saw is used, and a
         stale-version refusal refreshes it and retries (the server re-validates the
@@ -335,8 +373,9 @@ class Seat:
         request = pb.SubmitActionRequest(
             game_id=self.game_id,
             expected_version=self.version if expected_version is None else expected_version,
-            request_id=uuid.uuid4().hex,
+            request_id=request_id or uuid.uuid4().hex,
             action=action,
+            **self._named(),
         )
 
         async def refresh() -> None:
@@ -352,8 +391,16 @@ class Seat:
         self.version = response.version
         return response
 
+    async def fill_with_bots(self, strategy: str = "") -> pb.Game:
+        """Make every seat nobody has joined a house bot (``strategy``; empty: the
+        server's default): the table is full and play starts."""
+        request = pb.FillWithBotsRequest(game_id=self.game_id, strategy=strategy)
+        return await self._call(self.client.stub.FillWithBots, request)
+
     def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchGameResponse]:
-        return self.client.watch(self.game_id, token=self.token, from_version=from_version)
+        """The seat's watch (a house seat's is a spectator's: WatchGame names no seat)."""
+        token = None if self.on_behalf else self.token
+        return self.client.watch(self.game_id, token=token, from_version=from_version)
 
 
 class SyncClient:

@@ -13,6 +13,7 @@ rate limiter (a replica limits what it serves).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import os
@@ -55,6 +56,10 @@ log = structlog.get_logger("glintwick.api")
 MAX_HAND = 30
 MAX_SEED_BYTES = 64
 MAX_REQUEST_ID = 128
+MAX_STRATEGY = 64
+DEFAULT_FILL_STRATEGY = "greedy"
+MAX_BOT_TURNS = 1000
+MAX_LEASE_SECONDS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +114,12 @@ class ServiceConfig:
     cache_size: int = 4096
     clock: Callable[[], float] = time.time
     presets: Mapping[str, RuleSet] = field(default_factory=lambda: dict(PRESETS))
+    # the house-bot strategies a game may name (None: any name; the server passes the
+    # bot registry's, so a typo is refused instead of stalling a game)
+    bot_strategies: frozenset[str] | None = None
+    # a second credential for the house-bot calls only (never CreateGameFromDeck): the
+    # in-process bot pool's, when the server has no operator credential
+    bot_pool_token: str | None = None
 
 
 def _token_hash(token: str) -> bytes:
@@ -183,6 +194,58 @@ class GameService:
             if info.joined and hmac.compare_digest(info.token_hash, digest):
                 return seat
         raise unauthenticated("the token does not belong to a seat of this game")
+
+    def _is_operator(self, token: str, *, bots: bool) -> bool:
+        """The operator credential (or, for the house-bot calls, the bot pool's)."""
+        accepted = [self.config.operator_token]
+        if bots:
+            accepted.append(self.config.bot_pool_token)
+        return any(a and hmac.compare_digest(token.encode(), a.encode()) for a in accepted)
+
+    def _require_operator(self, caller: Caller, what: str) -> None:
+        if not (self.config.operator_token or self.config.bot_pool_token):
+            raise denied(
+                f"{what} is disabled on this server (no operator credential)", "OPERATOR_DISABLED"
+            )
+        if caller.token is None or not self._is_operator(caller.token, bots=True):
+            raise unauthenticated(f"{what} needs the operator credential")
+
+    def _acting_seat(
+        self, loaded: Loaded, caller: Caller, requested: int | None, required: bool
+    ) -> int | None:
+        """The seat a request acts or sees for.
+
+        Without ``requested``: the token's seat (None for a spectator).  With it: the
+        operator credential may name a house-bot seat (never a human's), a seat token
+        only its own seat.
+        """
+        if requested is None:
+            return self._seat_of(loaded, caller, required)
+        seats = loaded.record.seats
+        if requested >= len(seats):
+            raise invalid(f"no seat {requested} in a game of {len(seats)}", "NO_SUCH_SEAT")
+        if caller.token is None:
+            raise unauthenticated("naming a seat needs its token or the operator credential")
+        if self._is_operator(caller.token, bots=True):
+            if not seats[requested].bot:
+                raise denied(
+                    f"seat {requested} is not a house bot: the operator acts for house bots only",
+                    "NOT_A_HOUSE_BOT",
+                )
+            return requested
+        own = self._seat_of(loaded, caller, required=True)
+        if own != requested:
+            raise denied(f"this token is seat {own}'s, not seat {requested}'s", "NOT_YOUR_SEAT")
+        return requested
+
+    @staticmethod
+    def _requested_seat(
+        request: pb.GetViewRequest
+        | pb.ListLegalActionsRequest
+        | pb.SubmitActionRequest
+        | pb.ValidateActionRequest,
+    ) -> int | None:
+        return request.seat if request.HasField("seat") else None
 
     def _limit(self, game_id: str, seat: int) -> None:
         if not self._limiter.allow(f"{game_id}:{seat}"):
@@ -266,9 +329,10 @@ class GameService:
             )
         if len(request.seed) > MAX_SEED_BYTES:
             raise invalid(f"a seed has at most {MAX_SEED_BYTES} bytes")
-        for seat in request.bots:
+        for seat, strategy in request.bots.items():
             if seat >= seats:
                 raise invalid(f"bot seat {seat} is not a seat of this game")
+            self._check_strategy(strategy)
         seed = request.seed or os.urandom(32)
         try:
             state = GameState.new_game(rules, seats, seed, stock_orders=orders or None)
@@ -294,10 +358,14 @@ class GameService:
             await self.store.create(game_id, record.SerializeToString())
         except GameExistsError as exc:  # 64 random bits: practically never
             raise conflict() from exc
-        if record.deadline_unix:
-            await self.store.commit(
-                game_id, 1, Write(record.SerializeToString(), deadline=record.deadline_unix)
+        bot_turn, _ = self._bot_turn(None, None, record, state)
+        if record.deadline_unix or bot_turn:
+            write = Write(
+                record.SerializeToString(),
+                deadline=record.deadline_unix or None,
+                bot_turn=bot_turn,
             )
+            await self.store.commit(game_id, 1, write)
         log.info(
             "game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders)
         )
@@ -329,7 +397,13 @@ class GameService:
             record.seats[seat].joined = True
             record.seats[seat].name = request.name[:64]
             record.seats[seat].token_hash = _token_hash(token)
-            write = Write(record.SerializeToString(), deadline=record.deadline_unix or None)
+            bot_turn, changed = self._bot_turn(loaded.record, loaded.state, record, loaded.state)
+            write = Write(
+                record.SerializeToString(),
+                deadline=record.deadline_unix or None,
+                bot_turn=bot_turn,
+                bot_turn_changed=changed,
+            )
             if await self.store.commit(request.game_id, loaded.revision, write):
                 log.info(
                     "seat_joined", game_id=request.game_id, seat=seat, request_id=caller.request_id
@@ -337,6 +411,112 @@ class GameService:
                 fresh = await self.load(request.game_id)
                 return pb.JoinGameResponse(seat=seat, token=token, game=self._game_pb(fresh))
         raise conflict()
+
+    # ------------------------------------------------------------------ house bots
+
+    def _check_strategy(self, strategy: str) -> None:
+        known = self.config.bot_strategies
+        if not strategy or len(strategy) > MAX_STRATEGY:
+            raise invalid(f"a house bot's strategy is a bot name of 1..{MAX_STRATEGY} characters")
+        if known is not None and strategy not in known:
+            raise invalid(
+                f"unknown bot {strategy!r}; known: {', '.join(sorted(known))}", "UNKNOWN_BOT"
+            )
+
+    @staticmethod
+    def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
+        """The house-bot seat that may act now, if any (the first by claim priority).
+
+        House bots play once the table is full (every seat joined, by a player or a
+        bot) and until the game is over.
+        """
+        if state.is_terminal() or not all(s.joined for s in record.seats):
+            return None
+        for seat in state.to_act:
+            if record.seats[seat].bot:
+                return seat
+        return None
+
+    def _bot_turn(
+        self,
+        before_record: spb.StoredGame | None,
+        before: GameState | None,
+        record: spb.StoredGame,
+        after: GameState,
+    ) -> tuple[bool, bool]:
+        """The write's bot-turn fields: whether a house bot may act after it, and
+        whether the index may need a change (a bot could act before or after)."""
+        waiting = self.bot_seat(record, after) is not None
+        was = (
+            before_record is not None
+            and before is not None
+            and self.bot_seat(before_record, before) is not None
+        )
+        return waiting, waiting or was
+
+    async def fill_with_bots(self, request: pb.FillWithBotsRequest, caller: Caller) -> pb.Game:
+        strategy = request.strategy or DEFAULT_FILL_STRATEGY
+        self._check_strategy(strategy)
+        for _ in range(20):
+            loaded = await self.load(request.game_id)
+            seat = self._seat_of(loaded, caller, required=True)
+            free = [i for i, s in enumerate(loaded.record.seats) if not s.joined]
+            if not free:
+                return self._game_pb(loaded)  # already full: nothing to do (idempotent)
+            record = spb.StoredGame()
+            record.CopyFrom(loaded.record)
+            for i in free:
+                record.seats[i].joined = True
+                record.seats[i].bot = strategy
+                record.seats[i].name = f"bot:{strategy}"
+            bot_turn, changed = self._bot_turn(loaded.record, loaded.state, record, loaded.state)
+            write = Write(
+                record.SerializeToString(),
+                deadline=record.deadline_unix or None,
+                deadline_changed=False,
+                bot_turn=bot_turn,
+                bot_turn_changed=changed,
+            )
+            if await self.store.commit(request.game_id, loaded.revision, write):
+                log.info(
+                    "seats_filled_with_bots",
+                    game_id=request.game_id,
+                    seat=seat,
+                    bots=free,
+                    strategy=strategy,
+                    request_id=caller.request_id,
+                )
+                return self._game_pb(await self.load(request.game_id))
+        raise conflict()
+
+    async def list_bot_turns(
+        self, request: pb.ListBotTurnsRequest, caller: Caller
+    ) -> pb.ListBotTurnsResponse:
+        self._require_operator(caller, "listing house-bot turns")
+        limit = min(request.limit or 100, MAX_BOT_TURNS)
+        lease = min(request.lease_seconds, MAX_LEASE_SECONDS)
+        ids = await self.store.bot_turns(limit, float(lease))
+        found = await asyncio.gather(*(self._load_if_any(i) for i in ids))
+        response = pb.ListBotTurnsResponse()
+        for loaded in found:
+            seat = None if loaded is None else self.bot_seat(loaded.record, loaded.state)
+            if loaded is None or seat is None:
+                continue  # gone, or moved on since the index was read
+            response.turns.append(
+                pb.BotTurn(
+                    game_id=loaded.record.game_id,
+                    seat=seat,
+                    strategy=loaded.record.seats[seat].bot,
+                    version=loaded.version,
+                )
+            )
+        return response
+
+    async def _load_if_any(self, game_id: str) -> Loaded | None:
+        try:
+            return await self.load(game_id)
+        except ServiceError:
+            return None
 
     # ------------------------------------------------------------------ views
 
@@ -348,13 +528,14 @@ class GameService:
 
     async def get_view(self, request: pb.GetViewRequest, caller: Caller) -> pb.View:
         loaded = await self.load(request.game_id)
-        return self._view(loaded, self._seat_of(loaded, caller, required=False))
+        seat = self._acting_seat(loaded, caller, self._requested_seat(request), required=False)
+        return self._view(loaded, seat)
 
     async def list_legal_actions(
         self, request: pb.ListLegalActionsRequest, caller: Caller
     ) -> pb.ListLegalActionsResponse:
         loaded = await self.load(request.game_id)
-        seat = self._seat_of(loaded, caller, required=True)
+        seat = self._acting_seat(loaded, caller, self._requested_seat(request), required=True)
         assert seat is not None
         actions = loaded.state.legal_actions(seat)
         return pb.ListLegalActionsResponse(
@@ -367,7 +548,7 @@ class GameService:
         self, request: pb.ValidateActionRequest, caller: Caller
     ) -> pb.ValidateActionResponse:
         loaded = await self.load(request.game_id)
-        seat = self._seat_of(loaded, caller, required=True)
+        seat = self._acting_seat(loaded, caller, self._requested_seat(request), required=True)
         assert seat is not None
         action = self._decode_action(request.action)
         try:
@@ -423,11 +604,13 @@ class GameService:
         self, request: pb.SubmitActionRequest, caller: Caller, action: Action, limited: bool
     ) -> pb.SubmitActionResponse:
         loaded = await self.load(request.game_id)
-        seat = self._seat_of(loaded, caller, required=True)
+        seat = self._acting_seat(loaded, caller, self._requested_seat(request), required=True)
         assert seat is not None
         bound = log.bind(
             game_id=request.game_id, seat=seat, request_id=request.request_id or caller.request_id
         )
+        if loaded.record.seats[seat].bot:
+            bound = bound.bind(house_bot=loaded.record.seats[seat].bot)
         idem_key = f"{seat}:{request.request_id}" if request.request_id else None
         if idem_key is not None:
             earlier = await self.store.idempotent_response(request.game_id, idem_key)
@@ -498,6 +681,7 @@ class GameService:
         record.CopyFrom(loaded.record)
         record.state.CopyFrom(codec.state_to_pb(state, loaded.record.state.rules))
         record.deadline_unix = self._next_deadline(record, loaded.state, state)
+        bot_turn, bot_turn_changed = self._bot_turn(loaded.record, loaded.state, record, state)
         entry = spb.LogEntry(
             version=version,
             seat=seat,
@@ -518,6 +702,8 @@ class GameService:
             finished=state.is_terminal(),
             deadline=record.deadline_unix or None,
             deadline_changed=record.deadline_unix != loaded.record.deadline_unix,
+            bot_turn=bot_turn,
+            bot_turn_changed=bot_turn_changed,
         )
         if not await self.store.commit(record.game_id, loaded.revision, write):
             return None

@@ -19,7 +19,9 @@ class ServerOptions:
     rate_burst: int = 1000
     sweep_seconds: float = 0.25
     reuse_port: bool = False
-    bots: bool = True
+    bots: bool = True  # False (--no-bots): never run the in-process bot pool
+    bot_pool: str = "auto"  # the in-process house-bot pool: auto (memory store only) | on | off
+    bot_concurrency: int = 4  # house-bot turns the in-process pool plays at once
     log_format: str = "auto"  # auto | json | console
 
 
@@ -52,7 +54,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="requests/s per seat",
     )
     parser.add_argument("--burst", type=int, default=int(env("GLINTWICK_BURST", "1000")))
-    parser.add_argument("--no-bots", action="store_true", help="do not run the in-process bot pool")
+    parser.add_argument(
+        "--bot-pool",
+        choices=["auto", "on", "off"],
+        default=env("GLINTWICK_BOT_POOL", "auto"),
+        help="play house-bot seats in process (auto: with the memory store only)",
+    )
+    parser.add_argument(
+        "--bot-concurrency",
+        type=int,
+        default=int(env("GLINTWICK_BOT_CONCURRENCY", "4")),
+        help="house-bot turns the in-process pool plays at once",
+    )
+    parser.add_argument("--no-bots", action="store_true", help="the same as --bot-pool off")
     parser.add_argument(
         "--log-format",
         choices=["auto", "json", "console"],
@@ -71,5 +85,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         rate_per_second=args.rate,
         rate_burst=args.burst,
         bots=not args.no_bots,
+        bot_pool=args.bot_pool,
+        bot_concurrency=args.bot_concurrency,
         log_format=args.log_format,
     )

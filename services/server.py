@@ -1,5 +1,6 @@
 """Bootstrap: the grpc.aio server and the HTTP face in one process, health,
-reflection, the deadline sweeper, graceful shutdown, and ``--workers N``.
+reflection, the deadline sweeper, the in-process house-bot pool, graceful
+shutdown, and ``--workers N``.
 
 One Python process saturates one core; with the Redis store, ``--workers N``
 starts N processes that share the ports (SO_REUSEPORT, as in grpc's
@@ -119,6 +120,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
             operator_token=options.operator_token,
             rate_per_second=options.rate_per_second,
             rate_burst=options.rate_burst,
+            bot_strategies=_bot_strategies(),
         ),
     )
     server = grpc.aio.server(
@@ -174,18 +176,66 @@ async def serve(options: ServerOptions) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     extra: list[asyncio.Task[None]] = []
-    if options.bots:
-        extra.extend(await _start_bot_pool(running))
+    if bot_pool_wanted(options):
+        extra.extend(start_bot_pool(running, options))
     await stopping.wait()
     log.info("shutting_down")
     for task in extra:
         task.cancel()
+    for task in extra:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     await running.stop()
 
 
-async def _start_bot_pool(running: RunningServer) -> list[asyncio.Task[None]]:
-    """The in-process bot pool hook (issue 4 fills it); nothing to start yet."""
-    return []
+def _bot_strategies() -> frozenset[str]:
+    """The house-bot strategies a game may name: the bot registry's."""
+    from clients.bots import BOTS
+
+    return frozenset(BOTS)
+
+
+def bot_pool_wanted(options: ServerOptions) -> bool:
+    """Whether ``serve`` plays house-bot seats in process (``--bot-pool``, ``--no-bots``):
+    by default with the embedded store; with Redis, run ``glintwick bots`` workers."""
+    if not options.bots or options.bot_pool == "off":
+        return False
+    return options.bot_pool == "on" or options.store == "memory"
+
+
+def start_bot_pool(running: RunningServer, options: ServerOptions) -> list[asyncio.Task[None]]:
+    """Start the in-process house-bot pool: ``clients.botpool`` through the SDK against
+    this server's own gRPC port, so house bots take the very path an outside
+    ``glintwick bots`` worker does.  Without an operator credential the pool gets a
+    random one of its own, good for the house-bot calls only."""
+    import secrets
+
+    from clients.botpool import BotPool
+    from clients.sdk import GlintwickClient
+
+    config = running.service.config
+    token = config.operator_token
+    if not token:
+        token = config.bot_pool_token = config.bot_pool_token or secrets.token_urlsafe(32)
+    host, _ = _split(options.grpc_address)
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    client = GlintwickClient(f"{host}:{running.grpc_port}")
+    pool = BotPool(client, token, concurrency=max(1, options.bot_concurrency), name="in-process")
+
+    async def play() -> None:
+        try:
+            await pool.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("bot_pool_failed")
+        finally:
+            await client.close()
+
+    return [asyncio.create_task(play())]
 
 
 def _worker(options: ServerOptions) -> None:

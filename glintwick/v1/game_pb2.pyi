@@ -5,8 +5,8 @@ The Glintwick game service: the contract with integrators, in any language.
 
 Authentication: a seat's secret token (returned by JoinGame) travels in the
 `authorization: Bearer <token>` metadata (HTTP: the Authorization header).
-Spectators send none. The operator credential (CreateGameFromDeck) travels the
-same way. Errors follow the gRPC model; a rule refusal is FAILED_PRECONDITION
+Spectators send none. The operator credential (CreateGameFromDeck, the house-bot
+calls) travels the same way. Errors follow the gRPC model; a rule refusal is FAILED_PRECONDITION
 with a google.rpc.ErrorInfo whose reason is the engine's reason code
 (domain "glintwick.dev").
 """
@@ -1118,20 +1118,30 @@ Global___View: _TypeAlias = View  # noqa: Y015
 
 @_typing.final
 class GetViewRequest(_message.Message):
+    """`seat` (every seat-bound request has it): the operator credential acting for a
+    house-bot seat (PERMISSION_DENIED for a human seat). A seat token may name only
+    its own seat; absent, the token's seat.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    seat: _builtins.int
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game_id", b"game_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___GetViewRequest: _TypeAlias = GetViewRequest  # noqa: Y015
 
@@ -1140,17 +1150,22 @@ class ListLegalActionsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    seat: _builtins.int
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game_id", b"game_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___ListLegalActionsRequest: _TypeAlias = ListLegalActionsRequest  # noqa: Y015
 
@@ -1224,10 +1239,13 @@ class SubmitActionRequest(_message.Message):
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     expected_version: _builtins.int
     request_id: _builtins.str
     """idempotency key, unique per seat (e.g. a UUID)"""
+    seat: _builtins.int
+    """see GetViewRequest"""
     @_builtins.property
     def action(self) -> Global___Action: ...
     def __init__(
@@ -1237,12 +1255,15 @@ class SubmitActionRequest(_message.Message):
         expected_version: _builtins.int = ...,
         request_id: _builtins.str = ...,
         action: Global___Action | None = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action", b"action", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "expected_version", b"expected_version", "game_id", b"game_id", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action", b"action", "expected_version", b"expected_version", "game_id", b"game_id", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___SubmitActionRequest: _TypeAlias = SubmitActionRequest  # noqa: Y015
 
@@ -1276,7 +1297,10 @@ class ValidateActionRequest(_message.Message):
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    seat: _builtins.int
+    """see GetViewRequest"""
     @_builtins.property
     def action(self) -> Global___Action: ...
     def __init__(
@@ -1284,12 +1308,15 @@ class ValidateActionRequest(_message.Message):
         *,
         game_id: _builtins.str = ...,
         action: Global___Action | None = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action", b"action", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action", b"action", "game_id", b"game_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___ValidateActionRequest: _TypeAlias = ValidateActionRequest  # noqa: Y015
 
@@ -1551,6 +1578,109 @@ class Replay(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Replay: _TypeAlias = Replay  # noqa: Y015
+
+@_typing.final
+class FillWithBotsRequest(_message.Message):
+    """---------------------------------------------------------------- house bots"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    STRATEGY_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    strategy: _builtins.str
+    """a bot name (docs/BOTS.md); empty: "greedy" """
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        strategy: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "strategy", b"strategy"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FillWithBotsRequest: _TypeAlias = FillWithBotsRequest  # noqa: Y015
+
+@_typing.final
+class ListBotTurnsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMIT_FIELD_NUMBER: _builtins.int
+    LEASE_SECONDS_FIELD_NUMBER: _builtins.int
+    limit: _builtins.int
+    """0: 100; at most 1000"""
+    lease_seconds: _builtins.int
+    """> 0: claim the turns listed: no call lists them again for this many seconds (at
+    most 300), or until the game's next move. Workers claim so as not to think about
+    the same turn twice; a turn is applied once anyway (SubmitAction's expected_version).
+    """
+    def __init__(
+        self,
+        *,
+        limit: _builtins.int = ...,
+        lease_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lease_seconds", b"lease_seconds", "limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotTurnsRequest: _TypeAlias = ListBotTurnsRequest  # noqa: Y015
+
+@_typing.final
+class BotTurn(_message.Message):
+    """One house-bot seat that may act now (the game's table is full)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    STRATEGY_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    seat: _builtins.int
+    strategy: _builtins.str
+    version: _builtins.int
+    """the game's version: submit with it as expected_version"""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        strategy: _builtins.str = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "seat", b"seat", "strategy", b"strategy", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotTurn: _TypeAlias = BotTurn  # noqa: Y015
+
+@_typing.final
+class ListBotTurnsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TURNS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def turns(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotTurn]: ...
+    def __init__(
+        self,
+        *,
+        turns: _abc.Iterable[Global___BotTurn] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["turns", b"turns"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotTurnsResponse: _TypeAlias = ListBotTurnsResponse  # noqa: Y015
 
 @_typing.final
 class PingRequest(_message.Message):

@@ -94,6 +94,16 @@ class GameServiceStub:
                 request_serializer=glintwick_dot_v1_dot_game__pb2.GetReplayRequest.SerializeToString,
                 response_deserializer=glintwick_dot_v1_dot_game__pb2.Replay.FromString,
                 _registered_method=True)
+        self.FillWithBots = channel.unary_unary(
+                '/glintwick.v1.GameService/FillWithBots',
+                request_serializer=glintwick_dot_v1_dot_game__pb2.FillWithBotsRequest.SerializeToString,
+                response_deserializer=glintwick_dot_v1_dot_game__pb2.Game.FromString,
+                _registered_method=True)
+        self.ListBotTurns = channel.unary_unary(
+                '/glintwick.v1.GameService/ListBotTurns',
+                request_serializer=glintwick_dot_v1_dot_game__pb2.ListBotTurnsRequest.SerializeToString,
+                response_deserializer=glintwick_dot_v1_dot_game__pb2.ListBotTurnsResponse.FromString,
+                _registered_method=True)
         self.Ping = channel.unary_unary(
                 '/glintwick.v1.GameService/Ping',
                 request_serializer=glintwick_dot_v1_dot_game__pb2.PingRequest.SerializeToString,
@@ -192,6 +202,24 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FillWithBots(self, request, context):
+        """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
+        full and the bots play. Needs a seat token of the game; idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBotTurns(self, request, context):
+        """The house-bot turns to play now, longest waiting first (operator only): what a
+        bot-pool worker (`glintwick bots`) polls, claiming them for a while. The operator
+        then reads and acts for the seat with GetView / ListLegalActions / SubmitAction
+        and their `seat` field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Ping(self, request, context):
         """Does nothing: the benchmarks' baseline for the cost of an RPC.
         """
@@ -261,6 +289,16 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.GetReplay,
                     request_deserializer=glintwick_dot_v1_dot_game__pb2.GetReplayRequest.FromString,
                     response_serializer=glintwick_dot_v1_dot_game__pb2.Replay.SerializeToString,
+            ),
+            'FillWithBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.FillWithBots,
+                    request_deserializer=glintwick_dot_v1_dot_game__pb2.FillWithBotsRequest.FromString,
+                    response_serializer=glintwick_dot_v1_dot_game__pb2.Game.SerializeToString,
+            ),
+            'ListBotTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBotTurns,
+                    request_deserializer=glintwick_dot_v1_dot_game__pb2.ListBotTurnsRequest.FromString,
+                    response_serializer=glintwick_dot_v1_dot_game__pb2.ListBotTurnsResponse.SerializeToString,
             ),
             'Ping': grpc.unary_unary_rpc_method_handler(
                     servicer.Ping,
@@ -592,6 +630,60 @@ class GameService:
             '/glintwick.v1.GameService/GetReplay',
             glintwick_dot_v1_dot_game__pb2.GetReplayRequest.SerializeToString,
             glintwick_dot_v1_dot_game__pb2.Replay.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FillWithBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glintwick.v1.GameService/FillWithBots',
+            glintwick_dot_v1_dot_game__pb2.FillWithBotsRequest.SerializeToString,
+            glintwick_dot_v1_dot_game__pb2.Game.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBotTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glintwick.v1.GameService/ListBotTurns',
+            glintwick_dot_v1_dot_game__pb2.ListBotTurnsRequest.SerializeToString,
+            glintwick_dot_v1_dot_game__pb2.ListBotTurnsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -5,8 +5,8 @@ The Glintwick game service: the contract with integrators, in any language.
 
 Authentication: a seat's secret token (returned by JoinGame) travels in the
 `authorization: Bearer <token>` metadata (HTTP: the Authorization header).
-Spectators send none. The operator credential (CreateGameFromDeck) travels the
-same way. Errors follow the gRPC model; a rule refusal is FAILED_PRECONDITION
+Spectators send none. The operator credential (CreateGameFromDeck, the house-bot
+calls) travels the same way. Errors follow the gRPC model; a rule refusal is FAILED_PRECONDITION
 with a google.rpc.ErrorInfo whose reason is the engine's reason code
 (domain "glintwick.dev").
 """
@@ -70,6 +70,16 @@ class GameServiceStub:
     """The solver as a stateless call: feasibility, best melds, cards missing, outs."""
     GetReplay: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetReplayRequest, _game_pb2.Replay]
     """A finished game's full action log and its revealed seed."""
+    FillWithBots: _grpc.UnaryUnaryMultiCallable[_game_pb2.FillWithBotsRequest, _game_pb2.Game]
+    """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
+    full and the bots play. Needs a seat token of the game; idempotent.
+    """
+    ListBotTurns: _grpc.UnaryUnaryMultiCallable[_game_pb2.ListBotTurnsRequest, _game_pb2.ListBotTurnsResponse]
+    """The house-bot turns to play now, longest waiting first (operator only): what a
+    bot-pool worker (`glintwick bots`) polls, claiming them for a while. The operator
+    then reads and acts for the seat with GetView / ListLegalActions / SubmitAction
+    and their `seat` field.
+    """
     Ping: _grpc.UnaryUnaryMultiCallable[_game_pb2.PingRequest, _game_pb2.PingResponse]
     """Does nothing: the benchmarks' baseline for the cost of an RPC."""
 
@@ -107,6 +117,16 @@ class GameServiceAsyncStub(GameServiceStub):
     """The solver as a stateless call: feasibility, best melds, cards missing, outs."""
     GetReplay: _aio.UnaryUnaryMultiCallable[_game_pb2.GetReplayRequest, _game_pb2.Replay]  # type: ignore[assignment]
     """A finished game's full action log and its revealed seed."""
+    FillWithBots: _aio.UnaryUnaryMultiCallable[_game_pb2.FillWithBotsRequest, _game_pb2.Game]  # type: ignore[assignment]
+    """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
+    full and the bots play. Needs a seat token of the game; idempotent.
+    """
+    ListBotTurns: _aio.UnaryUnaryMultiCallable[_game_pb2.ListBotTurnsRequest, _game_pb2.ListBotTurnsResponse]  # type: ignore[assignment]
+    """The house-bot turns to play now, longest waiting first (operator only): what a
+    bot-pool worker (`glintwick bots`) polls, claiming them for a while. The operator
+    then reads and acts for the seat with GetView / ListLegalActions / SubmitAction
+    and their `seat` field.
+    """
     Ping: _aio.UnaryUnaryMultiCallable[_game_pb2.PingRequest, _game_pb2.PingResponse]  # type: ignore[assignment]
     """Does nothing: the benchmarks' baseline for the cost of an RPC."""
 
@@ -213,6 +233,28 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_pb2.Replay, _abc.Awaitable[_game_pb2.Replay]]:
         """A finished game's full action log and its revealed seed."""
+
+    @_abc_1.abstractmethod
+    def FillWithBots(
+        self,
+        request: _game_pb2.FillWithBotsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.Game, _abc.Awaitable[_game_pb2.Game]]:
+        """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
+        full and the bots play. Needs a seat token of the game; idempotent.
+        """
+
+    @_abc_1.abstractmethod
+    def ListBotTurns(
+        self,
+        request: _game_pb2.ListBotTurnsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.ListBotTurnsResponse, _abc.Awaitable[_game_pb2.ListBotTurnsResponse]]:
+        """The house-bot turns to play now, longest waiting first (operator only): what a
+        bot-pool worker (`glintwick bots`) polls, claiming them for a while. The operator
+        then reads and acts for the seat with GetView / ListLegalActions / SubmitAction
+        and their `seat` field.
+        """
 
     @_abc_1.abstractmethod
     def Ping(

@@ -4,7 +4,9 @@ A game is a record (the ``StoredGame`` protobuf, opaque bytes here) with a
 revision, plus an append-only log of accepted actions (``LogEntry`` bytes), each
 tagged with the game version it produced.  Every write is one atomic
 compare-and-set on the revision; a move's write also appends its log entry and
-remembers its idempotency key, in the same atomic step.  Two implementations
+remembers its idempotency key, in the same atomic step, as it updates the
+bot-turn index (the games where a house-bot seat may act now: what the bot pool
+plays; an entry lost to a crash would stall a game for good).  Two implementations
 share these semantics: :mod:`services.store.memory` (the embedded default) and
 :mod:`services.store.redis` (Lua compare-and-set), and one contract test suite
 runs against both.
@@ -40,6 +42,12 @@ class Write:
     deadline: float | None = None  # when this game's running deadline passes (None: none)
     # False when the deadline is the one already stored: a store may skip its index then
     deadline_changed: bool = True
+    # A house-bot seat may act after this write: the bot-turn index lists the game from
+    # now (the store's clock), written in the same atomic step as the record.
+    bot_turn: bool = False
+    # False when no house-bot seat could act before this write either: a store may skip
+    # its index then (True with ``bot_turn`` False takes the game out of the index).
+    bot_turn_changed: bool = True
 
 
 class GameExistsError(Exception):
@@ -81,6 +89,17 @@ class GameStore(ABC):
     @abstractmethod
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         """Ids of games whose running deadline is at or before ``now``."""
+
+    @abstractmethod
+    async def bot_turns(self, limit: int = 100, lease: float = 0.0) -> list[str]:
+        """Ids of games where a house-bot seat may act (``Write.bot_turn``) and no lease
+        holds, longest waiting first.
+
+        ``lease`` > 0 also claims the games returned: later calls do not return them
+        for ``lease`` seconds, or until their next write stamps a new turn.  Bot-pool
+        workers claim turns so that they rarely think about the same one; a turn is
+        applied once whatever happens, by the commit's compare-and-set.
+        """
 
     @abstractmethod
     async def games_in_play(self) -> int:

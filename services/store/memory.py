@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +27,9 @@ class MemoryStore(GameStore):
         self, finished_ttl: float = 24 * 3600, clock: Callable[[], float] = time.time
     ) -> None:
         self._games: dict[str, _Game] = {}
+        # the bot-turn index: game id → (listed from, a tie-break sequence number)
+        self._bot_turns: dict[str, tuple[float, int]] = {}
+        self._sequence = itertools.count()
         self._changed = asyncio.Condition()
         self._ttl = finished_ttl
         self._clock = clock
@@ -33,6 +38,7 @@ class MemoryStore(GameStore):
         game = self._games.get(game_id)
         if game is not None and game.expires_at is not None and game.expires_at <= self._clock():
             del self._games[game_id]
+            self._bot_turns.pop(game_id, None)
             return None
         return game
 
@@ -61,6 +67,10 @@ class MemoryStore(GameStore):
         if write.finished:
             game.expires_at = self._clock() + self._ttl
         game.deadline = write.deadline
+        if write.bot_turn:
+            self._bot_turns[game_id] = (self._clock(), next(self._sequence))
+        elif write.bot_turn_changed:
+            self._bot_turns.pop(game_id, None)
         async with self._changed:
             self._changed.notify_all()
         return True
@@ -101,6 +111,16 @@ class MemoryStore(GameStore):
             if g.deadline is not None and g.deadline <= now
         ]
         return [gid for _, gid in sorted(due)[:limit]]
+
+    async def bot_turns(self, limit: int = 100, lease: float = 0.0) -> list[str]:
+        now = self._clock()
+        ready = ((score, gid) for gid, score in self._bot_turns.items() if score[0] <= now)
+        found = [gid for _, gid in heapq.nsmallest(max(limit, 0), ready)]
+        found = [gid for gid in found if self._live(gid) is not None]
+        if lease > 0:
+            for gid in found:
+                self._bot_turns[gid] = (now + lease, next(self._sequence))
+        return found
 
     async def games_in_play(self) -> int:
         return sum(1 for g in self._games.values() if g.expires_at is None)

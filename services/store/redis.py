@@ -10,6 +10,14 @@ script may touch them all):
   ``glintwick:active`` — set of unfinished game ids.  Both are cluster-wide
   indexes, so they are written next to the script, not inside it; the deadline
   sweeper re-checks every due game against its record anyway.
+* ``glintwick:botturns`` — sorted set: game id by when it is listed from (when a
+  house-bot seat started waiting, or when a worker's lease on the turn ends; times
+  from Redis's clock, so replicas' clocks do not matter).  Written *inside* the
+  commit script, atomically with the record: a bot turn lost between two round
+  trips would stall its game for good (a missed deadline index entry only delays
+  a default action).  The script so touches one key outside the game's hash tag:
+  fine for one Redis (this store's client); a Redis Cluster deployment would need
+  the index in each game's slot.  Needs Redis >= 5 (``TIME`` in a writing script).
 
 Finished games expire after a configurable time.
 """
@@ -27,6 +35,7 @@ T = TypeVar("T")
 
 DEADLINES_KEY = "glintwick:deadlines"
 ACTIVE_KEY = "glintwick:active"
+BOT_TURNS_KEY = "glintwick:botturns"
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -47,7 +56,24 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
   redis.call('EXPIRE', KEYS[3], ttl)
 end
+if ARGV[8] == 'del' then
+  redis.call('ZREM', KEYS[4], ARGV[9])
+elseif ARGV[8] == 'set' then
+  local now = redis.call('TIME')
+  redis.call('ZADD', KEYS[4], tonumber(now[1]) + tonumber(now[2]) / 1000000, ARGV[9])
+end
 return 1
+"""
+
+_BOT_TURNS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local lease = tonumber(ARGV[2])
+if lease > 0 then
+  for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + lease, id) end
+end
+return ids
 """
 
 
@@ -58,6 +84,13 @@ def _awaited(value: Awaitable[T] | T) -> Awaitable[T]:
 
 def _keys(game_id: str) -> list[str]:
     return [f"g:{{{game_id}}}:rec", f"g:{{{game_id}}}:log", f"g:{{{game_id}}}:req"]
+
+
+def _bot_turn_arg(write: Write) -> str:
+    """The script's bot-turn argument: 'set' (list from now), 'del', or '' (leave it)."""
+    if write.bot_turn:
+        return "set"
+    return "del" if write.bot_turn_changed else ""
 
 
 def _version_of(stream_id: bytes | str) -> int:
@@ -80,6 +113,7 @@ class RedisStore(GameStore):
         )
         self._create = self._redis.register_script(_CREATE)
         self._commit = self._redis.register_script(_COMMIT)
+        self._bot_turns = self._redis.register_script(_BOT_TURNS)
         self._ttl = finished_ttl
 
     async def create(self, game_id: str, record: bytes) -> None:
@@ -104,8 +138,10 @@ class RedisStore(GameStore):
             write.idempotency_key or "",
             write.response or b"",
             self._ttl if write.finished else 0,
+            _bot_turn_arg(write),
+            game_id,
         ]
-        done = await self._commit(keys=_keys(game_id), args=args)
+        done = await self._commit(keys=[*_keys(game_id), BOT_TURNS_KEY], args=args)
         if not done:
             return False
         if not (write.deadline_changed or write.finished):
@@ -145,6 +181,12 @@ class RedisStore(GameStore):
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         ids = await self._redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+
+    async def bot_turns(self, limit: int = 100, lease: float = 0.0) -> list[str]:
+        if limit <= 0:
+            return []
+        ids = await self._bot_turns(keys=[BOT_TURNS_KEY], args=[limit, repr(float(lease))])
         return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     async def games_in_play(self) -> int:

@@ -91,6 +91,81 @@ async def test_deadlines_index(store: GameStore) -> None:
     assert await store.due_deadlines(200.0) == ["a"]
 
 
+async def test_bot_turn_index(store: GameStore) -> None:
+    for name in ("a", "b", "c"):
+        await store.create(name, b"0")
+    assert await store.bot_turns() == []
+    assert await store.commit("a", 1, Write(b"1", bot_turn=True))
+    assert await store.commit("b", 1, Write(b"1", bot_turn=True))
+    assert await store.commit("c", 1, Write(b"1"))  # no house bot may act
+    assert await store.bot_turns() == ["a", "b"]  # longest waiting first
+    assert await store.bot_turns(limit=1) == ["a"]
+    assert await store.bot_turns(limit=0) == []
+    assert await store.commit("a", 2, Write(b"2", bot_turn=True))  # a's next bot turn
+    assert await store.bot_turns() == ["b", "a"]
+    # a write that says the index already agrees leaves it alone
+    assert await store.commit("b", 2, Write(b"2", bot_turn_changed=False))
+    assert await store.bot_turns() == ["b", "a"]
+    assert await store.commit("b", 3, Write(b"3"))  # a human's turn now
+    assert await store.bot_turns() == ["a"]
+    # a losing compare-and-set changes nothing, the index included
+    assert not await store.commit("c", 1, Write(b"x", bot_turn=True))
+    assert not await store.commit("a", 2, Write(b"x"))
+    assert await store.bot_turns() == ["a"]
+    assert await store.commit("a", 3, Write(b"3", entry=LogItem(1, b"e"), finished=True))
+    assert await store.bot_turns() == []
+
+
+async def test_bot_turn_leases(store: GameStore) -> None:
+    for name in ("a", "b", "c"):
+        await store.create(name, b"0")
+        assert await store.commit(name, 1, Write(b"1", bot_turn=True))
+    assert await store.bot_turns(limit=2, lease=30) == ["a", "b"]  # claimed
+    assert await store.bot_turns() == ["c"]  # a plain look claims nothing
+    assert await store.bot_turns() == ["c"]
+    # a claimed game's next write stamps a new turn: listed again at once
+    assert await store.commit("a", 2, Write(b"2", bot_turn=True))
+    assert await store.bot_turns(lease=0.3) == ["c", "a"]
+    assert await store.bot_turns() == []
+    await asyncio.sleep(0.5)
+    # those leases ran out (at the same moment: either order), b's has not
+    assert sorted(await store.bot_turns()) == ["a", "c"]
+    assert await store.commit("b", 2, Write(b"2"))  # no bot turn: leased or not, gone
+    assert await store.commit("b", 3, Write(b"3", bot_turn=True))
+    assert (await store.bot_turns())[2:] == ["b"]
+
+
+async def test_concurrent_claims_never_share_a_turn(store: GameStore) -> None:
+    names = [f"g{i}" for i in range(12)]
+    for name in names:
+        await store.create(name, b"0")
+        assert await store.commit(name, 1, Write(b"1", bot_turn=True))
+    claims = await asyncio.gather(*(store.bot_turns(limit=3, lease=30) for _ in range(6)))
+    claimed = [gid for claim in claims for gid in claim]
+    assert sorted(claimed) == sorted(names)  # each game to exactly one claimant
+    assert await store.bot_turns() == []
+
+
+async def test_bot_turn_index_follows_the_compare_and_set_winner(store: GameStore) -> None:
+    for round_ in range(6):
+        game = f"race{round_}"
+        await store.create(game, b"r0")
+        if round_ % 2:
+            assert await store.commit(game, 1, Write(b"r1", bot_turn=True))
+        revision = 1 + round_ % 2
+        # even racers say a bot may act, odd ones that none may
+        writes = [
+            store.commit(game, revision, Write(f"w{i}".encode(), bot_turn=i % 2 == 0))
+            for i in range(8)
+        ]
+        results = await asyncio.gather(*writes)
+        assert results.count(True) == 1
+        winner = results.index(True)
+        snapshot = await store.load(game)
+        assert snapshot is not None and snapshot.record == f"w{winner}".encode()
+        assert (game in await store.bot_turns()) == (winner % 2 == 0), f"round {round_}"
+
+
 async def test_games_in_play_and_finished_games(store: GameStore) -> None:
     await store.create("x", b"0")
     await store.create("y", b"0")

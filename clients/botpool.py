@@ -1,0 +1,270 @@
+"""The house-bot pool: a worker that plays every house-bot seat the server lists.
+
+A game may seat *house bots* (``CreateGame``'s ``bots``, or ``FillWithBots``). A pool
+worker plays them through the public API exactly as an outside bot would, with the
+operator credential:
+
+1. ``ListBotTurns`` with a lease — the games where a house-bot seat may act now,
+   longest waiting first, as many as the worker has room for (``concurrency``),
+   claimed for ``lease_seconds``: no other worker is handed them meanwhile (the
+   store keeps that index atomically with every write; the game's next move ends
+   the lease);
+2. per turn: ``GetView`` and ``ListLegalActions`` naming the seat, the bot chooses
+   (in a thread, so the event loop — perhaps a server's — keeps serving), and
+   ``SubmitAction`` at the version it saw;
+3. poll again as soon as a move is done (its game's next turn is listed at once),
+   else every ``poll_seconds``.
+
+**Exactly once per turn**, however many workers run against however many replicas:
+every submit names the version it saw, and the store's compare-and-set lets exactly
+one write land per version; a worker that loses a race (an expired lease, a claim
+window a player answered first, ``lease_seconds=0``) gets ``ABORTED`` and moves on
+(``PoolStats.races``).  A retried submit (``UNAVAILABLE``) reuses its request id, so
+the server applies it once.  A turn whose move failed simply waits for its lease to
+run out: that is the retry back-off.  A worker that dies holding leases delays those
+turns by ``lease_seconds`` at most.
+
+Bots are deterministic: a move's randomness is seeded from the pool seed, the game,
+the seat and the version (:func:`move_rng`), so which worker plays a turn does not
+change the move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import uuid
+import zlib
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+
+from clients.bots.base import Bot, make_bot
+from clients.sdk import GlintwickClient, GlintwickError
+from engine.actions import Action
+from engine.rulesets import RuleSet
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
+
+log = structlog.get_logger("glintwick.botpool")
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+#: refusals that mean the worker itself is misconfigured: stop instead of retrying
+FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+
+
+@dataclass
+class PoolStats:
+    moves: int = 0  # actions this worker submitted and the server applied
+    races: int = 0  # turns another writer (worker, player, deadline) took first
+    refused: int = 0  # a bot's choice refused as illegal (a bot bug): logged
+    errors: int = 0  # anything else (bot exceptions, RPC failures): logged
+    polls: int = 0
+
+
+class PoolConfigError(Exception):
+    """The server refuses this worker's credential (UNAUTHENTICATED / PERMISSION_DENIED)."""
+
+
+class BotPool:
+    """One pool worker.  ``await pool.run(stop)`` until ``stop`` is set (or cancelled)."""
+
+    def __init__(
+        self,
+        client: GlintwickClient,
+        operator_token: str,
+        *,
+        concurrency: int = 8,
+        poll_seconds: float = 0.2,
+        lease_seconds: int = 10,
+        seed: str = "",
+        grace_seconds: float = 5.0,
+        think_in_thread: bool = True,
+        name: str = "",
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency is at least 1")
+        self.client = client
+        self.token = operator_token
+        self.concurrency = concurrency
+        self.poll_seconds = poll_seconds
+        self.lease_seconds = lease_seconds
+        self.seed = seed
+        self.grace_seconds = grace_seconds
+        self.think_in_thread = think_in_thread
+        self.name = name or uuid.uuid4().hex[:8]
+        self.stats = PoolStats()
+        self._log = log.bind(worker=self.name)
+        self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._rules: OrderedDict[str, RuleSet] = OrderedDict()
+        self._bots: OrderedDict[tuple[str, int, str], Bot] = OrderedDict()
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self, stop: asyncio.Event | None = None) -> PoolStats:
+        """Play until ``stop`` is set; then finish the moves in flight (``grace_seconds``
+        at most) and return the counts.  Raises :class:`PoolConfigError` when the server
+        refuses the credential."""
+        stop = stop or asyncio.Event()
+        stopping = asyncio.create_task(stop.wait())
+        self._log.info(
+            "bot_pool_started",
+            concurrency=self.concurrency,
+            lease_seconds=self.lease_seconds,
+            target=self.client.target,
+        )
+        try:
+            while not stop.is_set():
+                await self._fill()
+                await asyncio.wait(
+                    {stopping, *self._inflight.values()},
+                    timeout=self.poll_seconds,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+        finally:
+            stopping.cancel()
+            await self._drain()
+            self._log.info("bot_pool_stopped", **vars(self.stats))
+        return self.stats
+
+    async def _fill(self) -> None:
+        """Claim as many turns as there is room for, and start a task for each."""
+        room = self.concurrency - len(self._inflight)
+        if room <= 0:
+            return
+        try:
+            turns = await self.client.bot_turns(self.token, room, lease_seconds=self.lease_seconds)
+        except GlintwickError as exc:
+            if exc.code in FATAL:
+                raise PoolConfigError(str(exc)) from exc
+            self.stats.errors += 1
+            self._log.warning("bot_turns_failed", code=exc.code.name, reason=exc.reason)
+            return
+        self.stats.polls += 1
+        for turn in turns:
+            if turn.game_id in self._inflight:
+                continue  # (only without leases: the move in flight settles it)
+            task = asyncio.create_task(self._play(turn))
+            self._inflight[turn.game_id] = task
+            task.add_done_callback(functools.partial(self._done, turn.game_id))
+
+    def _done(self, game_id: str, _: asyncio.Task[None]) -> None:
+        self._inflight.pop(game_id, None)
+
+    async def _drain(self) -> None:
+        tasks = list(self._inflight.values())
+        if not tasks:
+            return
+        current = asyncio.current_task()
+        if current is None or current.cancelling() == 0:
+            _, pending = await asyncio.wait(tasks, timeout=self.grace_seconds)
+            tasks = list(pending)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # ------------------------------------------------------------------ one move
+
+    async def _play(self, turn: pb.BotTurn) -> None:
+        """One move for ``turn``'s seat (the game's next turn is listed anew)."""
+        bound = self._log.bind(game_id=turn.game_id, seat=turn.seat, strategy=turn.strategy)
+        seat = self.client.house_seat(turn.game_id, turn.seat, self.token)
+        request_id = uuid.uuid4().hex
+        try:
+            bot = await self._bot(turn)
+            view = await seat.view()
+            if view.game_over or not view.may_act:
+                self.stats.races += 1  # the game moved on since it was listed
+                return
+            legal = await seat.legal_actions()
+            if seat.version != view.version or not legal:
+                self.stats.races += 1
+                return
+            plain = convert.view_from_pb(view)
+            choices = [convert.action_from_pb(a) for a in legal]
+            rng = move_rng(self.seed, turn.game_id, turn.seat, view.version)
+            action = await self._think(bot, plain, choices, rng)
+            response = await seat.act(
+                convert.action_to_pb(action), expected_version=view.version, request_id=request_id
+            )
+            self.stats.moves += 1
+            bound.debug(
+                "bot_moved", action=action.KIND, version=response.version, request_id=request_id
+            )
+        except GlintwickError as exc:
+            self._failed(bound, exc, request_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self.stats.errors += 1
+            bound.exception("bot_failed", request_id=request_id)
+
+    def _failed(self, bound: Any, exc: GlintwickError, request_id: str) -> None:
+        if exc.code is grpc.StatusCode.ABORTED:
+            self.stats.races += 1  # another writer took this version first
+            bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)
+            return
+        if exc.code is grpc.StatusCode.NOT_FOUND:
+            return  # the game is gone
+        if exc.code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT):
+            self.stats.refused += 1
+        else:
+            self.stats.errors += 1
+        bound.warning(
+            "bot_turn_failed",
+            code=exc.code.name,
+            reason=exc.reason,
+            error=exc.message,
+            request_id=request_id,
+        )
+
+    async def _think(
+        self, bot: Bot, view: Mapping[str, Any], legal: list[Action], rng: random.Random
+    ) -> Action:
+        """The bot's choice, in a worker thread by default (a strong bot thinks for tens
+        of milliseconds: the event loop keeps serving meanwhile)."""
+        if self.think_in_thread:
+            return await asyncio.to_thread(bot.choose, view, legal, rng)
+        return bot.choose(view, legal, rng)
+
+    async def _bot(self, turn: pb.BotTurn) -> Bot:
+        key = (turn.game_id, turn.seat, turn.strategy)
+        bot = self._bots.get(key)
+        if bot is not None:
+            self._bots.move_to_end(key)
+            return bot
+        rules = self._rules.get(turn.game_id)
+        if rules is None:
+            game = await self.client.game(turn.game_id)
+            rules = convert.rules_from_pb(game.rule_set)
+            _remember(self._rules, turn.game_id, rules, 1024)
+        bot = make_bot(turn.strategy, seed=bot_seed(self.seed, turn.game_id, turn.seat))
+        bot.setup(rules, turn.seat)
+        _remember(self._bots, key, bot, 4096)
+        return bot
+
+
+def bot_seed(seed: str, game_id: str, seat: int) -> int:
+    """The seed of the bot playing ``seat`` of ``game_id`` (any worker's)."""
+    return zlib.crc32(f"{seed}:{game_id}:{seat}".encode())
+
+
+def move_rng(seed: str, game_id: str, seat: int, version: int) -> random.Random:
+    """The randomness of one house-bot move (any worker's)."""
+    return random.Random(f"{seed}:{game_id}:{seat}:{version}")
+
+
+def _remember(cache: OrderedDict[K, V], key: K, value: V, size: int) -> None:
+    cache[key] = value
+    if len(cache) > size:
+        cache.popitem(last=False)

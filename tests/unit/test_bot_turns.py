@@ -1,0 +1,213 @@
+"""The bot-turn index as the service keeps it (in process, the embedded store): a game
+is listed exactly while a house-bot seat may act, whichever write got it there."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+
+import pytest
+
+from clients.bots import BOTS
+from engine.game import GameState
+from engine.rulesets import WHISKERTRAIL
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
+from services.api import Caller, GameService, ServiceConfig
+from services.config import add_arguments, options_from
+from services.errors import ServiceError
+from services.server import bot_pool_wanted
+from services.store.memory import MemoryStore
+
+SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
+OPERATOR = Caller(token="operator-unit")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_service(clock: Clock | None = None) -> GameService:
+    config = ServiceConfig(
+        operator_token=OPERATOR.token,
+        bot_strategies=frozenset(BOTS),
+        clock=clock or Clock(),
+    )
+    return GameService(MemoryStore(), config)
+
+
+def request(
+    seats: int, seed: bytes, bots: dict[int, str], turn_seconds: int = 0
+) -> pb.CreateGameRequest:
+    return pb.CreateGameRequest(
+        custom_rule_set=convert.rules_to_pb(SHORT),
+        seats=seats,
+        seed=seed,
+        bots=bots,
+        deadlines=pb.Deadlines(turn_seconds=turn_seconds),
+    )
+
+
+def first_to_act(seats: int, seed: bytes) -> int:
+    return GameState.new_game(SHORT, seats, seed).to_act[0]
+
+
+async def listed(service: GameService) -> list[tuple[str, int, str, int]]:
+    response = await service.list_bot_turns(pb.ListBotTurnsRequest(), OPERATOR)
+    return [(t.game_id, t.seat, t.strategy, t.version) for t in response.turns]
+
+
+async def act(
+    service: GameService, game_id: str, caller: Caller, seat: int | None, pick: int = 0
+) -> None:
+    """Submit a legal action (the ``pick``-th, wrapped) for the caller (naming ``seat``)."""
+    legal_request = pb.ListLegalActionsRequest(game_id=game_id)
+    if seat is not None:
+        legal_request.seat = seat
+    legal = await service.list_legal_actions(legal_request, caller)
+    submit = pb.SubmitActionRequest(
+        game_id=game_id,
+        expected_version=legal.version,
+        request_id=f"r{legal.version}",
+        action=legal.actions[pick % len(legal.actions)],
+    )
+    if seat is not None:
+        submit.seat = seat
+    await service.submit_action(submit, caller)
+
+
+async def test_bots_wait_for_a_full_table_then_are_listed_while_they_may_act() -> None:
+    service = make_service()
+    seed = b"index-1"
+    first = first_to_act(3, seed)
+    human = (first + 1) % 3
+    bots = {s: "random" for s in range(3) if s != human}
+    game = await service.create_game(request(3, seed, bots), Caller())
+    assert [s.bot for s in game.seat_info] == [bots.get(s, "") for s in range(3)]
+    assert await listed(service) == []  # the human seat is still empty
+    joined = await service.join_game(pb.JoinGameRequest(game_id=game.game_id, name="ann"), Caller())
+    assert joined.seat == human
+    assert await listed(service) == [(game.game_id, first, "random", 0)]
+    # the operator plays the bot's turn; listed again while that seat may still act
+    for version in range(1, 20):
+        await act(service, game.game_id, OPERATOR, first)
+        state = (await service.load(game.game_id)).state
+        if first not in state.to_act:
+            break
+        assert await listed(service) == [(game.game_id, first, "random", version)]
+    else:
+        pytest.fail("the bot's turn never ended")
+    assert state.to_act == (human,)  # whiskertrail: no claim window, the next seat's turn
+    assert await listed(service) == []
+    me = Caller(token=joined.token)
+    while (await service.load(game.game_id)).state.to_act == (human,):
+        await act(service, game.game_id, me, None, pick=-1)
+    assert [t[1] for t in await listed(service)] == [(human + 1) % 3]
+
+
+async def test_fill_with_bots_completes_the_table() -> None:
+    service = make_service()
+    seed = b"fill"
+    game = await service.create_game(request(4, seed, {}), Caller())
+    joined = await service.join_game(
+        pb.JoinGameRequest(game_id=game.game_id, seat=first_to_act(4, seed) ^ 1, name="ann"),
+        Caller(),
+    )
+    me = Caller(token=joined.token)
+    with pytest.raises(ServiceError) as refused:
+        await service.fill_with_bots(pb.FillWithBotsRequest(game_id=game.game_id), Caller())
+    assert refused.value.reason == "BAD_TOKEN"  # only a seated player fills the table
+    with pytest.raises(ServiceError) as refused:
+        await service.fill_with_bots(
+            pb.FillWithBotsRequest(game_id=game.game_id, strategy="nope"), me
+        )
+    assert refused.value.reason == "UNKNOWN_BOT"
+    filled = await service.fill_with_bots(pb.FillWithBotsRequest(game_id=game.game_id), me)
+    expected = ["" if s == joined.seat else "greedy" for s in range(4)]
+    assert [s.bot for s in filled.seat_info] == expected
+    assert all(s.joined for s in filled.seat_info)
+    assert [t[1:3] for t in await listed(service)] == [(first_to_act(4, seed), "greedy")]
+    again = await service.fill_with_bots(
+        pb.FillWithBotsRequest(game_id=game.game_id, strategy="random"), me
+    )
+    assert again == filled  # idempotent: the table was full already
+
+
+async def test_deadline_actions_keep_the_index() -> None:
+    clock = Clock()
+    service = make_service(clock)
+    seed = b"deadline"
+    human = first_to_act(2, seed)
+    game = await service.create_game(
+        request(2, seed, {1 - human: "greedy"}, turn_seconds=5), Caller()
+    )
+    await service.join_game(pb.JoinGameRequest(game_id=game.game_id), Caller())
+    assert await listed(service) == []
+    clock.now += 6
+    assert await service.expire_deadlines() == 2  # the human's default draw and discard
+    assert [t[1] for t in await listed(service)] == [1 - human]
+
+
+async def test_a_bots_only_game_is_listed_until_it_ends() -> None:
+    service = make_service()
+    rng = random.Random(3)
+    games = [
+        await service.create_game(
+            request(2, f"solo{i}".encode(), {0: "random", 1: "random"}), Caller()
+        )
+        for i in range(2)
+    ]
+    ids = {g.game_id for g in games}
+    steps = 0
+    while turns := await listed(service):
+        assert {t[0] for t in turns} <= ids
+        game_id, seat, _, version = rng.choice(turns)
+        loaded = await service.load(game_id)
+        assert loaded.version == version and seat in loaded.state.to_act
+        await act(service, game_id, OPERATOR, seat, pick=rng.randrange(1000))
+        steps += 1
+        assert steps < 5000
+    for game_id in ids:
+        assert (await service.load(game_id)).state.is_terminal()
+    assert await service.store.bot_turns() == []
+    # longest waiting first; every move re-queues its game behind those waiting longer
+    older = await service.create_game(request(2, b"a", {0: "random", 1: "random"}), Caller())
+    newer = await service.create_game(request(2, b"b", {0: "random", 1: "random"}), Caller())
+    assert [t[0] for t in await listed(service)] == [older.game_id, newer.game_id]
+    await act(service, older.game_id, OPERATOR, first_to_act(2, b"a"))
+    assert [t[0] for t in await listed(service)] == [newer.game_id, older.game_id]
+    # a worker's claim hides its turns from the others until the game moves
+    claim = pb.ListBotTurnsRequest(limit=1, lease_seconds=60)
+    claimed = await service.list_bot_turns(claim, OPERATOR)
+    assert [t.game_id for t in claimed.turns] == [newer.game_id]
+    assert [t[0] for t in await listed(service)] == [older.game_id]
+    await act(service, newer.game_id, OPERATOR, claimed.turns[0].seat)
+    assert [t[0] for t in await listed(service)] == [older.game_id, newer.game_id]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "wanted"),
+    [
+        ([], {}, True),
+        (["--store", "redis://127.0.0.1:1/0"], {}, False),
+        (["--store", "redis://127.0.0.1:1/0", "--bot-pool", "on"], {}, True),
+        (["--bot-pool", "off"], {}, False),
+        ([], {"GLINTWICK_BOT_POOL": "off"}, False),
+        (["--no-bots", "--bot-pool", "on"], {}, False),
+    ],
+)
+def test_serve_runs_the_pool_in_process_with_the_embedded_store_by_default(
+    argv: list[str], env: dict[str, str], wanted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GLINTWICK_BOT_POOL", "GLINTWICK_STORE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert bot_pool_wanted(options_from(parser.parse_args(argv))) is wanted
