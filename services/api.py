@@ -582,7 +582,7 @@ class GameService:
             # whether that is still the store's.  One store round trip per move; on
             # any doubt (unknown token, engine error, lost race) the full path below
             # answers from a fresh load, so the result is always the one it gives.
-            seat = self._seat_or_none(newest, caller)
+            seat = self._seat_or_none(newest, caller, self._requested_seat(request))
             if seat is not None:
                 try:
                     state, events = newest.state.apply_action(seat, action)
@@ -649,9 +649,9 @@ class GameService:
             version=response.version,
         )
 
-    def _seat_or_none(self, loaded: Loaded, caller: Caller) -> int | None:
+    def _seat_or_none(self, loaded: Loaded, caller: Caller, requested: int | None) -> int | None:
         try:
-            return self._seat_of(loaded, caller, required=True)
+            return self._acting_seat(loaded, caller, requested, required=True)
         except ServiceError:
             return None
 

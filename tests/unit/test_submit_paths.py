@@ -144,3 +144,18 @@ async def test_a_token_from_another_game_is_refused_on_the_fast_path() -> None:
         await service.submit_action(submit(game_id, 0, action, "s"), strangers[seat])
     assert caught.value.code == grpc.StatusCode.UNAUTHENTICATED
     assert await store.read_log(game_id, 0) == []
+
+
+async def test_naming_another_seat_is_refused_on_the_fast_path() -> None:
+    store = MemoryStore()
+    service = GameService(store)
+    game_id, callers, state = await new_game(service)
+    await service.get_view(pb.GetViewRequest(game_id=game_id), callers[0])
+    seat = state.to_act[0]
+    action = state.legal_actions(seat)[0]
+    request = submit(game_id, 0, action, "n")
+    request.seat = 1 - seat  # the mover's own token, naming the other seat
+    with pytest.raises(ServiceError) as caught:
+        await service.submit_action(request, callers[seat])
+    assert caught.value.reason == "NOT_YOUR_SEAT"
+    assert await store.read_log(game_id, 0) == []
