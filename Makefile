@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server
+.PHONY: install run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server loadtest
 
 install: $(STAMP)
 
@@ -56,6 +56,12 @@ soak: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+## Load test (docs/LOADTEST.md): Redis, the server's processes and headless locust, reports in
+## build/loadtest/; fails on any failed request or a p99 over its limit. LOADTEST_* variables
+## (LOADTEST_TABLES=40 LOADTEST_TIME=2m …) or LOADTEST_ARGS="--steps 5,10,20 --profile".
+loadtest: $(STAMP) redis-server
+	$(BIN)/python -m loadtests.run $(LOADTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

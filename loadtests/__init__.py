@@ -1,0 +1,1 @@
+"""Load tests with locust (docs/LOADTEST.md): ``make loadtest`` or ``python -m loadtests.run``."""

@@ -1,0 +1,350 @@
+"""One table played to the end with a bot's decisions, over either face of the service.
+
+A table user creates a game, joins every seat itself (one simulated user is one
+table: the load of a table is the load of its players together) and plays it the
+way the bot runner (``clients/botrunner.py``) plays a seat: read the seat's view;
+when it may act, list its legal actions, let the bot choose, think, submit with
+the version it expects and a fresh request id; otherwise read the view of the
+seat the game waits for.  An ``ABORTED`` answer (a stale version or a lost race)
+is answered by reading the view again, as the SDK does.
+
+:class:`Face` hides whether the calls go over gRPC (:class:`GrpcFace`, the generated
+sync stub behind locust's interceptor) or HTTP/JSON (:class:`HttpFace`, locust's
+FastHttp client); both report every call to locust themselves.
+
+:data:`GAMES` is the process's register of games in play: the watch users pick their
+games there and read when each move was submitted, to time its event's delivery.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from clients.bots.base import make_bot
+from engine.errors import GlintwickError
+from engine.rulesets import ruleset
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
+from glintwick.v1 import game_pb2_grpc as pb_grpc
+
+
+class FaceError(Exception):
+    """A refused call: ``code`` is the gRPC status name (the HTTP face's body says it too)."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class Face(Protocol):
+    def create_game(self, rule_set: str, seats: int) -> str: ...
+
+    def join(self, game_id: str, seat: int, name: str) -> str: ...
+
+    def view(self, game_id: str, token: str) -> pb.View: ...
+
+    def legal_actions(self, game_id: str, token: str) -> pb.ListLegalActionsResponse: ...
+
+    def submit(
+        self, game_id: str, token: str, expected_version: int, request_id: str, action: pb.Action
+    ) -> pb.SubmitActionResponse: ...
+
+
+# --------------------------------------------------------------------------- gRPC
+
+
+class GrpcFace:
+    """The calls over gRPC; every one with a deadline of ``deadline`` seconds."""
+
+    def __init__(self, stub: pb_grpc.GameServiceStub, deadline: float) -> None:
+        self.stub = stub
+        self.deadline = deadline
+
+    @staticmethod
+    def _auth(token: str) -> list[tuple[str, str]]:
+        return [("authorization", f"Bearer {token}")]
+
+    def _call(self, method: Callable[..., Any], request: Message, token: str | None = None) -> Any:
+        try:
+            return method(
+                request, metadata=self._auth(token) if token else None, timeout=self.deadline
+            )
+        except grpc.RpcError as error:
+            call: grpc.Call = error  # type: ignore[assignment]
+            raise FaceError(call.code().name, call.details() or "") from None
+
+    def create_game(self, rule_set: str, seats: int) -> str:
+        game: pb.Game = self._call(
+            self.stub.CreateGame, pb.CreateGameRequest(rule_set_name=rule_set, seats=seats)
+        )
+        return game.game_id
+
+    def join(self, game_id: str, seat: int, name: str) -> str:
+        joined: pb.JoinGameResponse = self._call(
+            self.stub.JoinGame, pb.JoinGameRequest(game_id=game_id, seat=seat, name=name)
+        )
+        return joined.token
+
+    def view(self, game_id: str, token: str) -> pb.View:
+        view: pb.View = self._call(self.stub.GetView, pb.GetViewRequest(game_id=game_id), token)
+        return view
+
+    def legal_actions(self, game_id: str, token: str) -> pb.ListLegalActionsResponse:
+        legal: pb.ListLegalActionsResponse = self._call(
+            self.stub.ListLegalActions, pb.ListLegalActionsRequest(game_id=game_id), token
+        )
+        return legal
+
+    def submit(
+        self, game_id: str, token: str, expected_version: int, request_id: str, action: pb.Action
+    ) -> pb.SubmitActionResponse:
+        request = pb.SubmitActionRequest(
+            game_id=game_id,
+            expected_version=expected_version,
+            request_id=request_id,
+            action=action,
+        )
+        response: pb.SubmitActionResponse = self._call(self.stub.SubmitAction, request, token)
+        return response
+
+
+# --------------------------------------------------------------------------- HTTP/JSON
+
+
+class HttpClient(Protocol):
+    """What HttpFace needs of locust's FastHttpSession (``request`` with catch_response)."""
+
+    def request(self, method: str, url: str, **kwargs: Any) -> Any: ...
+
+
+class HttpFace:
+    """The same calls over the HTTP/JSON face (routes as in docs/API.md)."""
+
+    def __init__(self, client: HttpClient, deadline: float) -> None:
+        self.client = client
+        self.deadline = deadline
+
+    def _call(
+        self,
+        verb: str,
+        path: str,
+        name: str,
+        reply: Message,
+        body: Message | None = None,
+        token: str | None = None,
+    ) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        data = json_format.MessageToDict(body) if body is not None else None
+        with self.client.request(
+            verb, path, name=name, json=data, headers=headers, catch_response=True
+        ) as response:
+            if response.status_code != 200:
+                try:
+                    error = response.json()
+                    code, message = str(error["code"]), str(error.get("reason", ""))
+                except Exception:
+                    code, message = f"HTTP_{response.status_code}", (response.text or "")[:200]
+                response.failure(f"{response.status_code} {code} {message}")
+                raise FaceError(code, message)
+            try:
+                json_format.ParseDict(response.json(), reply, ignore_unknown_fields=True)
+            except (ValueError, json_format.ParseError) as exc:
+                response.failure(f"malformed reply: {exc}")
+                raise FaceError("MALFORMED_REPLY", str(exc)) from exc
+            response.success()
+        return reply
+
+    def create_game(self, rule_set: str, seats: int) -> str:
+        request = pb.CreateGameRequest(rule_set_name=rule_set, seats=seats)
+        game: pb.Game = self._call("POST", "/v1/games", "CreateGame", pb.Game(), request)
+        return game.game_id
+
+    def join(self, game_id: str, seat: int, name: str) -> str:
+        path = f"/v1/games/{game_id}:join"
+        request = pb.JoinGameRequest(seat=seat, name=name)
+        joined: pb.JoinGameResponse = self._call(
+            "POST", path, "JoinGame", pb.JoinGameResponse(), request
+        )
+        return joined.token
+
+    def view(self, game_id: str, token: str) -> pb.View:
+        path = f"/v1/games/{game_id}/view"
+        view: pb.View = self._call("GET", path, "GetView", pb.View(), token=token)
+        return view
+
+    def legal_actions(self, game_id: str, token: str) -> pb.ListLegalActionsResponse:
+        path = f"/v1/games/{game_id}/legalActions"
+        reply = pb.ListLegalActionsResponse()
+        legal: pb.ListLegalActionsResponse = self._call(
+            "GET", path, "ListLegalActions", reply, token=token
+        )
+        return legal
+
+    def submit(
+        self, game_id: str, token: str, expected_version: int, request_id: str, action: pb.Action
+    ) -> pb.SubmitActionResponse:
+        path = f"/v1/games/{game_id}:submit"
+        request = pb.SubmitActionRequest(
+            expected_version=expected_version, request_id=request_id, action=action
+        )
+        response: pb.SubmitActionResponse = self._call(
+            "POST", path, "SubmitAction", pb.SubmitActionResponse(), request, token
+        )
+        return response
+
+
+# --------------------------------------------------------------------------- games in play
+
+
+@dataclass
+class _InPlay:
+    submitted: OrderedDict[int, float] = field(default_factory=OrderedDict)
+
+
+class GamesInPlay:
+    """The games this process's table users are playing, and when each move was sent."""
+
+    KEEP_VERSIONS = 256
+
+    def __init__(self) -> None:
+        self._games: dict[str, _InPlay] = {}
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def started(self, game_id: str) -> None:
+        self._games[game_id] = _InPlay()
+
+    def finished(self, game_id: str) -> None:
+        self._games.pop(game_id, None)
+
+    def submitting(self, game_id: str, version: int) -> None:
+        """The move that will make ``version`` is being sent now."""
+        game = self._games.get(game_id)
+        if game is None:
+            return
+        game.submitted[version] = time.perf_counter()
+        if len(game.submitted) > self.KEEP_VERSIONS:
+            game.submitted.popitem(last=False)
+
+    def since_submitted_ms(self, game_id: str, version: int) -> float | None:
+        """Milliseconds since the move that made ``version`` was sent (None: unknown)."""
+        game = self._games.get(game_id)
+        sent = game.submitted.get(version) if game is not None else None
+        return None if sent is None else (time.perf_counter() - sent) * 1000
+
+    def pick(self, rng: random.Random) -> str | None:
+        return rng.choice(list(self._games)) if self._games else None
+
+
+GAMES = GamesInPlay()
+
+
+# --------------------------------------------------------------------------- playing
+
+
+@dataclass
+class TableResult:
+    game_id: str
+    moves: int = 0
+    aborted: int = 0
+    finished: bool = False
+    scores: list[int] = field(default_factory=list)
+
+
+def parse_kinds(text: str) -> list[tuple[str, int]]:
+    """``"contract:4,whiskertrail:2"`` → [("contract", 4), ("whiskertrail", 2)]."""
+    kinds: list[tuple[str, int]] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, _, seats = part.strip().partition(":")
+        try:
+            rules = ruleset(name)
+        except GlintwickError as exc:
+            raise ValueError(str(exc)) from None
+        count = int(seats) if seats else rules.max_players
+        if not rules.min_players <= count <= rules.max_players:
+            raise ValueError(f"{name} seats {rules.min_players}..{rules.max_players}, not {count}")
+        kinds.append((name, count))
+    if not kinds:
+        raise ValueError("no table kinds given")
+    return kinds
+
+
+def play_table(
+    face: Face,
+    rule_set: str,
+    seats: int,
+    *,
+    bot: str = "greedy",
+    rng: random.Random,
+    think: Callable[[], None],
+    games: GamesInPlay = GAMES,
+    name: str = "loadtest",
+    max_moves: int = 100_000,
+) -> TableResult:
+    """Create a table, take every seat and play it to the end (or ``max_moves``)."""
+    rules = ruleset(rule_set)
+    game_id = face.create_game(rule_set, seats)
+    result = TableResult(game_id)
+    tokens = [face.join(game_id, seat, f"{name}-{seat}") for seat in range(seats)]
+    bots = [make_bot(bot, seed=rng.randrange(1 << 30)) for _ in range(seats)]
+    for seat, player in enumerate(bots):
+        player.setup(rules, seat)
+    games.started(game_id)
+    try:
+        seat = 0
+        view = face.view(game_id, tokens[seat])
+        while not view.game_over and result.moves < max_moves:
+            if not view.may_act:
+                if view.to_act:
+                    seat = view.to_act[0]
+                else:  # nobody to act and not over: should not happen; do not spin
+                    think()
+                view = face.view(game_id, tokens[seat])
+                continue
+            legal = face.legal_actions(game_id, tokens[seat])
+            if legal.version != view.version or not legal.actions:
+                view = face.view(game_id, tokens[seat])
+                continue
+            choices = [convert.action_from_pb(a) for a in legal.actions]
+            action = bots[seat].choose(convert.view_from_pb(view), choices, rng)
+            think()
+            games.submitting(game_id, view.version + 1)
+            try:
+                face.submit(
+                    game_id,
+                    tokens[seat],
+                    view.version,
+                    uuid.uuid4().hex,
+                    convert.action_to_pb(action),
+                )
+                result.moves += 1
+            except FaceError as error:
+                if error.code != "ABORTED":
+                    raise
+                result.aborted += 1
+            view = face.view(game_id, tokens[seat])
+        result.finished = view.game_over
+        result.scores = [p.score for p in view.players]
+        return result
+    finally:
+        games.finished(game_id)
+
+
+def stream_event_version(message: Any) -> int | None:
+    """The version of a watch stream's event message (None for a snapshot)."""
+    if isinstance(message, pb.WatchGameResponse) and message.WhichOneof("item") == "event":
+        return int(message.event.version)
+    return None

@@ -1,0 +1,517 @@
+"""``make loadtest``: Redis, the server's processes and a headless locust run, with reports.
+
+    python -m loadtests.run [--time 60s] [--tables 20] [--workers 2] [--max-p99-ms 100] …
+
+1. starts a redis-server on a free port and ``glintwick serve --store redis://… --workers
+   N`` on free ports (or, with ``--target``, uses a deployed service and starts nothing);
+2. runs locust headless (``loadtests/locustfile.py``) for ``--time``, writing CSV
+   (``<out>/stats_*.csv``) and HTML (``<out>/report.html``) reports;
+3. samples the CPU time of the load generator, the server processes and Redis
+   (``psutil``), and with ``--profile`` records the server with py-spy;
+4. prints a summary (also ``<out>/summary.json``) and exits non-zero when a request
+   failed (1) or a p99 is over its ``--max-p99-ms`` limit (3).
+
+``--steps 5,10,20,40`` runs once per table count instead (the other users as
+configured) and reports the largest count whose SubmitAction p99 stays within
+``--step-p99-ms``.  Every option has a ``LOADTEST_*`` environment variable; options
+after ``--`` go to locust as they are.  Everything started is stopped on exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tests.redis_server import free_port, redis_server
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"LOADTEST_{name}", default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.run",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="Every option has a LOADTEST_<NAME> environment variable (e.g. LOADTEST_TABLES).",
+    )
+    add = parser.add_argument
+    add("--time", default=_env("TIME", "60s"), help="locust --run-time (per step with --steps)")
+    add("--tables", type=int, default=int(_env("TABLES", "20")), help="gRPC tables in play")
+    add("--http-tables", type=int, default=int(_env("HTTP_TABLES", "2")))
+    add("--solvers", type=int, default=int(_env("SOLVERS", "2")))
+    add("--watchers", type=int, default=int(_env("WATCHERS", "10")))
+    add(
+        "--think-time",
+        type=float,
+        default=float(_env("THINK_TIME", "0.5")),
+        help="mean seconds a table thinks before each move",
+    )
+    add("--solver-wait", type=float, default=float(_env("SOLVER_WAIT", "0.2")))
+    add("--spawn-rate", type=float, default=float(_env("SPAWN_RATE", "20")))
+    add(
+        "--max-p99-ms",
+        default=_env("MAX_P99_MS", "SubmitAction=100,*=250"),
+        help="fail when a p99 is over its limit ('' none): '100' or 'SubmitAction=100,*=250'",
+    )
+    add(
+        "--workers",
+        type=int,
+        default=int(_env("WORKERS", "2")),
+        help="server processes (glintwick serve --workers; >1 needs the Redis store)",
+    )
+    add("--store", choices=["redis", "memory"], default=_env("STORE", "redis"))
+    add(
+        "--locust-processes",
+        type=int,
+        default=int(_env("LOCUST_PROCESSES", "1")),
+        help="load generator processes (locust --processes; 1: one process)",
+    )
+    add("--out", type=Path, default=Path(_env("OUT", str(ROOT / "build" / "loadtest"))))
+    add(
+        "--target",
+        default=_env("TARGET", ""),
+        help="gRPC host:port of a deployed service: start nothing, load it",
+    )
+    add(
+        "--http-target",
+        default=_env("HTTP_TARGET", ""),
+        help="base URL of the deployed service's HTTP/JSON face (with --target)",
+    )
+    add("--steps", default=_env("STEPS", ""), help="table counts to step through, e.g. 5,10,20")
+    add(
+        "--step-p99-ms",
+        type=float,
+        default=float(_env("STEP_P99_MS", "100")),
+        help="--steps: the SubmitAction p99 a table count must hold",
+    )
+    add(
+        "--profile",
+        action="store_true",
+        default=_env("PROFILE", "") not in ("", "0"),
+        help="record the server with py-spy (top functions in <out>/profile-top.txt)",
+    )
+    add(
+        "--server-root",
+        type=Path,
+        default=Path(_env("SERVER_ROOT", str(ROOT))),
+        help="the checkout whose server code runs (e.g. a git worktree of a commit)",
+    )
+    add("locust_args", nargs="*", help="after --: passed to locust")
+    return parser
+
+
+def seconds(text: str) -> float:
+    """locust's run-time syntax: 90, 90s, 2m, 1h30m."""
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+)([hms])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"not a run time: {text!r} (e.g. 60s, 2m, 1h30m)")
+    return float(sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts))
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _stop(process: subprocess.Popen[bytes], grace: float = 15.0) -> None:
+    """SIGTERM the process (a server forwards it to its workers), then SIGKILL what is left."""
+    if process.poll() is not None:
+        return
+    try:
+        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(True)]
+    except psutil.NoSuchProcess:
+        family = []
+    process.send_signal(signal.SIGTERM)
+    _, alive = psutil.wait_procs(family, timeout=grace)
+    for leftover in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            leftover.kill()
+    process.wait(5)
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    grpc_target: str
+    http_url: str
+
+
+@contextlib.contextmanager
+def serve(store: str, workers: int, root: Path, log: Path) -> Iterator[Server]:
+    """``glintwick serve`` on free ports with ``workers`` processes; stopped afterwards."""
+    grpc_port, http_port = free_port(), free_port()
+    command = [
+        sys.executable, "-m", "glintwick_cli", "serve", "--store", store,
+        "--workers", str(workers), "--grpc", f"127.0.0.1:{grpc_port}",
+        "--http", f"127.0.0.1:{http_port}", "--log-format", "json", "--no-bots",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=sink, stderr=sink)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited ({process.returncode}); see {log}")
+            if log.read_text(errors="replace").count('"event": "serving"') >= max(1, workers):
+                break
+            time.sleep(0.2)
+        else:
+            raise RuntimeError(f"the server did not start in 60 s; see {log}")
+        http_url = f"http://127.0.0.1:{http_port}"
+        with urllib.request.urlopen(f"{http_url}/healthz", timeout=5) as answer:
+            if answer.status != 200:
+                raise RuntimeError(f"the server is not healthy: {answer.status}")
+        yield Server(process, f"127.0.0.1:{grpc_port}", http_url)
+    finally:
+        _stop(process)
+
+
+# --------------------------------------------------------------------------- CPU
+
+
+def _note_tree_cpu(pid: int, seen: dict[int, float]) -> None:
+    """Note the CPU seconds (user + system) of each process of a tree in ``seen``.
+
+    ``seen`` keeps every process ever sampled at its last sighting, so one that has
+    ended (a locust worker process at the end of the run) still counts what it used.
+    """
+    try:
+        root = psutil.Process(pid)
+        family = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    for process in family:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            seen[process.pid] = times.user + times.system
+
+
+class CpuSampler:
+    """Samples the CPU seconds of named process trees (and the machine) every second.
+
+    The figures are taken over a window that leaves out the first seconds (starting,
+    spawning users) and the last (stopping).
+    """
+
+    def __init__(self, groups: dict[str, list[int]]) -> None:
+        self.groups = groups
+        self.samples: list[tuple[float, dict[str, float], float]] = []
+        self._seen: dict[str, dict[int, float]] = {name: {} for name in groups}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        per_group = {}
+        for name, pids in self.groups.items():
+            for pid in pids:
+                _note_tree_cpu(pid, self._seen[name])
+            per_group[name] = sum(self._seen[name].values())
+        machine = psutil.cpu_times()
+        busy = machine.user + machine.system + machine.nice + machine.irq + machine.softirq
+        self.samples.append((time.monotonic(), per_group, busy))
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self._sample()
+
+    def start(self) -> None:
+        self._sample()
+        self._thread.start()
+
+    def stop(self) -> dict[str, Any]:
+        self._stop.set()
+        self._thread.join()
+        if len(self.samples) < 3:
+            return {}
+        # drop the first seconds (start-up, spawning) and the last (shutting down)
+        first, last = self.samples[min(5, len(self.samples) // 4)], self.samples[-2]
+        wall = last[0] - first[0]
+        cores = psutil.cpu_count() or 1
+        split = {
+            name: round(100 * (last[1][name] - first[1][name]) / wall, 1) for name in self.groups
+        }
+        machine = 100 * (last[2] - first[2]) / wall
+        split["everything else on the machine"] = round(machine - sum(split.values()), 1)
+        return {
+            "window_seconds": round(wall, 1),
+            "cores": cores,
+            "percent_of_one_core": split,
+            "machine_busy_percent_of_all_cores": round(machine / cores, 1),
+        }
+
+
+# --------------------------------------------------------------------------- profile
+
+
+def profile_top(raw: Path, limit: int = 25) -> str:
+    """The top of a py-spy raw (collapsed stacks) profile: self and inclusive shares."""
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.read_text(errors="replace").splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";") if "(" in f]
+        if not frames:
+            continue
+        total += count
+        own[frames[-1]] += count
+        for frame in set(frames):
+            inclusive[frame] += count
+    if not total:
+        return "no samples\n"
+    lines = [f"{total} samples", "", "self (on-CPU in the function itself):"]
+    lines += [f"  {100 * n / total:5.1f}%  {f}" for f, n in own.most_common(limit)]
+    lines += ["", "inclusive (the function and what it calls):"]
+    lines += [f"  {100 * n / total:5.1f}%  {f}" for f, n in inclusive.most_common(limit)]
+    return "\n".join(lines) + "\n"
+
+
+def start_profiler(pid: int, duration: float, out: Path) -> subprocess.Popen[bytes] | None:
+    spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+    if spy is None:
+        print("py-spy is not installed: no profile", file=sys.stderr)
+        return None
+    command = [
+        spy, "record", "--pid", str(pid), "--subprocesses", "--rate", "100",
+        "--duration", str(max(1, int(duration))), "--format", "raw", "--output", str(out),
+    ]  # fmt: skip
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# --------------------------------------------------------------------------- locust
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    stats: list[dict[str, Any]] = field(default_factory=list)
+    cpu: dict[str, Any] = field(default_factory=dict)
+    profile: str = ""
+
+
+def read_stats(prefix: Path) -> list[dict[str, Any]]:
+    path = Path(f"{prefix}_stats.csv")
+    if not path.exists():
+        return []
+    rows = []
+    with path.open() as handle:
+        for row in csv.DictReader(handle):
+            rows.append(
+                {
+                    "type": row["Type"],
+                    "name": row["Name"],
+                    "requests": int(row["Request Count"]),
+                    "failures": int(row["Failure Count"]),
+                    "rps": float(row["Requests/s"]),
+                    "p50_ms": _number(row["50%"]),
+                    "p95_ms": _number(row["95%"]),
+                    "p99_ms": _number(row["99%"]),
+                    "max_ms": _number(row["Max Response Time"]),
+                }
+            )
+    return rows
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def locust_command(
+    args: argparse.Namespace, grpc_target: str, http_url: str, tables: int, prefix: Path
+) -> list[str]:
+    users = tables + args.http_tables + args.solvers + args.watchers
+    command = [
+        sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
+        "--host", grpc_target, "--http-host", http_url, "--run-time", args.time,
+        "--users", str(users), "--spawn-rate", str(args.spawn_rate), "--stop-timeout", "0",
+        "--tables", str(tables), "--http-tables", str(args.http_tables),
+        "--solvers", str(args.solvers), "--watchers", str(args.watchers),
+        "--think-time", str(args.think_time), "--solver-wait", str(args.solver_wait),
+        "--max-p99-ms", args.max_p99_ms,
+        "--csv", str(prefix), "--html", f"{prefix}-report.html",
+    ]  # fmt: skip
+    if args.locust_processes > 1:
+        command += ["--processes", str(args.locust_processes)]
+    return command + list(args.locust_args)
+
+
+def run_locust(
+    args: argparse.Namespace,
+    tables: int,
+    prefix: Path,
+    grpc_target: str,
+    http_url: str,
+    watch: dict[str, list[int]],
+) -> RunResult:
+    command = locust_command(args, grpc_target, http_url, tables, prefix)
+    locust = subprocess.Popen(command, cwd=ROOT)
+    sampler = CpuSampler({"load generator (locust)": [locust.pid], **watch})
+    sampler.start()
+    raw = Path(f"{prefix}-profile.txt")
+    profilers: list[subprocess.Popen[bytes]] = []
+    timer = None
+    if args.profile and "server (glintwick)" in watch:
+        # the middle 60% of the run: not the spawning, not the stopping
+        run, pid = seconds(args.time), watch["server (glintwick)"][0]
+
+        def begin() -> None:
+            started = start_profiler(pid, run * 0.6, raw)
+            if started is not None:
+                profilers.append(started)
+
+        timer = threading.Timer(run * 0.2, begin)
+        timer.start()
+        print(f"profiling the server from {run * 0.2:.0f} s for {run * 0.6:.0f} s: {raw}")
+    try:
+        code = locust.wait()
+    finally:
+        _stop(locust)
+        cpu = sampler.stop()
+        if timer is not None:
+            timer.cancel()
+        for profiler in profilers:
+            profiler.wait(30)
+    top = ""
+    if profilers and raw.exists():
+        top = profile_top(raw)
+        Path(f"{prefix}-profile-top.txt").write_text(top)
+    return RunResult(code, read_stats(prefix), cpu, top)
+
+
+def print_summary(result: RunResult, title: str) -> None:
+    print(f"\n== {title}: locust exit code {result.exit_code}")
+    print(f"{'type':6} {'name':28} {'reqs':>8} {'fails':>6} {'req/s':>8} {'p50':>6} {'p99':>6}")
+    for row in result.stats:
+        p50 = "" if row["p50_ms"] is None else f"{row['p50_ms']:.0f}"
+        p99 = "" if row["p99_ms"] is None else f"{row['p99_ms']:.0f}"
+        print(
+            f"{row['type']:6} {row['name'][:28]:28} {row['requests']:8} {row['failures']:6} "
+            f"{row['rps']:8.1f} {p50:>6} {p99:>6}"
+        )
+    if result.cpu:
+        print(f"CPU over {result.cpu['window_seconds']} s ({result.cpu['cores']} cores):")
+        for name, percent in result.cpu["percent_of_one_core"].items():
+            print(f"  {name:32} {percent:6.1f}% of a core")
+    if result.profile:
+        print("server profile (top):")
+        print("\n".join(result.profile.splitlines()[:15]))
+
+
+def submit_p99(result: RunResult) -> float | None:
+    rows = [r for r in result.stats if r["name"] == "SubmitAction" and r["type"] == "grpc"]
+    return rows[0]["p99_ms"] if rows else None
+
+
+def _commit(root: Path) -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "engine", "services", "glintwick"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return ""
+    return head + ("+uncommitted changes" if dirty else "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    seconds(args.time)  # fail early on a malformed run time
+    steps = [int(s) for s in args.steps.split(",") if s.strip()] if args.steps else []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks
+    summary: dict[str, Any] = {
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "load_average_before": os.getloadavg(),
+        "server_code": _commit(args.server_root),
+    }
+    with contextlib.ExitStack() as stack:
+        if args.target:
+            grpc_target, http_url = args.target, args.http_target or "http://127.0.0.1:8080"
+            watch: dict[str, list[int]] = {}
+        else:
+            store = "memory"
+            if args.store == "redis":
+                store = stack.enter_context(redis_server())
+            elif args.workers > 1:
+                print("--workers > 1 needs the Redis store; using 1", file=sys.stderr)
+                args.workers = 1
+            server = stack.enter_context(
+                serve(store, args.workers, args.server_root, args.out / "server.log")
+            )
+            grpc_target, http_url = server.grpc_target, server.http_url
+            watch = {"server (glintwick)": [server.process.pid]}
+            redis_pids = [
+                p.pid for p in psutil.Process().children() if p.name().startswith("redis-server")
+            ]
+            if redis_pids:
+                watch["redis-server"] = redis_pids
+            print(
+                f"serving: gRPC {grpc_target}, HTTP {http_url}, store {args.store}, "
+                f"{args.workers} worker(s)"
+            )
+        if not steps:
+            result = run_locust(args, args.tables, args.out / "stats", grpc_target, http_url, watch)
+            print_summary(result, f"{args.tables} tables")
+            summary["run"] = asdict(result)
+            code = result.exit_code
+        else:
+            code, held = 0, None
+            summary["steps"] = []
+            for tables in steps:
+                prefix = args.out / f"step-{tables}"
+                result = run_locust(args, tables, prefix, grpc_target, http_url, watch)
+                print_summary(result, f"step: {tables} tables")
+                p99 = submit_p99(result)
+                failures = sum(r["failures"] for r in result.stats if r["name"] == "Aggregated")
+                summary["steps"].append({"tables": tables, "submit_p99_ms": p99, **asdict(result)})
+                if failures:
+                    code = 1
+                if p99 is None or p99 > args.step_p99_ms or failures:
+                    break
+                held = tables
+            summary["tables_held"] = held
+            print(
+                f"\nlargest table count with SubmitAction p99 <= {args.step_p99_ms:.0f} ms: {held}"
+            )
+    summary["load_average_after"] = os.getloadavg()
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"reports: {args.out}/ (CSV, HTML, summary.json)")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""The load tests themselves: short headless locust runs through ``python -m loadtests.run``.
+
+The main run starts what ``make loadtest`` starts (a real redis-server on a free port,
+``glintwick serve`` with two worker processes on free ports) and every user class for
+a few seconds; the others check that a failed request and a p99 over its limit fail
+the run.  Locust runs in its own process (it monkey-patches the standard library).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.cards import cards_from_codes
+from engine.rulesets import PRESETS
+from loadtests.corpus import conformance_hands, corpus, generated_hands
+from loadtests.play import parse_kinds
+from loadtests.run import profile_top, seconds
+from tests.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_loadtest(out: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "loadtests.run", "--out", str(out), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    output = completed.stdout + completed.stderr
+    summary_path = out / "summary.json"
+    assert summary_path.exists(), output
+    summary: dict[str, Any] = json.loads(summary_path.read_text())
+    return completed.returncode, summary, output
+
+
+def stats_of(summary: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(row["type"], row["name"]): row for row in summary["run"]["stats"]}
+
+
+def test_every_user_class_plays_without_a_failure(tmp_path: Path) -> None:
+    code, summary, output = run_loadtest(
+        tmp_path,
+        "--store", "redis", "--workers", "2", "--time", "8s",
+        "--tables", "2", "--http-tables", "1", "--solvers", "1", "--watchers", "2",
+        "--think-time", "0.02", "--solver-wait", "0.05", "--max-p99-ms", "",
+    )  # fmt: skip
+    assert code == 0, output
+    stats = stats_of(summary)
+    expected = [
+        ("grpc", "CreateGame"), ("grpc", "JoinGame"), ("grpc", "GetView"),
+        ("grpc", "ListLegalActions"), ("grpc", "SubmitAction"),  # TableUser
+        ("POST", "CreateGame"), ("GET", "GetView"), ("POST", "SubmitAction"),  # HttpTableUser
+        ("grpc", "AnalyseHand"),  # SolverUser
+        ("grpc", "WatchGame (open)"), ("grpc", "WatchGame (event)"),  # WatcherUser
+    ]  # fmt: skip
+    for key in expected:
+        assert stats.get(key, {}).get("requests", 0) > 0, (key, output)
+    assert all(row["failures"] == 0 for row in stats.values()), output
+    assert stats[("", "Aggregated")]["requests"] > 100
+    cpu = summary["run"]["cpu"]["percent_of_one_core"]
+    assert cpu["server (glintwick)"] > 0 and cpu["load generator (locust)"] > 0
+    assert (tmp_path / "stats-report.html").stat().st_size > 0
+    assert (tmp_path / "stats_stats.csv").exists()
+
+
+def test_a_failed_request_fails_the_run(tmp_path: Path) -> None:
+    nobody = f"127.0.0.1:{free_port()}"  # nothing listens there: every call is UNAVAILABLE
+    code, summary, output = run_loadtest(
+        tmp_path, "--target", nobody, "--time", "3s", "--tables", "0", "--http-tables", "0",
+        "--solvers", "1", "--watchers", "0",
+    )  # fmt: skip
+    assert code == 1, output
+    assert stats_of(summary)[("grpc", "AnalyseHand")]["failures"] > 0
+
+
+def test_a_p99_over_its_limit_fails_the_run(tmp_path: Path) -> None:
+    code, summary, output = run_loadtest(
+        tmp_path, "--store", "memory", "--workers", "1", "--time", "3s",
+        "--tables", "0", "--http-tables", "0", "--solvers", "1", "--watchers", "0",
+        "--solver-wait", "0.01", "--max-p99-ms", "AnalyseHand=0",
+    )  # fmt: skip
+    assert code == 3, output
+    assert "p99 over its limit: AnalyseHand" in output
+    row = stats_of(summary)[("grpc", "AnalyseHand")]
+    assert row["requests"] > 0 and row["failures"] == 0
+
+
+# --------------------------------------------------------------------------- the pieces
+
+
+def test_the_corpus_is_the_conformance_hands_plus_valid_seeded_deals() -> None:
+    conformance = conformance_hands()
+    assert len(conformance) > 400
+    generated = generated_hands(300, seed=7)
+    assert generated == generated_hands(300, seed=7)
+    assert generated != generated_hands(300, seed=8)
+    assert {h.rule_set for h in generated} == set(PRESETS)
+    for hand in generated:
+        rules = PRESETS[hand.rule_set]
+        deal = rules.contract(hand.round).deal
+        assert len(hand.cards) in (deal, deal + 1)
+        cards_from_codes(hand.cards, rules.decks, rules.jokers)  # raises when impossible
+    assert len(corpus(300, seed=7)) == len(conformance) + 300
+
+
+def test_table_kinds_and_run_times_parse() -> None:
+    assert parse_kinds("contract:4, whiskertrail:2,whiskertrail") == [
+        ("contract", 4),
+        ("whiskertrail", 2),
+        ("whiskertrail", 4),
+    ]
+    for bad in ("contract:2", "whiskertrail:5", "nosuch:2", ""):
+        try:
+            parse_kinds(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} was accepted")
+    assert seconds("90") == 90 and seconds("2m") == 120 and seconds("1h30m") == 5400
+
+
+def test_profile_top_counts_self_and_inclusive_time(tmp_path: Path) -> None:
+    raw = tmp_path / "profile.txt"
+    raw.write_text(
+        'process 1:"python";main (app.py:3);solve (solver.py:10);search (solver.py:40) 6\n'
+        'process 1:"python";main (app.py:3);solve (solver.py:12) 2\n'
+        'process 1:"python";main (app.py:3);encode (codec.py:7) 2\n'
+    )
+    top = profile_top(raw)
+    assert top.startswith("10 samples")
+    own, inclusive = top.split("inclusive")
+    assert " 60.0%  search (solver.py)" in own
+    assert " 80.0%  solve (solver.py)" in inclusive and "100.0%  main (app.py)" in inclusive
