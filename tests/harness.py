@@ -47,7 +47,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.bots.strong import connections
+from clients.bots.montecarlo import connections
 from engine.actions import (
     Action,
     Claim,
@@ -178,7 +178,7 @@ def uniform_policy(state: GameState, seat: int, legal: list[Action], rng: random
     return legal[rng.randrange(len(legal))]
 
 
-# the same meld-affinity count the strong bot's rollout policy uses
+# the same meld-affinity count the montecarlo bot's rollout policy uses
 _connections = connections
 
 

@@ -1,11 +1,11 @@
-"""``oracle``: ``strong`` that may look at every card — for measuring, never for play.
+"""``oracle``: ``montecarlo`` that may look at every card — for measuring, never for play.
 
 In process (the tournament's in-process runner, the benchmark) the runner hands it
 the true game state through :meth:`OracleBot.attach`; it then simulates on that
 state instead of on random determinizations: it knows the other hands and the stock
 order.  Through the public API no state is attached — a server never reveals hidden
-cards — and it plays exactly like ``strong``.  The gap between the two measures what
-hidden information costs ``strong``.
+cards — and it plays exactly like ``montecarlo``.  The gap between it and the fair bots (``strong``
+first) measures what hidden information costs them.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clients.bots.base import Situation, register
-from clients.bots.strong import StrongBot
+from clients.bots.montecarlo import MonteCarloBot
 from engine.game import GameState
 
 
 @register
-class OracleBot(StrongBot):
+class OracleBot(MonteCarloBot):
     name = "oracle"
 
     def __init__(self, seed: int = 0, state: Callable[[], GameState] | None = None) -> None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 
 import pytest
 
 from clients.bots import BOTS, make_bot
 from clients.bots.base import Situation
-from clients.bots.strong import determinize
+from clients.bots.montecarlo import determinize
+from clients.bots.strong import StrongBot, live_outs
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
 from clients.tournament.stats import bot_stats
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.solver import analyse
 from engine.views import seat_view
 
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
@@ -26,12 +29,12 @@ def mean_penalties(bots: list[str], deals: int, seed: int) -> dict[str, float]:
 
 
 def test_registry_knows_the_builtin_bots() -> None:
-    assert {"random", "greedy", "strong", "oracle"} <= set(BOTS)
+    assert {"random", "greedy", "strong", "montecarlo", "oracle"} <= set(BOTS)
     with pytest.raises(ValueError, match="unknown bot"):
         make_bot("nobody")
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "strong"])
+@pytest.mark.parametrize("name", ["random", "greedy", "strong", "montecarlo"])
 def test_bots_play_contract_legally(name: str) -> None:
     """Every choice is one of the legal actions offered (May I?, swaps, no-discard round)."""
     rules = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[-2:])
@@ -83,7 +86,7 @@ def test_greedy_beats_random() -> None:
 
 
 def test_strong_beats_greedy() -> None:
-    """40 games (20 duplicate deal sets); the margin is small (see docs/BOTS.md)."""
+    """40 games (20 duplicate deal sets); the benchmark's intervals: docs/TOURNAMENTS.md."""
     means = mean_penalties(["strong", "greedy"], deals=20, seed=2)
     assert means["strong"] < means["greedy"]
 
@@ -93,3 +96,48 @@ def test_in_process_runs_reproduce() -> None:
     first = [r.row() for r in run_inprocess(specs, SHORT, 4)]
     assert first == [r.row() for r in run_inprocess(specs, SHORT, 4)]
     assert all(r["ruleset_hash"] == SHORT.hash and r["tournament_seed"] == 4 for r in first)
+
+
+def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
+    state = GameState.new_game(SHORT, 2, b"counting")
+    bot = StrongBot(1)
+    bot.setup(SHORT, 0)
+    rng = random.Random(3)
+    tops = set()
+    while state.round_number == 1 and len(tops) < 4:
+        seat = state.to_act[0]
+        legal = state.legal_actions(seat)
+        if seat == 0:
+            view = seat_view(state, 0)
+            if state.discards:
+                tops.add(state.discards[-1].id)
+            action = bot.choose(view, legal, rng)
+        else:
+            action = legal[rng.randrange(len(legal))]
+        state, _ = state.apply_action(seat, action)
+    sit = Situation.from_view(seat_view(state, 0), SHORT)
+    seen = bot.seen(sit)
+    known = {c.id: c for c in sit.hand} | {c.id: c for m in sit.table for c in m.cards}
+    for card_id in tops - known.keys():  # each top it saw is counted once, as not drawable
+        kind = next(c for c in state.all_cards() if c.id == card_id).kind
+        assert seen[kind] >= 1
+    assert sum(seen.values()) >= len(sit.hand) + len(tops - known.keys())
+    # a new deal forgets: only what the view itself shows is counted
+    bot._watch({"exhaustions": 0}, dataclasses.replace(sit, round_number=2, discard_top=None))
+    assert sum(bot.seen(sit).values()) == len(sit.hand) + sum(len(m.cards) for m in sit.table) + (
+        1 if sit.discard_top is not None else 0
+    )
+
+
+def test_live_outs_lower_with_every_copy_seen() -> None:
+    sits = (
+        Situation.from_view(seat_view(GameState.new_game(SHORT, 2, bytes([n])), 0), SHORT)
+        for n in range(50)
+    )
+    sit = next(s for s in sits if analyse(s.hand, SHORT, 1).outs)  # a hand with outs
+    report = analyse(sit.hand, SHORT, 1)
+    missing, live = live_outs(sit.hand, sit, Counter())
+    assert missing == report.missing
+    assert live == sum(SHORT.jokers if k[0] == 0 else SHORT.decks for k in report.outs)
+    first = report.outs[0]
+    assert live_outs(sit.hand, sit, Counter({first: 1})) == (missing, live - 1)
