@@ -103,7 +103,7 @@ def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
     bot = StrongBot(1)
     bot.setup(SHORT, 0)
     rng = random.Random(3)
-    tops = set()
+    tops: set[int] = set()
     while state.round_number == 1 and len(tops) < 4:
         seat = state.to_act[0]
         legal = state.legal_actions(seat)
