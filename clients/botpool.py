@@ -26,7 +26,9 @@ turns by ``lease_seconds`` at most.
 
 Bots are deterministic: a move's randomness is seeded from the pool seed, the game,
 the seat and the version (:func:`move_rng`), so which worker plays a turn does not
-change the move.
+change the move of a memoryless bot.  A worker keeps one bot per (game, seat), so a
+bot that remembers (``strong`` counts the discards it has seen) remembers what that
+worker saw: with several workers it may know less, never anything it should not.
 """
 
 from __future__ import annotations
