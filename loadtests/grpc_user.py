@@ -38,7 +38,6 @@ grpc_gevent.init_gevent()
 DEFAULT_DEADLINE = 10.0
 
 Req = TypeVar("Req")
-Resp = TypeVar("Resp")
 MessageLatency = Callable[[str, Any], float | None]
 
 

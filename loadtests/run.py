@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="record the server with py-spy (top functions in <out>/profile-top.txt)",
     )
     add(
+        "--profile-native",
+        action="store_true",
+        default=_env("PROFILE_NATIVE", "") not in ("", "0"),
+        help="with --profile: C frames too (py-spy --native: grpc's core, protobuf, hiredis)",
+    )
+    add(
         "--server-root",
         type=Path,
         default=Path(_env("SERVER_ROOT", str(ROOT))),
@@ -292,7 +298,9 @@ def profile_top(raw: Path, limit: int = 25) -> str:
     return "\n".join(lines) + "\n"
 
 
-def start_profiler(pid: int, duration: float, out: Path) -> subprocess.Popen[bytes] | None:
+def start_profiler(
+    pid: int, duration: float, out: Path, native: bool = False
+) -> subprocess.Popen[bytes] | None:
     spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
     if spy is None:
         print("py-spy is not installed: no profile", file=sys.stderr)
@@ -301,6 +309,8 @@ def start_profiler(pid: int, duration: float, out: Path) -> subprocess.Popen[byt
         spy, "record", "--pid", str(pid), "--subprocesses", "--rate", "100",
         "--duration", str(max(1, int(duration))), "--format", "raw", "--output", str(out),
     ]  # fmt: skip
+    if native:
+        command.append("--native")
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -384,7 +394,7 @@ def run_locust(
         run, pid = seconds(args.time), watch["server (glintwick)"][0]
 
         def begin() -> None:
-            started = start_profiler(pid, run * 0.6, raw)
+            started = start_profiler(pid, run * 0.6, raw, args.profile_native)
             if started is not None:
                 profilers.append(started)
 
