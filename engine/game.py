@@ -1193,7 +1193,8 @@ class GameState:
     def from_dict(cls, data: Mapping[str, Any]) -> GameState:
         """Rebuild a state from :meth:`to_dict`'s form, validating it (InvalidActionError).
 
-        Hands are normalised to id order.  ``rules`` may also be a preset's name.
+        Hands are normalised to id order.  ``rules`` may also be a preset's name, or a
+        RuleSet itself (what a service that keeps its rule sets decoded passes).
         """
         try:
             return _from_dict(data)
@@ -1478,7 +1479,10 @@ def _from_dict(data: Mapping[str, Any]) -> GameState:
     if unknown:
         raise InvalidActionError(f"unknown game state keys: {unknown}")
     raw_rules = data["rules"]
-    rules = ruleset(raw_rules) if isinstance(raw_rules, str) else RuleSet.from_dict(raw_rules)
+    if isinstance(raw_rules, RuleSet):
+        rules = raw_rules
+    else:
+        rules = ruleset(raw_rules) if isinstance(raw_rules, str) else RuleSet.from_dict(raw_rules)
     seats = _int(data["seats"], "seats", rules.min_players, rules.max_players)
     seed = bytes.fromhex(data["seed"])
     round_number = _int(data["round"], "round", 1, rules.rounds)

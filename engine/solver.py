@@ -33,6 +33,7 @@ tables, the contract's requirement lists), so every call does the real work.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from itertools import combinations, permutations, product
@@ -197,18 +198,22 @@ class _Prep:
         )
 
 
-_PREPS: dict[int, _Prep] = {}
+_PREPS: OrderedDict[str, _Prep] = OrderedDict()
+_PREPS_KEPT = 64
 
 
 def _prep(rules: RuleSet) -> _Prep:
-    # keyed by identity: hashing a RuleSet hashes every field, which costs more
-    # than the search; the stored object guards against a recycled id
-    pr = _PREPS.get(id(rules))
-    if pr is None or pr.rules is not rules:
-        pr = _Prep(rules)
-        if len(_PREPS) > 64:
-            _PREPS.clear()
-        _PREPS[id(rules)] = pr
+    # Keyed by the rule set's stable hash (computed once, when the rule set is
+    # made), not by the object: a service decodes a new RuleSet object with every
+    # stored game, and equal rule sets must share their tables.  Least recently
+    # used first out, so a few custom rule sets never evict the presets' tables.
+    pr = _PREPS.get(rules.hash)
+    if pr is None:
+        pr = _PREPS[rules.hash] = _Prep(rules)
+        if len(_PREPS) > _PREPS_KEPT:
+            _PREPS.popitem(last=False)
+    else:
+        _PREPS.move_to_end(rules.hash)
     return pr
 
 

@@ -111,7 +111,7 @@ def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> sp
 def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
     """The engine state a stored message holds (validated by GameState.from_dict)."""
     data: dict[str, Any] = {
-        "rules": (rules or rules_from_pb(message.rules)).to_dict(),
+        "rules": rules or rules_from_pb(message.rules),
         "seats": message.seats,
         "seed": message.seed.hex(),
         "round": message.round,

@@ -159,3 +159,14 @@ async def test_naming_another_seat_is_refused_on_the_fast_path() -> None:
         await service.submit_action(request, callers[seat])
     assert caught.value.reason == "NOT_YOUR_SEAT"
     assert await store.read_log(game_id, 0) == []
+
+
+def test_decoded_states_keep_the_rule_set_object_they_are_given() -> None:
+    from services import codec
+
+    state = GameState.new_game(WHISKERTRAIL, 2, SEED)
+    message = codec.state_to_pb(state, convert.rules_to_pb(WHISKERTRAIL))
+    decoded = codec.state_from_pb(message, WHISKERTRAIL)
+    assert decoded.rules is WHISKERTRAIL
+    assert decoded == state
+    assert codec.state_from_pb(message) == state  # and without: from the message's own
