@@ -199,7 +199,7 @@ def _submit_factory() -> Callable[[int], Call]:
             request = pb.SubmitActionRequest(
                 game_id=table.game_id,
                 expected_version=state.action_count,
-                request_id=f"{index}-{n}",
+                request_id=f"{table.game_id}-{state.action_count}",
                 action=action_to_pb(action),
             )
             metadata = (("authorization", f"Bearer {table.tokens[seat]}"),)
@@ -211,41 +211,63 @@ def _submit_factory() -> Callable[[int], Call]:
     return make
 
 
-def run(seconds: float = 5.0, concurrency: int = 16) -> dict[str, Any]:
+RATIOS = {
+    "analyse_vs_ping": ("analyse", "ping"),
+    "analyse_best_only_vs_ping": ("analyse_best_only", "ping"),
+    "submit_vs_baseline_getset": ("submit", "baseline_getset"),
+    "ping_vs_baseline_empty": ("ping", "baseline_empty"),
+    "submit_workers2_vs_workers1": ("submit_workers2", "submit"),
+}
+
+
+def run(seconds: float = 5.0, concurrency: int = 16, rounds: int = 3) -> dict[str, Any]:
+    """Every server up at once; ``rounds`` rounds of every measurement, interleaved, so
+    that a ratio compares two runs a few seconds apart.  Medians over the rounds."""
     results: dict[str, Any] = {
         "seconds": seconds,
         "concurrency": concurrency,
+        "rounds": rounds,
         "cpus": os.cpu_count(),
     }
-    with redis_server() as redis_url:
-        args, port = baseline_server(None)
-        with process(args, port) as target:
-            results["baseline_empty"] = asyncio.run(_drive(target, seconds, concurrency, _ping))
-        args, port = baseline_server(redis_url)
-        with process(args, port) as target:
-            results["baseline_getset"] = asyncio.run(_drive(target, seconds, concurrency, _ping))
-        args, port = glintwick_server(redis_url)
-        with process(args, port) as target:
-            results["ping"] = asyncio.run(_drive(target, seconds, concurrency, _ping))
-            results["analyse"] = asyncio.run(
-                _drive(target, seconds, concurrency, _analyse_factory())
-            )
-            results["analyse_best_only"] = asyncio.run(
-                _drive(target, seconds, concurrency, _analyse_factory(best_only=True))
-            )
-            results["submit"] = asyncio.run(_drive(target, seconds, concurrency, _submit_factory()))
-        args, port = glintwick_server(redis_url, workers=2)
-        with process(args, port) as target:
-            results["submit_workers2"] = asyncio.run(
-                _drive(target, seconds, concurrency, _submit_factory())
-            )
-    rate = {k: v["per_second"] for k, v in results.items() if isinstance(v, dict)}
+    with contextlib.ExitStack() as stack:
+        redis_url = stack.enter_context(redis_server())
+        empty = stack.enter_context(process(*baseline_server(None)))
+        getset = stack.enter_context(process(*baseline_server(redis_url)))
+        one = stack.enter_context(process(*glintwick_server(redis_url)))
+        two = stack.enter_context(process(*glintwick_server(redis_url, workers=2)))
+        plan: list[tuple[str, str, Callable[[int], Call]]] = [
+            ("baseline_empty", empty, _ping),
+            ("baseline_getset", getset, _ping),
+            ("ping", one, _ping),
+            ("analyse", one, _analyse_factory()),
+            ("analyse_best_only", one, _analyse_factory(best_only=True)),
+            ("submit", one, _submit_factory()),
+            ("submit_workers2", two, _submit_factory()),
+        ]
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in plan}
+        for _ in range(rounds):
+            for name, target, make in plan:
+                runs[name].append(asyncio.run(_drive(target, seconds, concurrency, make)))
+    for name, measured in runs.items():
+        results[name] = {
+            key: statistics.median(m[key] for m in measured)
+            for key in ("per_second", "p50_ms", "p99_ms")
+        } | {"calls": sum(m["calls"] for m in measured)}
     results["ratios"] = {
-        "analyse_vs_ping": round(rate["analyse"] / rate["ping"], 2),
-        "analyse_best_only_vs_ping": round(rate["analyse_best_only"] / rate["ping"], 2),
-        "submit_vs_baseline_getset": round(rate["submit"] / rate["baseline_getset"], 2),
-        "ping_vs_baseline_empty": round(rate["ping"] / rate["baseline_empty"], 2),
-        "submit_workers2_vs_workers1": round(rate["submit_workers2"] / rate["submit"], 2),
+        key: round(
+            statistics.median(
+                a["per_second"] / b["per_second"] for a, b in zip(runs[x], runs[y], strict=True)
+            ),
+            2,
+        )
+        for key, (x, y) in RATIOS.items()
+    }
+    results["ratios_by_round"] = {
+        key: [
+            round(a["per_second"] / b["per_second"], 2)
+            for a, b in zip(runs[x], runs[y], strict=True)
+        ]
+        for key, (x, y) in RATIOS.items()
     }
     return results
 
@@ -254,5 +276,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
-    print(json.dumps(run(options.seconds, options.concurrency), indent=2))
+    print(json.dumps(run(options.seconds, options.concurrency, options.rounds), indent=2))
