@@ -682,16 +682,18 @@ class GameService:
         record.state.CopyFrom(codec.state_to_pb(state, loaded.record.state.rules))
         record.deadline_unix = self._next_deadline(record, loaded.state, state)
         bot_turn, bot_turn_changed = self._bot_turn(loaded.record, loaded.state, record, state)
+        stored = [codec.stored_event(e) for e in events]
         entry = spb.LogEntry(
             version=version,
             seat=seat,
             action=convert.action_to_pb(action),
             by_deadline=by_deadline,
-            events=[codec.stored_event(e) for e in events],
+            events=stored,
             request_id=idem_key or "",
         )
+        # the mover's events as a watcher of that seat gets them from the log
         response = pb.SubmitActionResponse(
-            version=version, events=[convert.event_to_pb(e, seat, version) for e in events]
+            version=version, events=[codec.stored_event_to_pb(e, seat, version) for e in stored]
         )
         response_bytes = response.SerializeToString()
         write = Write(
