@@ -24,6 +24,12 @@ def table(summary: Mapping[str, Any]) -> str:
             f"{s['bot']:<10} {s['games']:>6} {s['mean_penalty']:>10.1f} {ci:>17}"
             f" {s['win_share']:>10.3f} {r['mu']:>7.2f} {r['sigma']:>6.2f} {r['ordinal']:>8.2f}"
         )
+    for p in summary.get("pairs", []):
+        lines.append(
+            f"{p['a']} - {p['b']}: {p['mean_difference']:+.1f} per game"
+            f" [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}] over {p['deal_sets']} deal sets,"
+            f" {p['a']} better in {p['a_better_share']:.0%}"
+        )
     if summary.get("sprt"):
         lines.append(f"SPRT {summary['sprt_pair']}: {summary['sprt']}")
     return "\n".join(lines)

@@ -5,14 +5,18 @@ Games of one deal set share their cards, so the bootstrap resamples *deal sets*
 sets as there are, with replacement, and takes the bot's mean penalty per game over
 them.  A game's *win share* gives each of its winners ``1 / winners`` of a win; a
 bot's win share is that summed over its seats, divided by its seats played.
+
+Pairs: for two bots at the same deal sets, each deal set's difference of their mean
+penalties (the deal's luck cancels), averaged, with the same bootstrap over deal sets.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from clients.tournament.runner import GameResult
 
@@ -37,7 +41,7 @@ def per_deal_set(results: Sequence[GameResult]) -> dict[tuple[int, int], dict[st
 
 
 def bootstrap_ci(
-    groups: Sequence[Sequence[int]], seed: int, resamples: int = 2000
+    groups: Sequence[Sequence[float]], seed: int, resamples: int = 2000
 ) -> tuple[float, float]:
     """95% percentile interval of the mean over groups resampled with replacement."""
     if not groups:
@@ -73,3 +77,45 @@ def bot_stats(results: Sequence[GameResult], seed: int) -> list[BotStats]:
             BotStats(bot, len(flat), sum(flat) / len(flat), low, high, wins[bot] / played[bot])
         )
     return sorted(out, key=lambda s: s.mean_penalty)
+
+
+@dataclass(frozen=True, slots=True)
+class PairStats:
+    """A against B on the deal sets both played: the paired comparison duplicate
+    deals are for (each deal set's luck cancels out of its difference)."""
+
+    a: str
+    b: str
+    deal_sets: int
+    mean_difference: float  # A's mean penalty per game minus B's; below 0: A is better
+    ci_low: float
+    ci_high: float
+    a_better_share: float  # deal sets where A's mean penalty is lower (ties count half)
+
+
+def pair_stats(
+    sets: Mapping[Any, Mapping[str, Sequence[int]]], a: str, b: str, seed: int
+) -> PairStats | None:
+    """Paired difference of A and B over deal sets (``per_deal_set``'s form), with a 95%
+    bootstrap interval; None when they never met."""
+    diffs = [
+        sum(d[a]) / len(d[a]) - sum(d[b]) / len(d[b]) for d in sets.values() if a in d and b in d
+    ]
+    if not diffs:
+        return None
+    low, high = bootstrap_ci([[x] for x in diffs], seed)
+    better = sum(1.0 if x < 0 else 0.5 if x == 0 else 0.0 for x in diffs)
+    return PairStats(a, b, len(diffs), sum(diffs) / len(diffs), low, high, better / len(diffs))
+
+
+def all_pairs(results: Sequence[GameResult], seed: int) -> list[PairStats]:
+    """Every pair of bots that met, the better one (lower mean penalty) first."""
+    ranked = [s.bot for s in bot_stats(results, seed)]
+    sets = per_deal_set(results)
+    out = []
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1 :]:
+            pair = pair_stats(sets, a, b, seed)
+            if pair is not None:
+                out.append(pair)
+    return out

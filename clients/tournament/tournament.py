@@ -11,7 +11,7 @@ from clients.tournament import schedule as sched
 from clients.tournament.ratings import rate
 from clients.tournament.runner import GameResult, run_grpc, run_inprocess
 from clients.tournament.sprt import Sprt
-from clients.tournament.stats import bot_stats, per_deal_set
+from clients.tournament.stats import all_pairs, bot_stats, per_deal_set
 from engine.rulesets import RuleSet
 
 
@@ -42,6 +42,7 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "games": len(results),
         "stats": [asdict(s) for s in bot_stats(results, config.seed)],
         "ratings": [asdict(r) for r in rate(results)],
+        "pairs": [asdict(p) for p in all_pairs(results, config.seed)],
         "illegal": sum(r.illegal for r in results),
         "timeouts": sum(r.timeouts for r in results),
         "errors": sum(r.errors for r in results),

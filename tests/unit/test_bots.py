@@ -141,3 +141,18 @@ def test_live_outs_lower_with_every_copy_seen() -> None:
     assert live == sum(SHORT.jokers if k[0] == 0 else SHORT.decks for k in report.outs)
     first = report.outs[0]
     assert live_outs(sit.hand, sit, Counter({first: 1})) == (missing, live - 1)
+
+
+def test_pairs_compare_bots_deal_set_by_deal_set() -> None:
+    from clients.tournament.stats import pair_stats
+
+    sets = {
+        0: {"a": [10, 20], "b": [30, 40]},  # a better by 20
+        1: {"a": [50], "b": [40]},  # b better by 10
+        2: {"a": [5], "c": [0]},  # b absent: not counted
+    }
+    pair = pair_stats(sets, "a", "b", seed=1)
+    assert pair is not None
+    assert (pair.deal_sets, pair.mean_difference, pair.a_better_share) == (2, -5.0, 0.5)
+    assert pair.ci_low == -20.0 and pair.ci_high == 10.0
+    assert pair_stats(sets, "b", "c", seed=1) is None
