@@ -197,7 +197,10 @@ def bots(args: argparse.Namespace) -> int:
     from services.server import configure_logging
 
     if not args.operator_token:
-        sys.stderr.write("glintwick bots: give --operator-token (or GLINTWICK_OPERATOR_TOKEN)\n")
+        sys.stderr.write(
+            "glintwick bots: give --bot-pool-token (GLINTWICK_BOT_POOL_TOKEN) or"
+            " --operator-token (GLINTWICK_OPERATOR_TOKEN)\n"
+        )
         return 2
     configure_logging(args.log_format)
 
@@ -256,9 +259,12 @@ def build_parser() -> argparse.ArgumentParser:
     pool = sub.add_parser("bots", help="a house-bot pool worker: plays the server's house bots")
     pool.add_argument("--target", default=env("GLINTWICK_TARGET", "127.0.0.1:50051"))
     pool.add_argument(
+        "--bot-pool-token",
         "--operator-token",
-        default=env("GLINTWICK_OPERATOR_TOKEN"),
-        help="the server's operator credential (env GLINTWICK_OPERATOR_TOKEN)",
+        dest="operator_token",
+        default=env("GLINTWICK_BOT_POOL_TOKEN") or env("GLINTWICK_OPERATOR_TOKEN"),
+        help="the server's bot-pool credential (env GLINTWICK_BOT_POOL_TOKEN; it can act for"
+        " house bots only) or its operator credential (env GLINTWICK_OPERATOR_TOKEN)",
     )
     pool.add_argument(
         "--concurrency",

@@ -33,6 +33,7 @@ tables, the contract's requirement lists), so every call does the real work.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -207,13 +208,17 @@ def _prep(rules: RuleSet) -> _Prep:
     # made), not by the object: a service decodes a new RuleSet object with every
     # stored game, and equal rule sets must share their tables.  Least recently
     # used first out, so a few custom rule sets never evict the presets' tables.
+    # (bots think in threads: another thread may evict between two steps here, so
+    # a KeyError from the bookkeeping is harmless, never a reason to fail)
     pr = _PREPS.get(rules.hash)
     if pr is None:
         pr = _PREPS[rules.hash] = _Prep(rules)
         if len(_PREPS) > _PREPS_KEPT:
-            _PREPS.popitem(last=False)
+            with contextlib.suppress(KeyError):
+                _PREPS.popitem(last=False)
     else:
-        _PREPS.move_to_end(rules.hash)
+        with contextlib.suppress(KeyError):
+            _PREPS.move_to_end(rules.hash)
     return pr
 
 

@@ -1,14 +1,19 @@
 """The application core: one coroutine per RPC, shared by the gRPC and HTTP faces.
 
-Every move takes one path: decode and authenticate the seat → load the game
-(record + revision) from the store → the engine validates and applies the
-action (pure) → one compare-and-set write that also appends the log entry and
-remembers the idempotent response → respond.  Watchers read the log.
+A move's full path: decode and authenticate the seat → load the game (record +
+revision) from the store → the engine validates and applies the action (pure) →
+one compare-and-set write that also appends the log entry and remembers the
+idempotent response → respond.  Watchers read the log.  The fast path skips the
+load when the move's expected version is the one of the newest game this process
+has cached; the compare-and-set then decides whether that cache was current, and
+on any doubt the full path answers (docs/ARCHITECTURE.md).
 
 Nothing here keeps game state between requests: any replica serves any game.
-The only per-process things are caches keyed by the store's revision (a record
-at a revision never changes, so a cached decode is never stale) and the per-seat
-rate limiter (a replica limits what it serves).
+The per-process things are caches — decoded records keyed by the store's revision
+(a record at a revision never changes, so a cached decode is never stale), and
+each game's newest cached revision, which may be stale and is only ever used under
+the compare-and-set — and the per-seat rate limiter (a replica limits what it
+serves).
 """
 
 from __future__ import annotations
@@ -589,14 +594,17 @@ class GameService:
                 except GlintwickError:
                     pass  # a stale cache must answer ABORTED, not this: judge it fresh
                 else:
-                    self._limit(request.game_id, seat)
-                    limited = True
+                    # over the limit: the full path decides (a retry of a move that
+                    # landed gets its stored answer there, before the limit)
+                    limited = self._limiter.allow(f"{request.game_id}:{seat}")
+                if limited:
                     idem_key = f"{seat}:{request.request_id}" if request.request_id else None
                     response = await self._commit_move(
                         newest, seat, action, state, events, idem_key, by_deadline=False
                     )
                     if response is not None:
-                        self._log_applied(request, caller, seat, action, response)
+                        house_bot = newest.record.seats[seat].bot
+                        self._log_applied(request, caller, seat, action, response, house_bot)
                         return response
         return await self._submit_loaded(request, caller, action, limited)
 
@@ -629,7 +637,7 @@ class GameService:
                     return pb.SubmitActionResponse.FromString(earlier)
             bound.info("action_conflict")
             raise conflict()
-        self._log_applied(request, caller, seat, action, response)
+        self._log_applied(request, caller, seat, action, response, loaded.record.seats[seat].bot)
         return response
 
     @staticmethod
@@ -639,6 +647,7 @@ class GameService:
         seat: int,
         action: Action,
         response: pb.SubmitActionResponse,
+        house_bot: str = "",
     ) -> None:
         log.info(
             "action_applied",
@@ -647,6 +656,7 @@ class GameService:
             request_id=request.request_id or caller.request_id,
             action=action.KIND,
             version=response.version,
+            **({"house_bot": house_bot} if house_bot else {}),
         )
 
     def _seat_or_none(self, loaded: Loaded, caller: Caller, requested: int | None) -> int | None:

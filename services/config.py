@@ -14,6 +14,7 @@ class ServerOptions:
     store: str = "memory"
     workers: int = 1
     operator_token: str | None = None
+    bot_pool_token: str | None = None  # accepted for the house-bot calls only
     finished_ttl: int = 24 * 3600
     rate_per_second: float = 500.0
     rate_burst: int = 1000
@@ -43,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--operator-token",
         default=env("GLINTWICK_OPERATOR_TOKEN"),
         help="enables CreateGameFromDeck",
+    )
+    parser.add_argument(
+        "--bot-pool-token",
+        default=env("GLINTWICK_BOT_POOL_TOKEN"),
+        help="a credential for house-bot pool workers only (ListBotTurns, acting for"
+        " house-bot seats; never CreateGameFromDeck)",
     )
     parser.add_argument(
         "--finished-ttl", type=int, default=int(env("GLINTWICK_FINISHED_TTL", str(24 * 3600)))
@@ -81,6 +88,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         store=args.store,
         workers=args.workers,
         operator_token=args.operator_token or None,
+        bot_pool_token=args.bot_pool_token or None,
         finished_ttl=args.finished_ttl,
         rate_per_second=args.rate,
         rate_burst=args.burst,

@@ -118,6 +118,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         store,
         ServiceConfig(
             operator_token=options.operator_token,
+            bot_pool_token=options.bot_pool_token,
             rate_per_second=options.rate_per_second,
             rate_burst=options.rate_burst,
             bot_strategies=_bot_strategies(),
@@ -206,17 +207,18 @@ def bot_pool_wanted(options: ServerOptions) -> bool:
 def start_bot_pool(running: RunningServer, options: ServerOptions) -> list[asyncio.Task[None]]:
     """Start the in-process house-bot pool: ``clients.botpool`` through the SDK against
     this server's own gRPC port, so house bots take the very path an outside
-    ``glintwick bots`` worker does.  Without an operator credential the pool gets a
-    random one of its own, good for the house-bot calls only."""
+    ``glintwick bots`` worker does.  It uses the bot-pool credential, else the
+    operator's; with neither it gets a random bot-pool credential of its own (one for
+    all ``--workers``), good for the house-bot calls only."""
     import secrets
 
     from clients.botpool import BotPool
     from clients.sdk import GlintwickClient
 
     config = running.service.config
-    token = config.operator_token
+    token = config.bot_pool_token or config.operator_token
     if not token:
-        token = config.bot_pool_token = config.bot_pool_token or secrets.token_urlsafe(32)
+        token = config.bot_pool_token = secrets.token_urlsafe(32)
     host, _ = _split(options.grpc_address)
     if host in ("0.0.0.0", "::", ""):
         host = "127.0.0.1"
@@ -252,6 +254,12 @@ def run(options: ServerOptions) -> int:
         log.error("workers_need_redis", hint="several processes share state only through Redis")
         return 2
     options.reuse_port = True
+    if bot_pool_wanted(options) and not (options.operator_token or options.bot_pool_token):
+        # every process's pool may reach any process through the shared port: one
+        # credential for all of them
+        import secrets
+
+        options.bot_pool_token = secrets.token_urlsafe(32)
     processes = [
         multiprocessing.get_context("spawn").Process(target=_worker, args=(options,))
         for _ in range(options.workers)

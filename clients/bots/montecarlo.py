@@ -1,7 +1,7 @@
 """``montecarlo``: determinized Monte Carlo over greedy's best candidates.
 
 For the two decisions that matter most — which card to discard and where to draw
-from — ``strong`` takes greedy's ``candidates`` best options and, for each of
+from — ``montecarlo`` takes greedy's ``candidates`` best options and, for each of
 ``determinizations`` worlds, plays the round on (up to ``horizon`` actions) with a
 fast heuristic policy for every seat, then keeps the option with the lowest mean
 *round penalty* for itself (the round's score when the round ends inside the

@@ -13,8 +13,8 @@ the higher penalty, then the lower card id.
 Card counting is the opponent modelling: cards an opponent took or refused are
 known not to be in the stock, so they are not counted as outs.  It needs memory, so
 a ``strong`` bot remembers the discards it has seen (reset at each deal and after
-the stock is rebuilt from the discards); a bot made fresh for one decision (the
-house-bot pool) simply knows less.
+the stock is rebuilt from the discards); a house-bot pool worker keeps one bot per
+(game, seat), so with several workers each remembers only the turns it played.
 
 Every other decision (draws, May I?, melding, discards once open) is ``greedy``'s.
 Measured against ``greedy``, ``montecarlo`` and ``oracle`` in docs/TOURNAMENTS.md.

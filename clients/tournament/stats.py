@@ -108,9 +108,8 @@ def pair_stats(
     return PairStats(a, b, len(diffs), sum(diffs) / len(diffs), low, high, better / len(diffs))
 
 
-def all_pairs(results: Sequence[GameResult], seed: int) -> list[PairStats]:
-    """Every pair of bots that met, the better one (lower mean penalty) first."""
-    ranked = [s.bot for s in bot_stats(results, seed)]
+def all_pairs(results: Sequence[GameResult], ranked: Sequence[str], seed: int) -> list[PairStats]:
+    """Every pair of bots that met, in the order of ``ranked`` (best first)."""
     sets = per_deal_set(results)
     out = []
     for i, a in enumerate(ranked):

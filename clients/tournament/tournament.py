@@ -30,6 +30,7 @@ class Config:
 
 
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
+    stats = bot_stats(results, config.seed)
     return {
         "ruleset": config.rules.name,
         "ruleset_hash": config.rules.hash,
@@ -40,9 +41,9 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "deals": config.deals,
         "mode": "grpc" if config.target else "inprocess",
         "games": len(results),
-        "stats": [asdict(s) for s in bot_stats(results, config.seed)],
+        "stats": [asdict(s) for s in stats],
         "ratings": [asdict(r) for r in rate(results)],
-        "pairs": [asdict(p) for p in all_pairs(results, config.seed)],
+        "pairs": [asdict(p) for p in all_pairs(results, [s.bot for s in stats], config.seed)],
         "illegal": sum(r.illegal for r in results),
         "timeouts": sum(r.timeouts for r in results),
         "errors": sum(r.errors for r in results),

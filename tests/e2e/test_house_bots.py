@@ -37,7 +37,7 @@ from services.config import ServerOptions
 from services.server import start_bot_pool
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env
-from tests.redis_server import free_port
+from tests.redis_server import free_port, redis_server
 
 Code = grpc.StatusCode
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
@@ -356,13 +356,23 @@ def log_lines(path: Path) -> list[dict[str, Any]]:
     return lines
 
 
-async def test_glintwick_serve_plays_house_bots_in_process_by_default(tmp_path: Path) -> None:
+@pytest.mark.parametrize("setup", ["memory", "redis-workers"])
+async def test_glintwick_serve_plays_house_bots_in_process_by_default(
+    tmp_path: Path, setup: str
+) -> None:
+    """The embedded default plays house bots in process; so do ``--workers 2`` on Redis
+    with ``--bot-pool on``, whose pools share one made-up credential (a pool's
+    connection may land on either process)."""
     port = free_port()
     logs = tmp_path / "serve.log"
     command = glintwick(
         "serve", "--grpc", f"127.0.0.1:{port}", "--http", "", "--log-format", "json"
     )
-    with process(command, logs) as child:
+    stack = contextlib.ExitStack()
+    if setup == "redis-workers":
+        redis_url = stack.enter_context(redis_server())
+        command += ["--store", redis_url, "--workers", "2", "--bot-pool", "on"]
+    with stack, process(command, logs) as child:
         async with GlintwickClient(f"127.0.0.1:{port}") as client:
             deadline = time.monotonic() + 30
             while True:
@@ -381,7 +391,10 @@ async def test_glintwick_serve_plays_house_bots_in_process_by_default(tmp_path: 
         child.send_signal(signal.SIGTERM)
         assert child.wait(20) == 0
     events = [line.get("event") for line in log_lines(logs)]
-    assert "bot_pool_started" in events and "bot_pool_stopped" in events
+    processes = 2 if setup == "redis-workers" else 1
+    assert events.count("bot_pool_started") == processes, events
+    assert events.count("bot_pool_stopped") == processes, events
+    assert "bot_pool_failed" not in events, [x for x in log_lines(logs) if "fail" in str(x)]
 
 
 async def test_glintwick_bots_worker_plays_and_stops_cleanly(

@@ -170,3 +170,26 @@ def test_decoded_states_keep_the_rule_set_object_they_are_given() -> None:
     assert decoded.rules is WHISKERTRAIL
     assert decoded == state
     assert codec.state_from_pb(message) == state  # and without: from the message's own
+
+
+async def test_a_retry_of_a_landed_move_gets_its_answer_even_over_the_rate_limit() -> None:
+    from services.api import ServiceConfig
+
+    store = MemoryStore()
+    first = GameService(store)
+    # a replica whose buckets are empty: every new move it is sent is over the limit
+    second = GameService(store, ServiceConfig(rate_per_second=0.001, rate_burst=0))
+    game_id, callers, state = await new_game(first)
+    await second.get_view(pb.GetViewRequest(game_id=game_id), callers[0])  # second: v0
+    seat = state.to_act[0]
+    action = state.legal_actions(seat)[0]
+    original = await first.submit_action(submit(game_id, 0, action, "r"), callers[seat])
+    # the retry reaches the replica whose cache is stale (its fast path applies)
+    again = await second.submit_action(submit(game_id, 0, action, "r"), callers[seat])
+    assert again == original
+    after, _ = state.apply_action(seat, action)
+    with pytest.raises(ServiceError) as limited:  # a new move is limited, as before
+        await second.submit_action(
+            submit(game_id, 1, after.legal_actions(seat)[0], "new"), callers[seat]
+        )
+    assert limited.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
