@@ -106,6 +106,11 @@ class BotPool:
         self.stats = PoolStats()
         self._log = log.bind(worker=self.name)
         self._inflight: dict[str, asyncio.Task[None]] = {}
+        # turns leased to this worker while their game's previous move was still in
+        # flight (that move landed and made them): played as soon as it is done,
+        # rather than left to wait out their lease
+        self._pending: dict[str, pb.BotTurn] = {}
+        self._stopping = False
         self._rules: OrderedDict[str, RuleSet] = OrderedDict()
         self._bots: OrderedDict[tuple[str, int, str], Bot] = OrderedDict()
 
@@ -132,6 +137,7 @@ class BotPool:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
         finally:
+            self._stopping = True
             stopping.cancel()
             await self._drain()
             self._log.info("bot_pool_stopped", **vars(self.stats))
@@ -153,13 +159,20 @@ class BotPool:
         self.stats.polls += 1
         for turn in turns:
             if turn.game_id in self._inflight:
-                continue  # (only without leases: the move in flight settles it)
-            task = asyncio.create_task(self._play(turn))
-            self._inflight[turn.game_id] = task
-            task.add_done_callback(functools.partial(self._done, turn.game_id))
+                self._pending[turn.game_id] = turn
+            else:
+                self._start(turn)
+
+    def _start(self, turn: pb.BotTurn) -> None:
+        task = asyncio.create_task(self._play(turn))
+        self._inflight[turn.game_id] = task
+        task.add_done_callback(functools.partial(self._done, turn.game_id))
 
     def _done(self, game_id: str, _: asyncio.Task[None]) -> None:
         self._inflight.pop(game_id, None)
+        turn = self._pending.pop(game_id, None)
+        if turn is not None and not self._stopping:
+            self._start(turn)
 
     async def _drain(self) -> None:
         tasks = list(self._inflight.values())

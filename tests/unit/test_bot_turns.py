@@ -211,3 +211,43 @@ def test_serve_runs_the_pool_in_process_with_the_embedded_store_by_default(
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     assert bot_pool_wanted(options_from(parser.parse_args(argv))) is wanted
+
+
+async def test_a_turn_leased_while_its_game_has_a_move_in_flight_is_played_next() -> None:
+    """The pool's bookkeeping alone (a fake client is enough): a turn listed for a game
+    whose previous move is still awaiting its answer is played right after that move,
+    not left to wait out the lease it was just given."""
+    import asyncio
+
+    from clients.botpool import BotPool
+
+    class Listing:
+        target = "fake"
+        version = 0
+
+        async def bot_turns(
+            self, token: str, limit: int = 0, *, lease_seconds: int = 0
+        ) -> list[pb.BotTurn]:
+            self.version += 1
+            return [pb.BotTurn(game_id="g", seat=0, strategy="greedy", version=self.version)]
+
+    pool = BotPool(Listing(), "token", concurrency=2)  # type: ignore[arg-type]
+    played: list[int] = []
+    answer = asyncio.Event()
+
+    async def play(turn: pb.BotTurn) -> None:
+        played.append(turn.version)
+        if turn.version == 1:
+            await answer.wait()  # the first move awaits the server's answer
+
+    pool._play = play  # type: ignore[method-assign]
+    await pool._fill()  # version 1 starts
+    await asyncio.sleep(0)
+    await pool._fill()  # version 2 is listed (and leased) while 1 is in flight
+    await asyncio.sleep(0)
+    assert played == [1]
+    answer.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert played == [1, 2]
+    assert not pool._inflight and not pool._pending
