@@ -22,6 +22,7 @@ class ServerOptions:
     reuse_port: bool = False
     bots: bool = True  # False (--no-bots): never run the in-process bot pool
     bot_pool: str = "auto"  # the in-process house-bot pool: auto (memory store only) | on | off
+    house_bots: str = "random,greedy,strong"  # the strategies a game may seat as house bots
     bot_concurrency: int = 4  # house-bot turns the in-process pool plays at once
     log_format: str = "auto"  # auto | json | console
 
@@ -44,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--operator-token",
         default=env("GLINTWICK_OPERATOR_TOKEN"),
         help="enables CreateGameFromDeck",
+    )
+    parser.add_argument(
+        "--house-bots",
+        default=env("GLINTWICK_HOUSE_BOTS", "random,greedy,strong"),
+        help="comma-separated bots a game may seat as house bots (CreateGame bots, FillWithBots)",
     )
     parser.add_argument(
         "--bot-pool-token",
@@ -89,6 +95,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         workers=args.workers,
         operator_token=args.operator_token or None,
         bot_pool_token=args.bot_pool_token or None,
+        house_bots=args.house_bots,
         finished_ttl=args.finished_ttl,
         rate_per_second=args.rate,
         rate_burst=args.burst,

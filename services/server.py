@@ -121,7 +121,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
             bot_pool_token=options.bot_pool_token,
             rate_per_second=options.rate_per_second,
             rate_burst=options.rate_burst,
-            bot_strategies=_bot_strategies(),
+            bot_strategies=_bot_strategies(options.house_bots),
         ),
     )
     server = grpc.aio.server(
@@ -189,11 +189,20 @@ async def serve(options: ServerOptions) -> None:
     await running.stop()
 
 
-def _bot_strategies() -> frozenset[str]:
-    """The house-bot strategies a game may name: the bot registry's."""
+def _bot_strategies(allowed: str) -> frozenset[str]:
+    """The house-bot strategies a game may name (``--house-bots``): registered bots only.
+
+    Anyone may create a game and seat house bots, whose moves cost the bot pool's
+    CPU, so by default only the cheap fair ones: not ``montecarlo`` (tens of
+    milliseconds a move) nor ``oracle`` (for measuring; through the API it is
+    ``montecarlo``)."""
     from clients.bots import BOTS
 
-    return frozenset(BOTS)
+    names = {n.strip() for n in allowed.split(",") if n.strip()}
+    unknown = names - set(BOTS)
+    if unknown:
+        raise ValueError(f"--house-bots: unknown bots {sorted(unknown)}; known: {sorted(BOTS)}")
+    return frozenset(names)
 
 
 def bot_pool_wanted(options: ServerOptions) -> bool:

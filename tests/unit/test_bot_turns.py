@@ -251,3 +251,29 @@ async def test_a_turn_leased_while_its_game_has_a_move_in_flight_is_played_next(
         await asyncio.sleep(0)
     assert played == [1, 2]
     assert not pool._inflight and not pool._pending
+
+
+async def test_house_bots_are_the_cheap_fair_bots_unless_configured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from services.server import _bot_strategies
+
+    monkeypatch.delenv("GLINTWICK_HOUSE_BOTS", raising=False)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    options = options_from(parser.parse_args([]))
+    allowed = _bot_strategies(options.house_bots)
+    assert allowed == {"random", "greedy", "strong"}
+    service = GameService(MemoryStore(), ServiceConfig(bot_strategies=allowed))
+    request = pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, bots={1: "montecarlo"})
+    with pytest.raises(ServiceError) as caught:
+        await service.create_game(request, Caller())
+    assert caught.value.reason == "UNKNOWN_BOT"
+    wider = _bot_strategies("greedy,montecarlo")
+    assert "montecarlo" in wider
+    game = await GameService(MemoryStore(), ServiceConfig(bot_strategies=wider)).create_game(
+        request, Caller()
+    )
+    assert game.seat_info[1].bot == "montecarlo"
+    with pytest.raises(ValueError, match="unknown bots"):
+        _bot_strategies("greedy,nobody")
