@@ -363,13 +363,8 @@ class GameService:
             await self.store.create(game_id, record.SerializeToString())
         except GameExistsError as exc:  # 64 random bits: practically never
             raise conflict() from exc
-        bot_turn, _ = self._bot_turn(None, None, record, state)
-        if record.deadline_unix or bot_turn:
-            write = Write(
-                record.SerializeToString(),
-                deadline=record.deadline_unix or None,
-                bot_turn=bot_turn,
-            )
+        write = self._write(None, record, state)
+        if write.deadline is not None or write.bot_turn:
             await self.store.commit(game_id, 1, write)
         log.info(
             "game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders)
@@ -402,18 +397,12 @@ class GameService:
             record.seats[seat].joined = True
             record.seats[seat].name = request.name[:64]
             record.seats[seat].token_hash = _token_hash(token)
-            bot_turn, changed = self._bot_turn(loaded.record, loaded.state, record, loaded.state)
-            write = Write(
-                record.SerializeToString(),
-                deadline=record.deadline_unix or None,
-                bot_turn=bot_turn,
-                bot_turn_changed=changed,
-            )
+            write = self._write(loaded, record, loaded.state)
             if await self.store.commit(request.game_id, loaded.revision, write):
                 log.info(
                     "seat_joined", game_id=request.game_id, seat=seat, request_id=caller.request_id
                 )
-                fresh = await self.load(request.game_id)
+                fresh = self._committed(loaded, record, loaded.state)
                 return pb.JoinGameResponse(seat=seat, token=token, game=self._game_pb(fresh))
         raise conflict()
 
@@ -459,6 +448,40 @@ class GameService:
         )
         return waiting, waiting or was
 
+    def _write(
+        self,
+        before: Loaded | None,
+        record: spb.StoredGame,
+        after: GameState,
+        *,
+        entry: LogItem | None = None,
+        idempotency_key: str | None = None,
+        response: bytes | None = None,
+    ) -> Write:
+        """The store write of ``record`` (holding ``after``) over ``before`` (None: a new
+        game): its deadline and bot-turn index fields worked out in one place, so no
+        write can forget them (a game missing from the bot-turn index stalls)."""
+        bot_turn, bot_turn_changed = self._bot_turn(
+            before.record if before else None, before.state if before else None, record, after
+        )
+        return Write(
+            record=record.SerializeToString(),
+            entry=entry,
+            idempotency_key=idempotency_key,
+            response=response,
+            finished=after.is_terminal(),
+            deadline=record.deadline_unix or None,
+            deadline_changed=before is None or record.deadline_unix != before.record.deadline_unix,
+            bot_turn=bot_turn,
+            bot_turn_changed=bot_turn_changed,
+        )
+
+    def _committed(self, before: Loaded, record: spb.StoredGame, after: GameState) -> Loaded:
+        """Remember what a successful write of ``record`` over ``before`` stored."""
+        loaded = Loaded(before.revision + 1, record, after)
+        self._remember((record.game_id, loaded.revision), loaded)
+        return loaded
+
     async def fill_with_bots(self, request: pb.FillWithBotsRequest, caller: Caller) -> pb.Game:
         strategy = request.strategy or DEFAULT_FILL_STRATEGY
         self._check_strategy(strategy)
@@ -474,14 +497,7 @@ class GameService:
                 record.seats[i].joined = True
                 record.seats[i].bot = strategy
                 record.seats[i].name = f"bot:{strategy}"
-            bot_turn, changed = self._bot_turn(loaded.record, loaded.state, record, loaded.state)
-            write = Write(
-                record.SerializeToString(),
-                deadline=record.deadline_unix or None,
-                deadline_changed=False,
-                bot_turn=bot_turn,
-                bot_turn_changed=changed,
-            )
+            write = self._write(loaded, record, loaded.state)
             if await self.store.commit(request.game_id, loaded.revision, write):
                 log.info(
                     "seats_filled_with_bots",
@@ -491,7 +507,7 @@ class GameService:
                     strategy=strategy,
                     request_id=caller.request_id,
                 )
-                return self._game_pb(await self.load(request.game_id))
+                return self._game_pb(self._committed(loaded, record, loaded.state))
         raise conflict()
 
     async def list_bot_turns(
@@ -691,7 +707,6 @@ class GameService:
         record.CopyFrom(loaded.record)
         record.state.CopyFrom(codec.state_to_pb(state, loaded.record.state.rules))
         record.deadline_unix = self._next_deadline(record, loaded.state, state)
-        bot_turn, bot_turn_changed = self._bot_turn(loaded.record, loaded.state, record, state)
         stored = [codec.stored_event(e) for e in events]
         entry = spb.LogEntry(
             version=version,
@@ -705,23 +720,17 @@ class GameService:
         response = pb.SubmitActionResponse(
             version=version, events=[codec.stored_event_to_pb(e, seat, version) for e in stored]
         )
-        response_bytes = response.SerializeToString()
-        write = Write(
-            record=record.SerializeToString(),
+        write = self._write(
+            loaded,
+            record,
+            state,
             entry=LogItem(version, entry.SerializeToString()),
             idempotency_key=idem_key,
-            response=response_bytes if idem_key else None,
-            finished=state.is_terminal(),
-            deadline=record.deadline_unix or None,
-            deadline_changed=record.deadline_unix != loaded.record.deadline_unix,
-            bot_turn=bot_turn,
-            bot_turn_changed=bot_turn_changed,
+            response=response.SerializeToString() if idem_key else None,
         )
         if not await self.store.commit(record.game_id, loaded.revision, write):
             return None
-        self._remember(
-            (record.game_id, loaded.revision + 1), Loaded(loaded.revision + 1, record, state)
-        )
+        self._committed(loaded, record, state)
         return response
 
     # ------------------------------------------------------------------ deadlines
