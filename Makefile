@@ -8,7 +8,8 @@ STAMP  := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# setup.py compiles engine/solver.py in place (mypyc): a changed solver is rebuilt here
+$(STAMP): pyproject.toml setup.py engine/solver.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -64,7 +65,7 @@ loadtest: $(STAMP) redis-server
 	$(BIN)/python -m loadtests.run $(LOADTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info engine/*.so .pytest_cache .mypy_cache .ruff_cache
 
 ## Regenerate the Python code of proto/ (committed; `make test` checks it is current).
 proto: $(STAMP)

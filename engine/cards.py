@@ -92,8 +92,17 @@ def full_deck(decks: int, jokers: int) -> tuple[Card, ...]:
     return tuple(card(i, decks) for i in range(decks * NATURALS_PER_DECK + jokers))
 
 
+# the canonical codes (what the engine itself writes): one dict look-up on the hot path
+_KIND_OF_CODE: dict[str, tuple[int, int]] = {
+    RANK_CODES[rank - 1] + SUITS[suit]: (rank, suit) for suit in range(4) for rank in range(1, 14)
+} | {JOKER_CODE: (JOKER_RANK, NO_SUIT)}
+
+
 def parse_code(code: str) -> tuple[int, int]:
     """``"7h"`` → (7, 2).  Returns (0, -1) for a joker.  Case-insensitive; ``10`` means ``T``."""
+    kind = _KIND_OF_CODE.get(code)
+    if kind is not None:
+        return kind
     text = code.strip().upper()
     if text in (JOKER_CODE, "JOKER", "*"):
         return (JOKER_RANK, NO_SUIT)

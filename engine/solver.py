@@ -27,8 +27,18 @@ in contract order, have the smallest sorted id lists; see ``_Best.split``.
 ``missing_cards`` and ``analyse`` answer "how many cards short, and which help"
 with a second branch and bound (see "missing cards" below).
 
-Nothing is cached between calls except tables derived from a rule set (penalty
-tables, the contract's requirement lists), so every call does the real work.
+Nothing is cached between calls except tables derived from a rule set: penalty
+tables, the contract's requirement lists, and (filled as hands ask, bounded)
+the run skeletons of one suit's positions and the splits of one rank's counts
+over several sets.  Each is a function of the rule set and a few small numbers,
+never of a whole hand, so every call still does its own search.
+
+Speed: the module is plain typed Python written to compile well with mypyc
+(setup.py builds it in place; ``COMPILED`` says which form runs).  Hot
+recursions are methods with int arguments rather than closures, skeletons are
+small classes rather than tuples, and kind sets are bit masks: compiled, those
+run unboxed.  The interpreted source gives identical answers
+(tests/unit/test_solver_build.py).
 """
 
 from __future__ import annotations
@@ -45,7 +55,18 @@ from engine.errors import InvalidActionError
 from engine.melds import Meld
 from engine.rulesets import PRESETS, MeldKind, RuleSet
 
-__all__ = ["Analysis", "Selection", "analyse", "best_selection", "can_lay", "missing_cards"]
+__all__ = [
+    "COMPILED",
+    "Analysis",
+    "Selection",
+    "analyse",
+    "best_selection",
+    "can_lay",
+    "missing_cards",
+]
+
+# True when this module runs as the C extension mypyc built from this file (setup.py)
+COMPILED = not __file__.endswith(".py")
 
 # "no limit" for joker caps and set sizes; larger than any hand or deck can use
 _NOLIMIT = 99
@@ -54,7 +75,9 @@ _SUIT13 = (1 << 13) - 1
 _RANK_BITS = tuple(
     sum(1 << (s * 13 + r - 1) for s in range(4)) if 1 <= r <= 13 else 0 for r in range(15)
 )
-_JOKER_KIND = (JOKER_RANK, NO_SUIT)
+_ALL52 = (1 << 52) - 1
+# every natural kind as an out bit (rank * 4 + suit: bits 4..55; bit 0 is the joker)
+_ALL_NATURAL_OUTS = ((1 << 56) - 1) ^ 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +109,10 @@ def _slot_setter(cls: type[Any], names: tuple[str, ...]) -> Any:
     and the class has no __post_init__, so it cannot drift from the class.
     """
     if tuple(f.name for f in fields(cls)) != names or hasattr(cls, "__post_init__"):
+        return None
+    try:
+        object.__new__(cls)
+    except TypeError:  # a class compiled by mypyc (native): its own __init__ is fast
         return None
     setters = [cls.__dict__[n].__set__ for n in names]
     new = object.__new__
@@ -161,13 +188,16 @@ class _Prep:
         "decks",
         "distinct",
         "exact",
+        "group_options",
         "jpen",
         "maxj",
         "minnat",
         "pen",
         "pts",
+        "rank_layouts",
         "rounds",
         "rules",
+        "skeletons",
         "smax",
         "top",
     )
@@ -193,11 +223,24 @@ class _Prep:
             low = m & -m
             pts[m] = pts[m ^ low] + pen[low.bit_length() - 1]
         self.pts = pts
+        # tables of the cost search filled as hands ask for them: they depend on
+        # the rule set and a handful of small counts, never on the rest of a hand
+        self.group_options: dict[
+            tuple[tuple[int, ...], tuple[int, ...]], list[tuple[int, int]]
+        ] = {}
+        self.skeletons: dict[int, list[_Skel]] = {}
+        self.rank_layouts: dict[
+            tuple[int, tuple[int, ...], tuple[int, ...]], list[list[_Place]]
+        ] = {}
         self.rounds = tuple(
             _Round(tuple((m.kind is MeldKind.RUN, m.size) for m in c.melds))
             for c in rules.contracts
         )
 
+
+# run skeletons kept per rule set (see _Cost.suit_skels): lists of about seven
+# small objects on average, so a full table is under 10 MB; emptied when full
+_SKELETONS_KEPT = 8_000
 
 _PREPS: OrderedDict[str, _Prep] = OrderedDict()
 _PREPS_KEPT = 64
@@ -1249,9 +1292,41 @@ def best_selection(hand: Sequence[Card], rules: RuleSet, round_number: int) -> S
 # cost once the rest of the deck is shown to hold the cards its wildcards stand
 # for (or jokers that may take their places), else it is costed exactly.
 
-# A run skeleton of the cost search: (lower bound, open places, joker room,
-# positions, length, suit or -1, kinds, kinds of its span, lowest position).
-_Skel = tuple[int, int, int, int, int, int, int, int, int]
+
+class _Skel:
+    """A run skeleton of the cost search, made once per (length, suit, positions left).
+
+    A class rather than a tuple: compiled (setup.py), its fields are read
+    unboxed, and the search reads them at every node.
+    """
+
+    __slots__ = ("jc", "kinds", "lb", "ln", "lo", "opn", "r_mask", "span_kinds", "suit")
+
+    def __init__(
+        self, lb: int, opn: int, jc: int, r_mask: int, ln: int, suit: int, lo: int
+    ) -> None:
+        self.lb = lb  # lower bound of its cost alone
+        self.opn = opn  # open places
+        self.jc = jc  # places a joker may take
+        self.r_mask = r_mask  # positions (bits 1..14); 0 for an all-wildcard run
+        self.ln = ln  # length
+        self.suit = suit  # -1: any suit (all wildcards)
+        self.lo = lo  # lowest position
+        self.kinds = _kinds_of(r_mask, suit) if suit >= 0 else 0
+        span = (1 << r_mask.bit_length()) - (1 << lo) if r_mask else 0
+        self.span_kinds = _kinds_of(span, suit) if suit >= 0 else 0
+
+
+class _Level:
+    """The skeletons a run of one length may take on what is left, and the fewest
+    open places among them (what that run adds to a lower bound at least)."""
+
+    __slots__ = ("min_open", "skels")
+
+    def __init__(self, skels: list[_Skel], min_open: int) -> None:
+        self.skels = skels
+        self.min_open = min_open
+
 
 # A meld of a cost leaf: run (True, suit or -1 for "any", skeleton, length) or
 # set (False, rank or 0 for "any rank the hand has none of", size).
@@ -1347,13 +1422,25 @@ class _Cost:
         "cands",
         "collect",
         "first",
-        "groups",
         "h",
+        "level_memo",
         "limit",
         "nj",
+        "nruns",
+        "omit",
         "pr",
         "rd",
+        "rest",
         "rest_j",
+        "rest_jc",
+        "rest_open",
+        "set_avail",
+        "set_groups",
+        "set_left",
+        "set_order",
+        "set_planes",
+        "set_top",
+        "skels",
         "sure",
     )
 
@@ -1372,148 +1459,199 @@ class _Cost:
         self.h = h  # the hand's planes (the rest of the deck is what they lack)
         self.nj = nj
         self.rest_j = pr.deck_jokers - nj
+        # kinds the rest of the deck still holds a copy of (the hand has fewer than
+        # one per deck): plane ``decks`` is the kinds held once per deck
+        self.rest = _ALL52 & ~h[pr.decks - 1] if 1 <= pr.decks <= 4 else _ALL52
         self.limit = limit
         self.collect = collect  # gather the kinds the best leaves leave open
         self.first = first  # stop at the first leaf within the limit
         self.best = limit + 1
-        self.cands: set[tuple[int, int]] = set()
-        self.sure: set[tuple[int, int]] = set()
-        self.groups: dict[tuple[tuple[int, ...], tuple[int, ...]], list[tuple[int, int]]] = {}
+        # kinds as bits of ``_out_bit`` (rank * 4 + suit, the joker 0: bit order is
+        # (rank, suit) order), so gathering allocates nothing
+        self.cands = 0
+        self.sure = 0
+        # skeletons per (length, positions left): a skeleton takes all the
+        # naturals still left in its span, so later runs look at what is left
+        top_len = max(rd.run_len, default=0)
+        self.level_memo: list[dict[int, _Level]] = [{} for _ in range(top_len + 1)]
+        self.skels: dict[int, list[_Skel]] = {}
+        self.nruns = len(rd.run_len)
+        self.omit = bool(rd.set_size) or self.nruns > 1
+        # bounds of what the requirements still to place need at least
+        self.rest_open: list[int] = []
+        self.rest_jc: list[int] = []
+        # the sets phase's working state (one sets phase at a time)
+        self.set_planes = (0, 0, 0, 0)
+        self.set_avail: list[int] = []
+        self.set_left: list[int] = []
+        self.set_order: list[int] = []
+        self.set_groups: dict[int, int] = {}
+        self.set_top = 0
 
     # ---------------------------------------------------------------- search
+    # The recursions are methods with plain int arguments, not closures: that is
+    # what the compiled solver (setup.py) calls without boxing a value.
+    def suit_skels(self, length: int, s: int, p: int) -> list[_Skel]:
+        # No leaf costs less than any of its skeletons' bounds, and the best cost
+        # only falls: a skeleton over the best so far is never needed, now or
+        # when this list is looked up again later.
+        bound = self.best if self.best < self.limit else self.limit
+        nj = self.nj
+        prune = not self.collect
+        if length >= 16 or nj >= 32 or bound >= 32:  # past what the key packs
+            return self.make_skels(length, s, p, bound, prune)
+        # the list is a function of the rule set and these small numbers alone,
+        # so it is kept with the rule set's tables (packed into one int key)
+        key = (
+            ((((p << 2 | s) << 4 | length) << 5 | nj) << 5 | bound) << 1 | self.omit
+        ) << 1 | prune
+        table = self.pr.skeletons
+        got = table.get(key)
+        if got is None:
+            if len(table) >= _SKELETONS_KEPT:
+                table.clear()
+            got = table[key] = self.make_skels(length, s, p, bound, prune)
+        return got
+
+    def make_skels(self, length: int, s: int, p: int, bound: int, prune: bool) -> list[_Skel]:
+        return [
+            _Skel(lb, opn, jc, r_mask, ln, s, (r_mask & -r_mask).bit_length() - 1)
+            for lb, opn, jc, r_mask, ln in _cost_skeletons(
+                p, length, self.pr, self.nj, bound, self.omit, prune
+            )
+        ]
+
+    def level(self, length: int, g1: int) -> _Level:
+        """Every skeleton of a run of this length on what is left, cheapest bound
+        first (bucketed by bound: ties keep their suit order)."""
+        memo = self.level_memo[length]
+        got = memo.get(g1)
+        if got is not None:
+            return got
+        pr = self.pr
+        ace_high = pr.top == 14
+        limit = self.limit
+        buckets: list[list[_Skel]] = [[] for _ in range(limit + 1)]
+        most_open = _NOLIMIT
+        for s in range(4):
+            for c in self.suit_skels(length, s, _positions(g1, s, ace_high)):
+                buckets[c.lb].append(c)
+                if c.opn < most_open:
+                    most_open = c.opn
+        cap = length - pr.minnat
+        if cap >= 0:
+            if cap > pr.maxj:
+                cap = pr.maxj
+            jc = min(cap, length)
+            lb = length - min(jc, self.nj)
+            if lb <= limit and lb <= self.best:
+                buckets[lb].append(_Skel(lb, length, jc, 0, length, -1, 0))
+                if length < most_open:
+                    most_open = length
+        lst: list[_Skel] = []
+        for bucket in buckets:
+            lst.extend(bucket)
+        got = memo[g1] = _Level(lst, most_open)
+        return got
+
     def run(self) -> None:
         """Search runs (skeletons of what is left), then sets (count space)."""
         pr = self.pr
         rd = self.rd
-        nj = self.nj
         h1, h2, h3, h4 = self.h
         maxj = pr.maxj
         minnat = pr.minnat
-        distinct = pr.distinct
-        limit = self.limit
         run_len = rd.run_len
         set_size = rd.set_size
-        nruns = len(run_len)
+        nruns = self.nruns
         nsets = len(set_size)
-        ace_high = pr.top == 14
-        omit = nsets > 0 or nruns > 1
-        # skeletons per (length, suit, positions left): a skeleton takes all the
-        # naturals still left in its span, so later runs look at what is left
-        memo: dict[tuple[int, int, int], list[_Skel]] = {}
-
-        def suit_skels(length: int, s: int, p: int) -> list[_Skel]:
-            key = (length, s, p)
-            got = memo.get(key)
-            if got is None:
-                got = []
-                for lb, opn, jc, r_mask, ln in _cost_skeletons(
-                    p, length, pr, nj, limit, omit, not self.collect
-                ):
-                    lo = (r_mask & -r_mask).bit_length() - 1
-                    span = (1 << r_mask.bit_length()) - (1 << lo)
-                    got.append(
-                        (lb, opn, jc, r_mask, ln, s, _kinds_of(r_mask, s), _kinds_of(span, s), lo)
-                    )
-                memo[key] = got
-            return got
-
-        level_memo: dict[tuple[int, int], list[_Skel]] = {}
-
-        def level_skels(length: int, g1: int) -> list[_Skel]:
-            got = level_memo.get((length, g1))
-            if got is not None:
-                return got
-            lst: list[_Skel] = []
-            for s in range(4):
-                lst.extend(suit_skels(length, s, _positions(g1, s, ace_high)))
-            cap = length - minnat
-            if cap >= 0:
-                if cap > maxj:
-                    cap = maxj
-                jc = min(cap, length)
-                lb = length - min(jc, nj)
-                if lb <= limit:
-                    lst.append((lb, length, jc, 0, length, -1, 0, 0, 0))
-            lst.sort()
-            level_memo[(length, g1)] = lst
-            return lst
-
-        skels: dict[int, list[_Skel]] = {}
+        skels = self.skels
         for length in run_len:
             if length not in skels:
-                skels[length] = level_skels(length, h1)
+                skels[length] = self.level(length, h1).skels
                 if not skels[length]:
                     return
-        # bounds of what the requirements still to place need at least
         rest_open = [0] * (nruns + nsets + 1)
         rest_jc = [0] * (nruns + nsets + 1)
-        counts = [_rank_count(r, h1, h2, h3, h4, distinct) for r in range(14)] if nsets else []
-        most = max(counts[1:]) if nsets else 0
+        most = 0
+        if nsets:
+            for r in range(1, 14):
+                most = max(most, _rank_count(r, h1, h2, h3, h4, pr.distinct))
         mins: list[tuple[int, int]] = []
         for length in run_len:
             lst = skels[length]
-            mins.append((min(c[1] for c in lst), max(c[2] for c in lst)))
-        for s in set_size:
-            cap = min(maxj, s - minnat)
+            mins.append((min(c.opn for c in lst), max(c.jc for c in lst)))
+        for size in set_size:
+            cap = min(maxj, size - minnat)
             if cap < 0:
                 return
-            mins.append((s - min(s, most), min(cap, s)))
+            mins.append((size - min(size, most), min(cap, size)))
         for i in range(nruns + nsets - 1, -1, -1):
             rest_open[i] = rest_open[i + 1] + mins[i][0]
             rest_jc[i] = rest_jc[i + 1] + mins[i][1]
+        self.rest_open = rest_open
+        self.rest_jc = rest_jc
+        self.rec_runs(0, None, h1, h2, h3, h4, 0, 0, ())
+
+    def rec_runs(
+        self,
+        i: int,
+        prev: _Skel | None,
+        g1: int,
+        g2: int,
+        g3: int,
+        g4: int,
+        opn: int,
+        jc: int,
+        melds: tuple[_CMeld, ...],
+    ) -> bool:
+        """Place run i and the ones after it; True stops the search."""
+        nruns = self.nruns
+        if i == nruns:
+            return self.sets_phase(g1, g2, g3, g4, opn, jc, melds)
+        run_len = self.rd.run_len
+        length = run_len[i]
+        # Later runs see only what the earlier ones left (lists hold only
+        # skeletons that fit).  Two identical runs whose spans do not meet
+        # see the same either way, so only their order by (suit, lowest
+        # position) is searched; runs that overlap are tried both ways.
+        lst = self.skels[length] if i == 0 else self.level(length, g1).skels
+        if i and run_len[i - 1] != length:
+            prev = None
+        # what the runs still to come need at least, on what is left now
+        ro = self.rest_open[nruns]
+        for j in range(i + 1, nruns):
+            ro += self.level(run_len[j], g1).min_open
+        rj = self.rest_jc[i + 1]
+        nj = self.nj
         collect = self.collect
-
-        def rec_runs(
-            i: int,
-            prev: _Skel | None,
-            g1: int,
-            g2: int,
-            g3: int,
-            g4: int,
-            opn: int,
-            jc: int,
-            melds: tuple[_CMeld, ...],
-        ) -> bool:
-            if i == nruns:
-                return self.sets_phase(g1, g2, g3, g4, opn, jc, melds, rest_open, rest_jc)
-            length = run_len[i]
-            # Later runs see only what the earlier ones left (lists hold only
-            # skeletons that fit).  Two identical runs whose spans do not meet
-            # see the same either way, so only their order by (suit, lowest
-            # position) is searched; runs that overlap are tried both ways.
-            lst = skels[length] if i == 0 else level_skels(length, g1)
-            if i and run_len[i - 1] != length:
-                prev = None
-            # what the runs still to come need at least, on what is left now
-            ro = rest_open[nruns]
-            for j in range(i + 1, nruns):
-                nxt = level_skels(run_len[j], g1)
-                ro += min(c[1] for c in nxt) if nxt else _NOLIMIT
-            rj = rest_jc[i + 1]
-            for c in lst:
-                _, co, cj, r_mask, ln, s, v, w, lo = c
-                if prev is not None and not w & prev[7] and (s, lo) < (prev[5], prev[8]):
+        for c in lst:
+            co = c.opn
+            cj = c.jc
+            if prev is not None and not c.span_kinds & prev.span_kinds:
+                s = c.suit
+                if s < prev.suit or (s == prev.suit and c.lo < prev.lo):
                     continue
-                tj = jc + cj + rj
-                lb = opn + co + ro - (tj if tj < nj else nj)
-                if lb > self.best or (lb == self.best and not collect):
-                    continue
-                nv = ~v
-                if rec_runs(
-                    i + 1,
-                    c,
-                    (g1 & nv) | (g2 & v),
-                    (g2 & nv) | (g3 & v),
-                    (g3 & nv) | (g4 & v),
-                    g4 & nv,
-                    opn + co,
-                    jc + cj,
-                    (*melds, (True, s, r_mask, ln)),
-                ):
-                    return True
-            return False
-
-        rec_runs(0, None, h1, h2, h3, h4, 0, 0, ())
+            tj = jc + cj + rj
+            lb = opn + co + ro - (tj if tj < nj else nj)
+            best = self.best
+            if lb > best or (lb == best and not collect):
+                continue
+            v = c.kinds
+            nv = ~v
+            if self.rec_runs(
+                i + 1,
+                c,
+                (g1 & nv) | (g2 & v),
+                (g2 & nv) | (g3 & v),
+                (g3 & nv) | (g4 & v),
+                g4 & nv,
+                opn + co,
+                jc + cj,
+                (*melds, (True, c.suit, c.r_mask, c.ln)),
+            ):
+                return True
+        return False
 
     def sets_phase(
         self,
@@ -1524,79 +1662,84 @@ class _Cost:
         opn: int,
         jc: int,
         runs: tuple[_CMeld, ...],
-        rest_open: list[int],
-        rest_jc: list[int],
     ) -> bool:
         """Choose ranks for the sets on what the runs left; True stops the search."""
-        rd = self.rd
-        set_size = rd.set_size
-        nsets = len(set_size)
-        if not nsets:
+        if not self.rd.set_size:
             return self.leaf(runs, (g1, g2, g3, g4), opn, jc)
-        pr = self.pr
-        nj = self.nj
-        maxj = pr.maxj
-        minnat = pr.minnat
-        distinct = pr.distinct
-        collect = self.collect
-        nruns = len(rd.run_len)
-        avail = [_rank_count(r, g1, g2, g3, g4, distinct) for r in range(14)]
+        distinct = self.pr.distinct
+        avail = [0] * 14
+        for r in range(1, 14):
+            avail[r] = _rank_count(r, g1, g2, g3, g4, distinct)
         order = sorted((r for r in range(1, 14) if avail[r]), key=lambda r: -avail[r])
         if 0 in avail[1:]:
             order.append(0)
-        left = list(avail)
-        groups: dict[int, int] = {}
-        top_avail = avail[order[0]] if order else 0
+        self.set_planes = (g1, g2, g3, g4)
+        self.set_avail = avail
+        self.set_left = list(avail)
+        self.set_order = order
+        self.set_groups = {}
+        self.set_top = avail[order[0]] if order else 0
+        return self.rec_sets(0, 0, opn, jc, runs)
 
-        def rec(i: int, start: int, opn: int, jc: int, melds: tuple[_CMeld, ...]) -> bool:
-            if i == nsets:
-                return self.leaf(melds, (g1, g2, g3, g4), opn, jc)
-            s = set_size[i]
-            if i == 0 or set_size[i - 1] != s:
-                start = 0
-            cap = min(maxj, s - minnat)
-            k = nruns + i + 1
-            rj = rest_jc[k]
-            for idx in range(start, len(order)):
-                r = order[idx]
-                if r == 0:
-                    co = s
-                    cj = cap if cap < s else s
-                elif groups.get(r):
-                    # a second set of the rank: bound now, cost exactly at the leaf
-                    co = s - min(s, avail[r])
-                    cj = cap if cap < s else s
-                else:
-                    placed = s if left[r] > s else left[r]
-                    co = s - placed
-                    cj = cap if cap < co else co
-                # the sets still to place: identical ones come later in `order`
-                # (no more naturals than this rank), the others at best the top
-                a = avail[r] if r else 0
-                ro = 0
-                chained = True
-                for j in range(i + 1, nsets):
-                    sj = set_size[j]
-                    chained = chained and sj == set_size[j - 1]
-                    b = a if chained else top_avail
-                    ro += sj - (sj if b > sj else b)
-                tj = jc + cj + rj
-                lb = opn + co + ro - (tj if tj < nj else nj)
-                if lb > self.best or (lb == self.best and not collect):
-                    continue
-                if r:
-                    groups[r] = groups.get(r, 0) + 1
-                    taken = s if left[r] > s else left[r]
-                    left[r] -= taken
-                stop = rec(i + 1, idx, opn + co, jc + cj, (*melds, (False, r, s, 0)))
-                if r:
-                    groups[r] -= 1
-                    left[r] += taken
-                if stop:
-                    return True
-            return False
-
-        return rec(0, 0, opn, jc, runs)
+    def rec_sets(self, i: int, start: int, opn: int, jc: int, melds: tuple[_CMeld, ...]) -> bool:
+        """Place set i and the ones after it; True stops the search."""
+        set_size = self.rd.set_size
+        nsets = len(set_size)
+        if i == nsets:
+            return self.leaf(melds, self.set_planes, opn, jc)
+        pr = self.pr
+        nj = self.nj
+        collect = self.collect
+        avail = self.set_avail
+        left = self.set_left
+        order = self.set_order
+        groups = self.set_groups
+        top_avail = self.set_top
+        s = set_size[i]
+        if i == 0 or set_size[i - 1] != s:
+            start = 0
+        cap = min(pr.maxj, s - pr.minnat)
+        rj = self.rest_jc[self.nruns + i + 1]
+        for idx in range(start, len(order)):
+            r = order[idx]
+            if r == 0:
+                co = s
+                cj = cap if cap < s else s
+            elif groups.get(r):
+                # a second set of the rank: bound now, cost exactly at the leaf
+                co = s - min(s, avail[r])
+                cj = cap if cap < s else s
+            else:
+                placed = s if left[r] > s else left[r]
+                co = s - placed
+                cj = cap if cap < co else co
+            # the sets still to place: identical ones come later in `order`
+            # (no more naturals than this rank), the others at best the top
+            a = avail[r] if r else 0
+            ro = 0
+            chained = True
+            for j in range(i + 1, nsets):
+                sj = set_size[j]
+                chained = chained and sj == set_size[j - 1]
+                b = a if chained else top_avail
+                ro += sj - (sj if b > sj else b)
+            tj = jc + cj + rj
+            lb = opn + co + ro - (tj if tj < nj else nj)
+            best = self.best
+            if lb > best or (lb == best and not collect):
+                continue
+            taken = 0
+            if r:
+                groups[r] = groups.get(r, 0) + 1
+                taken = s if left[r] > s else left[r]
+                left[r] -= taken
+            stop = self.rec_sets(i + 1, idx, opn + co, jc + cj, (*melds, (False, r, s, 0)))
+            if r:
+                groups[r] -= 1
+                left[r] += taken
+            if stop:
+                return True
+        return False
 
     # ---------------------------------------------------------------- leaves
     def leaf(
@@ -1621,9 +1764,11 @@ class _Cost:
                 return False
         if cost < self.best:
             self.best = cost
-            self.cands.clear()
-            self.sure.clear()
-        if self.collect and cost:
+            self.cands = 0
+            self.sure = 0
+        if not cost:
+            return True  # the hand lays its contract: nothing is missing, nothing beats it
+        if self.collect:
             self.gather(melds, left, opn, jc, proven)
         return self.first
 
@@ -1670,11 +1815,13 @@ class _Cost:
         self, r: int, sizes: tuple[int, ...], counts: tuple[int, ...]
     ) -> list[tuple[int, int]]:
         """(open places, joker room) of every split of a rank's naturals over its sets."""
+        # a function of the rule set and the counts alone: kept with the rule
+        # set's tables (a few hundred entries at most), not recomputed per hand
+        pr = self.pr
         key = (sizes, counts)
-        got = self.groups.get(key)
+        got = pr.group_options.get(key)
         if got is not None:
             return got
-        pr = self.pr
         maxj = pr.maxj
         minnat = pr.minnat
         distinct = pr.distinct
@@ -1692,7 +1839,7 @@ class _Cost:
             opts.add((o, c))
         # keep the splits no other beats on both counts
         got = [x for x in opts if not any(y[0] <= x[0] and y[1] >= x[1] and y != x for y in opts)]
-        self.groups[key] = got
+        pr.group_options[key] = got
         return got
 
     def rest_count(self, kind: int) -> int:
@@ -1808,6 +1955,7 @@ class _Cost:
         nj = self.nj
         cands = self.cands
         sure = self.sure
+        rest = self.rest
         spare = nj - (jc if jc < nj else nj)  # jokers no place takes
         short = nj < jc  # more joker room than jokers: one more natural always helps
         ranks = [m[1] for m in melds if not m[0] and m[1]]
@@ -1820,8 +1968,7 @@ class _Cost:
                     continue
                 any_open = True
                 if s < 0:
-                    for k in range(52):
-                        cands.add((k % 13 + 1, k // 13))
+                    cands |= _ALL_NATURAL_OUTS
                     continue
                 lo = (r_mask & -r_mask).bit_length() - 1
                 hi = r_mask.bit_length() - 1
@@ -1830,14 +1977,15 @@ class _Cost:
                 helps = proven and (short or o > min(maxj, ln - minnat))
                 for pos in range(max(1, lo - wide), min(top, hi + wide) + 1):
                     if not r_mask >> pos & 1:
-                        kind = ((pos - 1) % 13 + 1, s)
-                        cands.add(kind)
+                        rank = (pos - 1) % 13 + 1
+                        bit = 1 << (rank * 4 + s)
+                        cands |= bit
                         if (
                             helps
                             and lo - ext <= pos <= hi + ext
-                            and self.rest_count(s * 13 + kind[0] - 1) > 0
+                            and rest >> (s * 13 + rank - 1) & 1
                         ):
-                            sure.add(kind)
+                            sure |= bit
             else:
                 r, size = m[1], m[2]
                 if r:
@@ -1853,19 +2001,21 @@ class _Cost:
                         # a lone set of distinct suits holds every suit left
                         if alone and distinct and (left[0] >> k) & 1:
                             continue
-                        cands.add((r, s))
-                        if helps and self.rest_count(k) > 0:
-                            sure.add((r, s))
+                        bit = 1 << (r * 4 + s)
+                        cands |= bit
+                        if helps and rest >> k & 1:
+                            sure |= bit
                 else:
                     any_open = True
                     for rr in range(1, 14):
                         if not _rank_count(rr, *left, False):
-                            for s in range(4):
-                                cands.add((rr, s))
+                            cands |= 15 << (rr * 4)
         if any_open and self.rest_j > 0:
-            cands.add(_JOKER_KIND)
+            cands |= 1
             if proven and short:
-                sure.add(_JOKER_KIND)
+                sure |= 1
+        self.cands = cands
+        self.sure = sure
 
     # ---------------------------------------------------------------- exact leaf
     def exact(self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int], floor: int) -> int:
@@ -1926,7 +2076,14 @@ class _Cost:
             else:
                 by_rank.setdefault(m[1], []).append(m[2])
         for r, sizes in by_rank.items():
-            groups.append(_rank_layouts(r, sizes, _suit_counts(r, *left), distinct, maxj, minnat))
+            counts = tuple(_suit_counts(r, *left))
+            key = (r, tuple(sizes), counts)
+            got = pr.rank_layouts.get(key)
+            if got is None:
+                got = pr.rank_layouts[key] = _rank_layouts(
+                    r, sizes, list(counts), distinct, maxj, minnat
+                )
+            groups.append(got)
         if fresh:
             free = [
                 r for r in range(1, 14) if r not in by_rank and not _rank_count(r, *left, False)
@@ -2081,8 +2238,13 @@ def _outs(cs: _Cost, missing: int) -> tuple[tuple[int, int], ...]:
     """Kinds from the rest of the deck after which one card fewer is missing."""
     pr = cs.pr
     out: list[tuple[int, int]] = []
-    for kind in sorted(cs.cands):
-        if kind in cs.sure:
+    cands = cs.cands
+    while cands:
+        low = cands & -cands
+        cands ^= low
+        bit = low.bit_length() - 1
+        kind = (0, -1) if bit == 0 else (bit >> 2, bit & 3)
+        if cs.sure & low:
             out.append(kind)
             continue
         rank, suit = kind
@@ -2173,6 +2335,9 @@ def analyse(hand: Sequence[Card], rules: RuleSet, round_number: int, limit: int 
     """
     if limit < 0:
         raise InvalidActionError("limit must be >= 0")
+    # Best melds first: on a hand that lays its contract that search is the
+    # answer, and on one that cannot it fails fast (a few us, against tens for
+    # the cost search; measured in BENCHMARKS.md).
     best = best_selection(hand, rules, round_number)
     if best is not None:
         return Analysis(True, best, 0, ())

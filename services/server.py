@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -172,6 +173,11 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
 
 async def serve(options: ServerOptions) -> None:
     running = await start(options)
+    # What start-up built (modules, rule tables, the server) lives as long as the
+    # process: frozen out of the cyclic collector's sight, it is no longer walked
+    # by every full collection that request garbage triggers (the solver makes
+    # many short-lived tuples).  Measured in BENCHMARKS.md.
+    gc.freeze()
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
