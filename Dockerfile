@@ -1,12 +1,21 @@
 # The service image (k8s/ deploys it as glintwick:latest).
-FROM python:3.11-slim
-WORKDIR /app
-COPY pyproject.toml README.md glintwick_cli.py ./
+# Build stage: a C compiler for the mypyc-compiled solver (setup.py), wheels for everything.
+FROM python:3.11-slim AS build
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY pyproject.toml setup.py README.md glintwick_cli.py ./
 COPY engine engine
 COPY services services
 COPY clients clients
 COPY glintwick glintwick
-RUN pip install --no-cache-dir . && useradd --uid 10001 --no-create-home glintwick
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+# Run stage: the wheels only, no compiler.
+FROM python:3.11-slim
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
+    && useradd --uid 10001 --no-create-home glintwick
 USER 10001
 EXPOSE 50051 8080
 ENTRYPOINT ["glintwick"]

@@ -15,6 +15,7 @@ loop timed the same way) says how fast the interpreter ran meanwhile.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import statistics
@@ -22,12 +23,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from engine import solver  # noqa: E402
 from engine.cards import Card, cards_from_codes  # noqa: E402
 from engine.rulesets import RuleSet, ruleset  # noqa: E402
 from engine.solver import analyse, best_selection, can_lay, missing_cards  # noqa: E402
@@ -125,8 +128,49 @@ def run(repeats: int = 7, functions: Sequence[str] = tuple(FUNCTIONS)) -> dict[s
         summary = {"all": _summary(every)}
         summary.update({k: _summary(v) for k, v in sorted(per_set.items())})
         report[name] = summary
+    report["throughput"] = _throughput(hands)
     report["calibration_us"] = round((calibration_before + _calibration(repeats)) / 2, 1)
     return report
+
+
+def _source_solver() -> ModuleType:
+    """engine/solver.py run by the interpreter, even where its compiled form is installed."""
+    name = "engine._solver_source_bench"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "engine" / "solver.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _throughput(
+    hands: list[tuple[str, RuleSet, list[Card], int]], passes: int = 7
+) -> dict[str, Any]:
+    """Mean µs per call over the whole corpus, the hands in turn (as a server meets
+    them, each cold), best of ``passes`` passes: the figure throughput follows,
+    where the per-hand medians above describe single calls.  For the running
+    solver (compiled where setup.py could build it) and its interpreted source,
+    interleaved, with their ratio."""
+    forms: dict[str, ModuleType] = {"running": solver}
+    if solver.COMPILED:
+        forms["source"] = _source_solver()
+    out: dict[str, Any] = {"compiled": solver.COMPILED}
+    for fname in ("best_selection", "analyse"):
+        best = dict.fromkeys(forms, math.inf)
+        for _ in range(passes):
+            for form, module in forms.items():
+                fn = getattr(module, fname)
+                t0 = time.perf_counter_ns()
+                for _, rules, cards, rnd in hands:
+                    fn(cards, rules, rnd)
+                mean = (time.perf_counter_ns() - t0) / len(hands) / 1000
+                best[form] = min(best[form], mean)
+        entry: dict[str, Any] = {f"{form}_mean_us": round(v, 1) for form, v in best.items()}
+        if "source" in best:
+            entry["source_over_running"] = round(best["source"] / best["running"], 2)
+        out[fname] = entry
+    return out
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -134,6 +178,7 @@ def _print(report: dict[str, Any]) -> None:
         f"Python {report['python']}, {report['hands']} hands, median of {report['repeats']} runs "
         f"per hand; calibration loop {report['calibration_us']} us"
     )
+    print(f"solver compiled: {report['throughput']['compiled']}")
     print(f"{'function':<16}{'rules':<14}{'n':>5}{'median us':>12}{'p99 us':>12}{'max us':>12}")
     for name in FUNCTIONS:
         if name not in report:
@@ -143,6 +188,8 @@ def _print(report: dict[str, Any]) -> None:
                 f"{name:<16}{key:<14}{s['n']:>5}{s['median_us']:>12.1f}{s['p99_us']:>12.1f}"
                 f"{s['max_us']:>12.1f}"
             )
+    for name in ("best_selection", "analyse"):
+        print(f"{name}: mean over the corpus in turn {report['throughput'][name]}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -96,6 +96,11 @@ def full_deck(decks: int, jokers: int) -> tuple[Card, ...]:
 _KIND_OF_CODE: dict[str, tuple[int, int]] = {
     RANK_CODES[rank - 1] + SUITS[suit]: (rank, suit) for suit in range(4) for rank in range(1, 14)
 } | {JOKER_CODE: (JOKER_RANK, NO_SUIT)}
+# the same codes to a kind index: suit * 13 + rank - 1, and NATURALS_PER_DECK for a joker
+_KIND_INDEX_OF_CODE: dict[str, int] = {
+    code: (NATURALS_PER_DECK if rank == JOKER_RANK else suit * 13 + rank - 1)
+    for code, (rank, suit) in _KIND_OF_CODE.items()
+}
 
 
 def parse_code(code: str) -> tuple[int, int]:
@@ -119,21 +124,24 @@ def cards_from_codes(codes: Iterable[str], decks: int = 2, jokers: int = 4) -> l
     Raises InvalidActionError when a code is malformed or more copies are asked for
     than the game holds.
     """
-    used: dict[tuple[int, int], int] = {}
+    # (on every AnalyseHand call: one dict look-up per canonical code, counts in a list)
+    used = [0] * (NATURALS_PER_DECK + 1)  # per natural kind, then the jokers
     result: list[Card] = []
     for code in codes:
-        kind = parse_code(code)
-        copy = used.get(kind, 0)
+        kind = _KIND_INDEX_OF_CODE.get(code)
+        if kind is None:
+            rank, suit = parse_code(code)
+            kind = NATURALS_PER_DECK if rank == JOKER_RANK else suit * 13 + rank - 1
+        copy = used[kind]
         used[kind] = copy + 1
-        if kind[0] == JOKER_RANK:
+        if kind == NATURALS_PER_DECK:
             if copy >= jokers:
                 raise InvalidActionError(f"more than {jokers} jokers")
             result.append(card(decks * NATURALS_PER_DECK + copy, decks))
         else:
             if copy >= decks:
                 raise InvalidActionError(f"more than {decks} copies of {code}")
-            rank, suit = kind
-            result.append(_NATURALS[copy * NATURALS_PER_DECK + suit * 13 + rank - 1])
+            result.append(_NATURALS[copy * NATURALS_PER_DECK + kind])
     return result
 
 

@@ -48,6 +48,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from itertools import combinations, permutations, product
+from operator import itemgetter
 from typing import Any
 
 from engine.cards import JOKER_RANK, NO_SUIT, Card
@@ -1001,7 +1002,7 @@ def _search_best(
                             )
                 if not lst:
                     return
-                lst.sort(key=_score, reverse=True)
+                lst.sort(key=_FIRST, reverse=True)
                 run_cands[length] = lst
                 ubs[length] = (top_nat, top_cap)
             top_nat, top_cap = ubs[length]
@@ -1060,7 +1061,7 @@ def _search_best(
                             if c > maxj:
                                 c = maxj
                             lst.append((p * n + jpen * (c if c < nj else nj), p * n, j, c, r, n))
-                lst.sort(key=_score, reverse=True)
+                lst.sort(key=_FIRST, reverse=True)
                 cands[s] = lst
             set_memo[key] = cands
             return cands
@@ -1197,8 +1198,9 @@ def _search_best(
         sets_phase(h1, h2, h3, h4, 0, 0, 0, ())
 
 
-def _score(c: tuple[int, ...]) -> int:
-    return c[0]
+# candidates sort by their score, the first field (a C key function: no Python call
+# per element)
+_FIRST = itemgetter(0)
 
 
 def _run_meld(cards: list[Card], top: int) -> Meld:
@@ -1472,8 +1474,7 @@ class _Cost:
         self.sure = 0
         # skeletons per (length, positions left): a skeleton takes all the
         # naturals still left in its span, so later runs look at what is left
-        top_len = max(rd.run_len, default=0)
-        self.level_memo: list[dict[int, _Level]] = [{} for _ in range(top_len + 1)]
+        self.level_memo: dict[int, _Level] = {}  # by g1 << 4 | length
         self.skels: dict[int, list[_Skel]] = {}
         self.nruns = len(rd.run_len)
         self.omit = bool(rd.set_size) or self.nruns > 1
@@ -1482,10 +1483,10 @@ class _Cost:
         self.rest_jc: list[int] = []
         # the sets phase's working state (one sets phase at a time)
         self.set_planes = (0, 0, 0, 0)
-        self.set_avail: list[int] = []
-        self.set_left: list[int] = []
+        self.set_avail = [0] * 14
+        self.set_left = [0] * 14
         self.set_order: list[int] = []
-        self.set_groups: dict[int, int] = {}
+        self.set_groups = [0] * 14  # sets placed per rank
         self.set_top = 0
 
     # ---------------------------------------------------------------- search
@@ -1514,30 +1515,33 @@ class _Cost:
         return got
 
     def make_skels(self, length: int, s: int, p: int, bound: int, prune: bool) -> list[_Skel]:
-        return [
-            _Skel(lb, opn, jc, r_mask, ln, s, (r_mask & -r_mask).bit_length() - 1)
-            for lb, opn, jc, r_mask, ln in _cost_skeletons(
-                p, length, self.pr, self.nj, bound, self.omit, prune
-            )
-        ]
+        """One suit's skeletons, by bound (stable: ties in the order they were made)."""
+        made = _cost_skeletons(p, length, self.pr, self.nj, bound, self.omit, prune)
+        out: list[_Skel] = []
+        for lb in range(bound + 1):
+            for b, opn, jc, r_mask, ln in made:
+                if b == lb:
+                    out.append(
+                        _Skel(lb, opn, jc, r_mask, ln, s, (r_mask & -r_mask).bit_length() - 1)
+                    )
+        return out
 
     def level(self, length: int, g1: int) -> _Level:
         """Every skeleton of a run of this length on what is left, cheapest bound
-        first (bucketed by bound: ties keep their suit order)."""
-        memo = self.level_memo[length]
-        got = memo.get(g1)
+        first (each suit's list comes sorted by bound: merged, ties keep their
+        suit order)."""
+        key = g1 << 4 | length
+        got = self.level_memo.get(key)
         if got is not None:
             return got
         pr = self.pr
         ace_high = pr.top == 14
         limit = self.limit
-        buckets: list[list[_Skel]] = [[] for _ in range(limit + 1)]
-        most_open = _NOLIMIT
-        for s in range(4):
-            for c in self.suit_skels(length, s, _positions(g1, s, ace_high)):
-                buckets[c.lb].append(c)
-                if c.opn < most_open:
-                    most_open = c.opn
+        s0 = self.suit_skels(length, 0, _positions(g1, 0, ace_high))
+        s1 = self.suit_skels(length, 1, _positions(g1, 1, ace_high))
+        s2 = self.suit_skels(length, 2, _positions(g1, 2, ace_high))
+        s3 = self.suit_skels(length, 3, _positions(g1, 3, ace_high))
+        wild: _Skel | None = None
         cap = length - pr.minnat
         if cap >= 0:
             if cap > pr.maxj:
@@ -1545,13 +1549,30 @@ class _Cost:
             jc = min(cap, length)
             lb = length - min(jc, self.nj)
             if lb <= limit and lb <= self.best:
-                buckets[lb].append(_Skel(lb, length, jc, 0, length, -1, 0))
-                if length < most_open:
-                    most_open = length
+                wild = _Skel(lb, length, jc, 0, length, -1, 0)
         lst: list[_Skel] = []
-        for bucket in buckets:
-            lst.extend(bucket)
-        got = memo[g1] = _Level(lst, most_open)
+        most_open = _NOLIMIT if wild is None else length
+        i0 = i1 = i2 = i3 = 0
+        n0, n1, n2, n3 = len(s0), len(s1), len(s2), len(s3)
+        for lb in range(limit + 1):
+            while i0 < n0 and s0[i0].lb == lb:
+                lst.append(s0[i0])
+                i0 += 1
+            while i1 < n1 and s1[i1].lb == lb:
+                lst.append(s1[i1])
+                i1 += 1
+            while i2 < n2 and s2[i2].lb == lb:
+                lst.append(s2[i2])
+                i2 += 1
+            while i3 < n3 and s3[i3].lb == lb:
+                lst.append(s3[i3])
+                i3 += 1
+            if wild is not None and wild.lb == lb:
+                lst.append(wild)
+        for c in lst:
+            if c.opn < most_open:
+                most_open = c.opn
+        got = self.level_memo[key] = _Level(lst, most_open)
         return got
 
     def run(self) -> None:
@@ -1667,17 +1688,25 @@ class _Cost:
         if not self.rd.set_size:
             return self.leaf(runs, (g1, g2, g3, g4), opn, jc)
         distinct = self.pr.distinct
-        avail = [0] * 14
+        avail = self.set_avail
+        left = self.set_left
+        keys: list[int] = []
+        none_left = False
         for r in range(1, 14):
-            avail[r] = _rank_count(r, g1, g2, g3, g4, distinct)
-        order = sorted((r for r in range(1, 14) if avail[r]), key=lambda r: -avail[r])
-        if 0 in avail[1:]:
+            a = _rank_count(r, g1, g2, g3, g4, distinct)
+            avail[r] = a
+            left[r] = a
+            self.set_groups[r] = 0
+            if a:
+                keys.append((64 - a) << 4 | r)  # most naturals first, then by rank
+            else:
+                none_left = True
+        keys.sort()
+        order = [k & 15 for k in keys]
+        if none_left:
             order.append(0)
         self.set_planes = (g1, g2, g3, g4)
-        self.set_avail = avail
-        self.set_left = list(avail)
         self.set_order = order
-        self.set_groups = {}
         self.set_top = avail[order[0]] if order else 0
         return self.rec_sets(0, 0, opn, jc, runs)
 
@@ -1705,7 +1734,7 @@ class _Cost:
             if r == 0:
                 co = s
                 cj = cap if cap < s else s
-            elif groups.get(r):
+            elif groups[r]:
                 # a second set of the rank: bound now, cost exactly at the leaf
                 co = s - min(s, avail[r])
                 cj = cap if cap < s else s
@@ -1730,7 +1759,7 @@ class _Cost:
                 continue
             taken = 0
             if r:
-                groups[r] = groups.get(r, 0) + 1
+                groups[r] += 1
                 taken = s if left[r] > s else left[r]
                 left[r] -= taken
             stop = self.rec_sets(i + 1, idx, opn + co, jc + cj, (*melds, (False, r, s, 0)))
@@ -1747,9 +1776,15 @@ class _Cost:
     ) -> bool:
         """Cost a complete leaf; True stops the search (first mode)."""
         nj = self.nj
-        sets = [m for m in melds if not m[0] and m[1]]
-        ranks = [m[1] for m in sets]
-        if len(set(ranks)) != len(ranks):
+        seen = 0
+        shared = False  # some rank holds several sets
+        for m in melds:
+            if not m[0] and m[1]:
+                bit = 1 << m[1]
+                if seen & bit:
+                    shared = True
+                seen |= bit
+        if shared:
             opn, jc = self.regroup(melds, left)
             if opn < 0:
                 return False
@@ -1858,8 +1893,13 @@ class _Cost:
         pr = self.pr
         top = pr.top
         distinct = pr.distinct
-        demand: dict[int, int] = {}
-        rank_demand: dict[int, int] = {}
+        decks = pr.decks
+        h1, h2, h3, h4 = self.h
+        demand = [0] * 52  # open places that might ask for each kind
+        demanded = 0  # the kinds with any
+        rank_demand = [0] * 14  # places of each rank's sets
+        rank_sets = [0] * 14
+        fresh = fresh_need = 0  # sets of a rank the hand has none of
         for m in melds:
             if m[0]:
                 s, r_mask, ln = m[1], m[2], m[3]
@@ -1874,59 +1914,67 @@ class _Cost:
                 for pos in range(max(1, lo - ext), min(top, hi + ext) + 1):
                     if not r_mask >> pos & 1:
                         k = s * 13 + (pos - 1) % 13
-                        demand[k] = demand.get(k, 0) + 1
+                        d = demand[k] + 1
+                        held = (h1 >> k & 1) + (h2 >> k & 1) + (h3 >> k & 1) + (h4 >> k & 1)
+                        if d > decks - held:
+                            return False
+                        demand[k] = d
+                        demanded |= 1 << k
             else:
                 r, size = m[1], m[2]
                 if r == 0:
+                    fresh += 1
+                    if size > fresh_need:
+                        fresh_need = size
                     continue
-                rank_demand[r] = rank_demand.get(r, 0) + size
-        for k, d in demand.items():
-            if d > self.rest_count(k):
-                return False
-        fresh = 0
-        for m in melds:
-            if not m[0] and m[1] == 0:
-                fresh += 1
+                rank_demand[r] += size
+                rank_sets[r] += 1
         if fresh:
             spare_ranks = 0
             for r in range(1, 14):
-                if rank_demand.get(r) or _rank_count(r, *left, False):
+                if rank_demand[r] or _rank_count(r, *left, False) or demanded & _RANK_BITS[r]:
                     continue
-                if any(demand.get(s * 13 + r - 1) for s in range(4)):
-                    continue
-                need = max(m[2] for m in melds if not m[0] and m[1] == 0)
-                if sum(self.rest_count(s * 13 + r - 1) for s in range(4)) >= need and (
-                    not distinct
-                    or sum(1 for s in range(4) if self.rest_count(s * 13 + r - 1)) >= need
-                ):
+                supply = suits = 0
+                for s in range(4):
+                    k = s * 13 + r - 1
+                    rest = decks - ((h1 >> k & 1) + (h2 >> k & 1) + (h3 >> k & 1) + (h4 >> k & 1))
+                    supply += rest
+                    if rest:
+                        suits += 1
+                if supply >= fresh_need and (not distinct or suits >= fresh_need):
                     spare_ranks += 1
             if spare_ranks < fresh:
                 return False
-        for r, size in rank_demand.items():
+        for r in range(1, 14):
+            size = rank_demand[r]
+            if not size:
+                continue
             counts = _suit_counts(r, *left)
             if distinct:
-                if len([m for m in melds if not m[0] and m[1] == r]) > 1:
+                if rank_sets[r] > 1:
                     return False
-                have = [s for s in range(4) if counts[s]]
-                opn = size - min(size, len(have))
+                have = 0
+                for s in range(4):
+                    if counts[s]:
+                        have += 1
+                opn = size - min(size, have)
                 if not opn:
                     continue
-                free = sum(
-                    1
-                    for s in range(4)
-                    if not counts[s]
-                    and self.rest_count(s * 13 + r - 1) - demand.get(s * 13 + r - 1, 0) >= 1
-                )
+                free = 0
+                for s in range(4):
+                    k = s * 13 + r - 1
+                    if not counts[s] and self.rest_count(k) - demand[k] >= 1:
+                        free += 1
                 if free < opn:
                     return False
             else:
                 opn = size - min(size, sum(counts))
                 if not opn:
                     continue
-                supply = sum(
-                    self.rest_count(s * 13 + r - 1) - demand.get(s * 13 + r - 1, 0)
-                    for s in range(4)
-                )
+                supply = 0
+                for s in range(4):
+                    k = s * 13 + r - 1
+                    supply += self.rest_count(k) - demand[k]
                 if supply < opn:
                     return False
         return True
