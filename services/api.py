@@ -36,7 +36,7 @@ from engine.cards import cards_from_codes
 from engine.errors import GlintwickError, IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import GameState, Phase
-from engine.rulesets import PRESETS, RuleSet
+from engine.rulesets import PRESETS, MeldKind, RuleSet
 from engine.solver import Analysis, analyse, best_selection
 from engine.views import seat_view, spectator_view
 from glintwick import convert
@@ -862,36 +862,45 @@ class GameService:
         rules = self._requested_rules(
             request.WhichOneof("rules"), request.rule_set_name, request.custom_rule_set
         )
-        if request.hand and request.hand_ids:
+        # (each field read once: a protobuf field read is a call into upb)
+        codes = request.hand
+        ids = request.hand_ids
+        round_number = request.round
+        best_only = request.best_only
+        if codes and ids:
             raise invalid("give the hand as codes or as ids, not both")
-        if len(request.hand) > MAX_HAND or len(request.hand_ids) > MAX_HAND:
+        if len(codes) > MAX_HAND or len(ids) > MAX_HAND:
             raise invalid(f"a hand has at most {MAX_HAND} cards")
         try:
-            rules.contract(request.round)
-            if request.hand_ids:
-                if len(set(request.hand_ids)) != len(request.hand_ids):
+            rules.contract(round_number)
+            if ids:
+                if len(set(ids)) != len(ids):
                     raise InvalidActionError("a card id appears twice")
-                hand = [card_of(i, rules.decks) for i in request.hand_ids]
+                hand = [card_of(i, rules.decks) for i in ids]
                 if any(c.id >= rules.deck_size for c in hand):
                     raise InvalidActionError("a card id is not in this rule set's deck")
             else:
-                hand = cards_from_codes(request.hand, rules.decks, rules.jokers)
-            if request.best_only:
-                best = best_selection(hand, rules, request.round)
+                hand = cards_from_codes(codes, rules.decks, rules.jokers)
+            if best_only:
+                best = best_selection(hand, rules, round_number)
                 result = Analysis(best is not None, best, None, ())
             else:
-                result = analyse(hand, rules, request.round)
+                result = analyse(hand, rules, round_number)
         except GlintwickError as exc:
             raise invalid(str(exc)) from exc
-        response = pb.AnalyseHandResponse(feasible=result.feasible)
-        if result.best is not None:
-            response.points_laid = result.best.points
-            response.jokers = result.best.jokers
+        best = result.best
+        if best is None:
+            response = pb.AnalyseHandResponse(feasible=result.feasible)
+        else:
+            response = pb.AnalyseHandResponse(
+                feasible=result.feasible, points_laid=best.points, jokers=best.jokers
+            )
             # add() builds each message in place: a third cheaper than append(pb.Meld(…))
-            for index, meld in enumerate(result.best.melds):
-                added = response.melds.add(
+            melds = response.melds
+            for index, meld in enumerate(best.melds):
+                added = melds.add(
                     index=index,
-                    kind=pb.MELD_KIND_SET if meld.kind.value == "set" else pb.MELD_KIND_RUN,
+                    kind=pb.MELD_KIND_SET if meld.kind is MeldKind.SET else pb.MELD_KIND_RUN,
                     rank=meld.rank,
                     suit="CDHS"[meld.suit] if meld.suit >= 0 else "",
                     owner=-1,
@@ -899,9 +908,10 @@ class GameService:
                 add_card = added.cards.add
                 for c in meld.cards:
                     add_card(id=c.id, code=c.code)
-        if result.missing is not None and not request.best_only:
+        if result.missing is not None and not best_only:
             response.missing = result.missing
-        response.outs.extend(_kind_code(rank, suit) for rank, suit in result.outs)
+        if result.outs:
+            response.outs.extend([_KIND_CODES[kind] for kind in result.outs])
         return response
 
     async def get_replay(self, request: pb.GetReplayRequest, caller: Caller) -> pb.Replay:
@@ -945,6 +955,12 @@ def _kind_code(rank: int, suit: int) -> str:
     if rank == 0:
         return "JK"
     return "A23456789TJQK"[rank - 1] + "CDHS"[suit]
+
+
+# every (rank, suit) kind's code, looked up once per out
+_KIND_CODES = {(r, s): _kind_code(r, s) for r in range(1, 14) for s in range(4)} | {
+    (0, -1): _kind_code(0, -1)
+}
 
 
 def replay_events(replay: pb.Replay) -> list[Event]:
