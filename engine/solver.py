@@ -1600,8 +1600,14 @@ class _Cost:
                 most = max(most, _rank_count(r, h1, h2, h3, h4, pr.distinct))
         mins: list[tuple[int, int]] = []
         for length in run_len:
-            lst = skels[length]
-            mins.append((min(c.opn for c in lst), max(c.jc for c in lst)))
+            least_open = _NOLIMIT
+            most_jc = 0
+            for c in skels[length]:
+                if c.opn < least_open:
+                    least_open = c.opn
+                if c.jc > most_jc:
+                    most_jc = c.jc
+            mins.append((least_open, most_jc))
         for size in set_size:
             cap = min(maxj, size - minnat)
             if cap < 0:
@@ -1838,8 +1844,11 @@ class _Cost:
             choices.append(opts)
         best: tuple[int, int, int] | None = None
         for pick in product(*choices):
-            o = opn + sum(x[0] for x in pick)
-            c = jc + sum(x[1] for x in pick)
+            o = opn
+            c = jc
+            for x in pick:
+                o += x[0]
+                c += x[1]
             cost = o - (c if c < nj else nj)
             if best is None or (cost, -c) < (best[0], -best[2]):
                 best = (cost, o, c)
@@ -2006,7 +2015,12 @@ class _Cost:
         rest = self.rest
         spare = nj - (jc if jc < nj else nj)  # jokers no place takes
         short = nj < jc  # more joker room than jokers: one more natural always helps
-        ranks = [m[1] for m in melds if not m[0] and m[1]]
+        seen = shared = 0  # ranks holding a set, and ranks holding several
+        for m in melds:
+            if not m[0] and m[1]:
+                bit = 1 << m[1]
+                shared |= seen & bit
+                seen |= bit
         any_open = False
         for m in melds:
             if m[0]:
@@ -2038,7 +2052,7 @@ class _Cost:
                 r, size = m[1], m[2]
                 if r:
                     have = _rank_count(r, *left, distinct)
-                    alone = ranks.count(r) == 1
+                    alone = not shared >> r & 1
                     if size <= have and alone:
                         continue
                     any_open = True
@@ -2151,57 +2165,93 @@ class _Cost:
     def fill(self, layout: list[_Place], floor: int, bound: int) -> int:
         """Fewest cards from the rest of the deck that fill every place of a layout
         (``bound`` or more if none does better); stops early at ``floor``."""
-        nj = self.nj
-        rest_j = self.rest_j
         places: list[tuple[int, list[int]]] = []
         for mi, (cap, ps, _) in enumerate(layout):
             if cap < 0:
                 return bound
             for kinds in ps:
                 places.append((mi, kinds))
-        total = len(places)
-        supply: dict[int, int] = {}
-        jokers = [0] * len(layout)
-        own = [None if e[2] is None else set(e[2]) for e in layout]
-        best = [bound]
+        filling = _Filling(self, layout, places, floor, bound)
+        filling.rec(0, 0)
+        return filling.best
 
-        def rec(i: int, used_j: int) -> bool:
-            # the cost is the places the hand's jokers do not take
-            if total - min(nj, used_j + total - i) >= best[0]:
-                return False
-            if i == total:
-                best[0] = total - (used_j if used_j < nj else nj)
-                return best[0] <= floor
-            mi, kinds = places[i]
-            if jokers[mi] < layout[mi][0] and used_j - nj < rest_j:
-                jokers[mi] += 1
-                stop = rec(i + 1, used_j + 1)
-                jokers[mi] -= 1
-                if stop:
-                    return True
-            suits = own[mi]
-            for k in kinds:
-                have = supply.get(k)
-                if have is None:
-                    have = supply[k] = self.rest_count(k)
-                if have <= 0:
-                    continue
-                suit = k // 13
-                if suits is not None:
-                    if suit in suits:
-                        continue
-                    suits.add(suit)
-                supply[k] = have - 1
-                stop = rec(i + 1, used_j)
-                supply[k] = have
-                if suits is not None:
-                    suits.discard(suit)
-                if stop:
-                    return True
+
+class _Filling:
+    """One layout's filling search (_Cost.fill): its state, and the recursion as a
+    method with int arguments (compiled, a closure would box them)."""
+
+    __slots__ = (
+        "best",
+        "caps",
+        "cost",
+        "floor",
+        "jokers",
+        "nj",
+        "own",
+        "places",
+        "rest_j",
+        "supply",
+        "total",
+    )
+
+    def __init__(
+        self,
+        cost: _Cost,
+        layout: list[_Place],
+        places: list[tuple[int, list[int]]],
+        floor: int,
+        bound: int,
+    ) -> None:
+        self.cost = cost
+        self.nj = cost.nj
+        self.rest_j = cost.rest_j
+        self.places = places
+        self.total = len(places)
+        self.caps = [e[0] for e in layout]
+        self.supply: dict[int, int] = {}
+        self.jokers = [0] * len(layout)
+        self.own: list[set[int] | None] = [None if e[2] is None else set(e[2]) for e in layout]
+        self.floor = floor
+        self.best = bound
+
+    def rec(self, i: int, used_j: int) -> bool:
+        nj = self.nj
+        total = self.total
+        # the cost is the places the hand's jokers do not take
+        if total - min(nj, used_j + total - i) >= self.best:
             return False
-
-        rec(0, 0)
-        return best[0]
+        if i == total:
+            self.best = total - (used_j if used_j < nj else nj)
+            return self.best <= self.floor
+        mi, kinds = self.places[i]
+        jokers = self.jokers
+        if jokers[mi] < self.caps[mi] and used_j - nj < self.rest_j:
+            jokers[mi] += 1
+            stop = self.rec(i + 1, used_j + 1)
+            jokers[mi] -= 1
+            if stop:
+                return True
+        suits = self.own[mi]
+        supply = self.supply
+        for k in kinds:
+            have = supply.get(k)
+            if have is None:
+                have = supply[k] = self.cost.rest_count(k)
+            if have <= 0:
+                continue
+            suit = k // 13
+            if suits is not None:
+                if suit in suits:
+                    continue
+                suits.add(suit)
+            supply[k] = have - 1
+            stop = self.rec(i + 1, used_j)
+            supply[k] = have
+            if suits is not None:
+                suits.discard(suit)
+            if stop:
+                return True
+        return False
 
 
 # (joker cap, places (kinds that may fill each), suits of a distinct set's own naturals)
@@ -2386,12 +2436,13 @@ def analyse(hand: Sequence[Card], rules: RuleSet, round_number: int, limit: int 
     # Best melds first: on a hand that lays its contract that search is the
     # answer, and on one that cannot it fails fast (a few us, against tens for
     # the cost search; measured in BENCHMARKS.md).
-    best = best_selection(hand, rules, round_number)
-    if best is not None:
-        return Analysis(True, best, 0, ())
     pr = _prep(rules)
     rd = _round(pr, round_number)
-    h1, h2, h3, h4, nj = _planes(hand)
+    h1, h2, h3, h4, nj, rc, rcd = _parse(hand)
+    st = _Best(pr, rd, hand, nj, h2 != 0)
+    _search_best(st, h1, h2, h3, h4, rc, rcd)
+    if st.best_sol is not None:
+        return Analysis(True, _selection(st), 0, ())
     h = (h1, h2, h3, h4)
     # one search finds the cost and gathers the kinds every best leaf leaves open
     # (a better leaf clears what worse ones gathered)
