@@ -874,6 +874,289 @@ def _parse(hand: Sequence[Card]) -> tuple[int, int, int, int, int, list[int], li
     return h1, h2, h3, h4, nj, rc, rd
 
 
+# Candidates of the best-selection search, best first: (score bound, naturals'
+# points, least jokers, most jokers, kinds, suit, skeleton) for a run, and
+# (score bound, naturals' points, least jokers, most jokers, rank, naturals) for a set.
+_RunCand = tuple[int, int, int, int, int, int, int]
+_SetCand = tuple[int, int, int, int, int, int]
+
+
+class _BestSearch:
+    """The branch and bound of _search_best: runs first (skeletons), then sets (counts).
+
+    The recursions are methods with plain int arguments, not closures: that is
+    what the compiled solver (setup.py) calls without boxing a value.
+    """
+
+    __slots__ = (
+        "counts",
+        "cur",
+        "distinct",
+        "exact",
+        "jeff",
+        "jpen",
+        "left",
+        "maxj",
+        "minnat",
+        "nj",
+        "nruns",
+        "nsets",
+        "p1",
+        "p2",
+        "p3",
+        "p4",
+        "pen",
+        "ranks",
+        "rest_cap",
+        "rest_nat",
+        "run_cands",
+        "run_idx",
+        "run_len",
+        "set_idx",
+        "set_memo",
+        "set_size",
+        "smax",
+        "st",
+        "suit_counts",
+        "used",
+    )
+
+    def __init__(
+        self,
+        st: _Best,
+        jeff: int,
+        ranks: list[int],
+        counts: list[int],
+        run_cands: dict[int, list[_RunCand]],
+        rest_nat: list[int],
+        rest_cap: list[int],
+    ) -> None:
+        pr = st.pr
+        rd = st.rd
+        self.st = st
+        self.nj = st.nj
+        self.exact = pr.exact
+        self.maxj = pr.maxj
+        self.minnat = pr.minnat
+        self.jpen = pr.jpen
+        self.pen = pr.pen
+        self.smax = pr.smax
+        self.distinct = pr.distinct
+        self.jeff = jeff  # jokers one meld can take
+        self.run_len = rd.run_len
+        self.run_idx = rd.run_idx
+        self.nruns = len(rd.run_len)
+        self.run_cands = run_cands  # per run length: every skeleton of the full hand
+        self.set_size = rd.set_size
+        self.set_idx = rd.set_idx
+        self.nsets = len(rd.set_size)
+        self.ranks = ranks  # ranks that can hold a set
+        self.counts = counts  # naturals per rank a set may take (distinct suits or not)
+        # bounds of what the requirements from index i on could lay at most
+        # (runs, then sets)
+        self.rest_nat = rest_nat
+        self.rest_cap = rest_cap
+        # (the set search's state; used only by contracts with sets)
+        self.set_memo: dict[tuple[int, ...], dict[int, list[_SetCand]]] = {}
+        # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
+        self.cur: dict[int, list[_SetCand]] = {}
+        self.left = [0] * 14  # naturals a rank still offers (sets of any suits)
+        self.used: dict[int, list[int]] = {}  # set sizes per rank (distinct suits)
+        # the planes the runs left
+        self.p1 = 0
+        self.p2 = 0
+        self.p3 = 0
+        self.p4 = 0
+        self.suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
+
+    def set_cands(self, avail: dict[int, int]) -> dict[int, list[_SetCand]]:
+        # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
+        key = tuple([avail.get(r, 0) for r in self.ranks])
+        set_memo = self.set_memo
+        got = set_memo.get(key)
+        if got is not None:
+            return got
+        exact = self.exact
+        jeff = self.jeff
+        minnat = self.minnat
+        smax = self.smax
+        maxj = self.maxj
+        jpen = self.jpen
+        nj = self.nj
+        pen = self.pen
+        cands: dict[int, list[_SetCand]] = {}
+        for s in self.set_size:
+            if s in cands:
+                continue
+            lst: list[_SetCand] = []
+            lo = s - jeff
+            if lo < minnat:
+                lo = minnat
+            for r, a in avail.items():
+                hi = (s if a > s else a) if exact else (smax if a > smax else a)
+                p = pen[r]
+                for n in range(hi, lo - 1, -1):
+                    if exact:
+                        j = s - n
+                        lst.append((p * n + jpen * j, p * n, j, j, r, n))
+                    else:
+                        j = s - n if n < s else 0
+                        c = smax - n
+                        if c > maxj:
+                            c = maxj
+                        lst.append((p * n + jpen * (c if c < nj else nj), p * n, j, c, r, n))
+            lst.sort(key=_FIRST, reverse=True)
+            cands[s] = lst
+        set_memo[key] = cands
+        return cands
+
+    def rec_sets(
+        self, i: int, start: int, nat: int, mn: int, cap: int, sol: tuple[_Desc, ...]
+    ) -> None:
+        st = self.st
+        if i == self.nsets:
+            st.leaf(nat, mn, cap, sol)
+            return
+        set_size = self.set_size
+        s = set_size[i]
+        lst = self.cur[s]
+        if i == 0 or set_size[i - 1] != s:
+            start = 0
+        nj = self.nj
+        jpen = self.jpen
+        k = self.nruns + i + 1
+        base = nat + self.rest_nat[k]
+        cap_rest = cap + self.rest_cap[k]
+        loose = base + jpen * (cap_rest if cap_rest < nj else nj)
+        ix = self.set_idx[i]
+        distinct = self.distinct
+        left = self.left
+        used = self.used
+        for idx in range(start, len(lst)):
+            sc, cn, cmn, ccap, r, n = lst[idx]
+            if loose + sc < st.best_pts:
+                break
+            tot = cap_rest + ccap
+            if base + cn + jpen * (tot if tot < nj else nj) < st.best_pts:
+                continue
+            if mn + cmn > nj:
+                continue
+            d: _Desc = (False, ix, r, n, cmn, ccap)
+            if distinct:
+                prev = used.get(r)
+                if prev is None:
+                    prev = used[r] = []
+                elif prev:
+                    suit_counts = self.suit_counts
+                    sc_r = suit_counts.get(r)
+                    if sc_r is None:
+                        sc_r = suit_counts[r] = _suit_counts(r, self.p1, self.p2, self.p3, self.p4)
+                    if not _sets_fit([*prev, n], sc_r):
+                        continue
+                prev.append(n)
+                self.rec_sets(i + 1, idx, nat + cn, mn + cmn, cap + ccap, (*sol, d))
+                prev.pop()
+            else:
+                if left[r] < n:
+                    continue
+                left[r] -= n
+                self.rec_sets(i + 1, idx, nat + cn, mn + cmn, cap + ccap, (*sol, d))
+                left[r] += n
+
+    def sets_phase(
+        self,
+        g1: int,
+        g2: int,
+        g3: int,
+        g4: int,
+        nat: int,
+        mn: int,
+        cap: int,
+        sol: tuple[_Desc, ...],
+    ) -> None:
+        avail: dict[int, int] = {}
+        if self.nruns:
+            distinct = self.distinct
+            minnat = self.minnat
+            for r in self.ranks:
+                a = _rank_count(r, g1, g2, g3, g4, distinct)
+                if a >= minnat:
+                    avail[r] = a
+            if not avail:
+                return
+        else:
+            counts = self.counts
+            for r in self.ranks:
+                avail[r] = counts[r]
+        self.cur = self.set_cands(avail)
+        left = self.left
+        for r, a in avail.items():
+            left[r] = a
+        self.p1 = g1
+        self.p2 = g2
+        self.p3 = g3
+        self.p4 = g4
+        self.suit_counts.clear()
+        self.rec_sets(0, 0, nat, mn, cap, sol)
+
+    def rec_runs(
+        self,
+        i: int,
+        start: int,
+        g1: int,
+        g2: int,
+        g3: int,
+        g4: int,
+        nat: int,
+        mn: int,
+        cap: int,
+        sol: tuple[_Desc, ...],
+    ) -> None:
+        st = self.st
+        if i == self.nruns:
+            if self.nsets:
+                self.sets_phase(g1, g2, g3, g4, nat, mn, cap, sol)
+            else:
+                st.leaf(nat, mn, cap, sol)
+            return
+        run_len = self.run_len
+        length = run_len[i]
+        lst = self.run_cands[length]
+        if i == 0 or run_len[i - 1] != length:
+            start = 0
+        nj = self.nj
+        jpen = self.jpen
+        base = nat + self.rest_nat[i + 1]
+        cap_rest = cap + self.rest_cap[i + 1]
+        loose = base + jpen * (cap_rest if cap_rest < nj else nj)
+        ix = self.run_idx[i]
+        for idx in range(start, len(lst)):
+            sc, cn, cmn, ccap, v, s, r_mask = lst[idx]
+            if loose + sc < st.best_pts:
+                break
+            if v & g1 != v:
+                continue
+            tot = cap_rest + ccap
+            if base + cn + jpen * (tot if tot < nj else nj) < st.best_pts:
+                continue
+            if mn + cmn > nj:
+                continue
+            nv = ~v
+            d: _Desc = (True, ix, s, r_mask, cmn, ccap)
+            self.rec_runs(
+                i + 1,
+                idx,
+                (g1 & nv) | (g2 & v),
+                (g2 & nv) | (g3 & v),
+                (g3 & nv) | (g4 & v),
+                g4 & nv,
+                nat + cn,
+                mn + cmn,
+                cap + ccap,
+                (*sol, d),
+            )
+
+
 def _search_best(
     st: _Best, h1: int, h2: int, h3: int, h4: int, rc: list[int], rcd: list[int]
 ) -> None:
@@ -1026,176 +1309,11 @@ def _search_best(
     for i in range(nreq - 1, -1, -1):
         rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
         rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
-    run_idx = rd.run_idx
-    set_idx = rd.set_idx
-    if nsets:
-        # (set search state and steps exist only for contracts with sets)
-        set_memo: dict[tuple[int, ...], dict[int, list[tuple[int, int, int, int, int, int]]]] = {}
-
-        def set_cands(
-            avail: dict[int, int],
-        ) -> dict[int, list[tuple[int, int, int, int, int, int]]]:
-            # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
-            key = tuple([avail.get(r, 0) for r in ranks])
-            got = set_memo.get(key)
-            if got is not None:
-                return got
-            cands: dict[int, list[tuple[int, int, int, int, int, int]]] = {}
-            for s in set_size:
-                if s in cands:
-                    continue
-                lst: list[tuple[int, int, int, int, int, int]] = []
-                lo = s - jeff
-                if lo < minnat:
-                    lo = minnat
-                for r, a in avail.items():
-                    hi = (s if a > s else a) if exact else (smax if a > smax else a)
-                    p = pen[r]
-                    for n in range(hi, lo - 1, -1):
-                        if exact:
-                            j = s - n
-                            lst.append((p * n + jpen * j, p * n, j, j, r, n))
-                        else:
-                            j = s - n if n < s else 0
-                            c = smax - n
-                            if c > maxj:
-                                c = maxj
-                            lst.append((p * n + jpen * (c if c < nj else nj), p * n, j, c, r, n))
-                lst.sort(key=_FIRST, reverse=True)
-                cands[s] = lst
-            set_memo[key] = cands
-            return cands
-
-        # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
-        cur: list[dict[int, list[tuple[int, int, int, int, int, int]]]] = [{}]
-        left = [0] * 14  # naturals a rank still offers (sets of any suits)
-        used: dict[int, list[int]] = {}  # set sizes per rank (distinct suits)
-        planes = [0, 0, 0, 0]
-        suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
-
-        def rec_sets(
-            i: int, start: int, nat: int, mn: int, cap: int, sol: tuple[_Desc, ...]
-        ) -> None:
-            if i == nsets:
-                st.leaf(nat, mn, cap, sol)
-                return
-            s = set_size[i]
-            lst = cur[0][s]
-            if i == 0 or set_size[i - 1] != s:
-                start = 0
-            k = nruns + i + 1
-            base = nat + rest_nat[k]
-            cap_rest = cap + rest_cap[k]
-            loose = base + jpen * (cap_rest if cap_rest < nj else nj)
-            ix = set_idx[i]
-            for idx in range(start, len(lst)):
-                sc, cn, cmn, ccap, r, n = lst[idx]
-                if loose + sc < st.best_pts:
-                    break
-                tot = cap_rest + ccap
-                if base + cn + jpen * (tot if tot < nj else nj) < st.best_pts:
-                    continue
-                if mn + cmn > nj:
-                    continue
-                d: _Desc = (False, ix, r, n, cmn, ccap)
-                if distinct:
-                    prev = used.get(r)
-                    if prev is None:
-                        prev = used[r] = []
-                    elif prev:
-                        sc_r = suit_counts.get(r)
-                        if sc_r is None:
-                            sc_r = suit_counts[r] = _suit_counts(r, *planes)
-                        if not _sets_fit([*prev, n], sc_r):
-                            continue
-                    prev.append(n)
-                    rec_sets(i + 1, idx, nat + cn, mn + cmn, cap + ccap, (*sol, d))
-                    prev.pop()
-                else:
-                    if left[r] < n:
-                        continue
-                    left[r] -= n
-                    rec_sets(i + 1, idx, nat + cn, mn + cmn, cap + ccap, (*sol, d))
-                    left[r] += n
-
-        def sets_phase(
-            g1: int, g2: int, g3: int, g4: int, nat: int, mn: int, cap: int, sol: tuple[_Desc, ...]
-        ) -> None:
-            if nruns:
-                avail = {}
-                for r in ranks:
-                    a = _rank_count(r, g1, g2, g3, g4, distinct)
-                    if a >= minnat:
-                        avail[r] = a
-                if not avail:
-                    return
-            else:
-                avail = {r: counts[r] for r in ranks}
-            cur[0] = set_cands(avail)
-            for r, a in avail.items():
-                left[r] = a
-            planes[0] = g1
-            planes[1] = g2
-            planes[2] = g3
-            planes[3] = g4
-            suit_counts.clear()
-            rec_sets(0, 0, nat, mn, cap, sol)
-
-    def rec_runs(
-        i: int,
-        start: int,
-        g1: int,
-        g2: int,
-        g3: int,
-        g4: int,
-        nat: int,
-        mn: int,
-        cap: int,
-        sol: tuple[_Desc, ...],
-    ) -> None:
-        if i == nruns:
-            if nsets:
-                sets_phase(g1, g2, g3, g4, nat, mn, cap, sol)
-            else:
-                st.leaf(nat, mn, cap, sol)
-            return
-        length = run_len[i]
-        lst = run_cands[length]
-        if i == 0 or run_len[i - 1] != length:
-            start = 0
-        base = nat + rest_nat[i + 1]
-        cap_rest = cap + rest_cap[i + 1]
-        loose = base + jpen * (cap_rest if cap_rest < nj else nj)
-        for idx in range(start, len(lst)):
-            sc, cn, cmn, ccap, v, s, r_mask = lst[idx]
-            if loose + sc < st.best_pts:
-                break
-            if v & g1 != v:
-                continue
-            tot = cap_rest + ccap
-            if base + cn + jpen * (tot if tot < nj else nj) < st.best_pts:
-                continue
-            if mn + cmn > nj:
-                continue
-            nv = ~v
-            d: _Desc = (True, run_idx[i], s, r_mask, cmn, ccap)
-            rec_runs(
-                i + 1,
-                idx,
-                (g1 & nv) | (g2 & v),
-                (g2 & nv) | (g3 & v),
-                (g3 & nv) | (g4 & v),
-                g4 & nv,
-                nat + cn,
-                mn + cmn,
-                cap + ccap,
-                (*sol, d),
-            )
-
+    search = _BestSearch(st, jeff, ranks, counts, run_cands, rest_nat, rest_cap)
     if nruns:
-        rec_runs(0, 0, h1, h2, h3, h4, 0, 0, 0, ())
+        search.rec_runs(0, 0, h1, h2, h3, h4, 0, 0, 0, ())
     else:
-        sets_phase(h1, h2, h3, h4, 0, 0, 0, ())
+        search.sets_phase(h1, h2, h3, h4, 0, 0, 0, ())
 
 
 # candidates sort by their score, the first field (a C key function: no Python call
