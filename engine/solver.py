@@ -43,7 +43,6 @@ run unboxed.  The interpreted source gives identical answers
 
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -254,15 +253,21 @@ def _prep(rules: RuleSet) -> _Prep:
     # used first out, so a few custom rule sets never evict the presets' tables.
     # (bots think in threads: another thread may evict between two steps here, so
     # a KeyError from the bookkeeping is harmless, never a reason to fail)
-    pr = _PREPS.get(rules.hash)
+    # (try/except, not contextlib.suppress: this runs on every solver call)
+    key = rules.hash
+    pr = _PREPS.get(key)
     if pr is None:
-        pr = _PREPS[rules.hash] = _Prep(rules)
+        pr = _PREPS[key] = _Prep(rules)
         if len(_PREPS) > _PREPS_KEPT:
-            with contextlib.suppress(KeyError):
+            try:  # noqa: SIM105 (see above)
                 _PREPS.popitem(last=False)
-    else:
-        with contextlib.suppress(KeyError):
-            _PREPS.move_to_end(rules.hash)
+            except KeyError:
+                pass
+    elif len(_PREPS) > 1:
+        try:  # noqa: SIM105 (see above)
+            _PREPS.move_to_end(key)
+        except KeyError:
+            pass
     return pr
 
 
