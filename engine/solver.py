@@ -1640,14 +1640,11 @@ class _Cost:
     def make_skels(self, length: int, s: int, p: int, bound: int, prune: bool) -> list[_Skel]:
         """One suit's skeletons, by bound (stable: ties in the order they were made)."""
         made = _cost_skeletons(p, length, self.pr, self.nj, bound, self.omit, prune)
-        out: list[_Skel] = []
-        for lb in range(bound + 1):
-            for b, opn, jc, r_mask, ln in made:
-                if b == lb:
-                    out.append(
-                        _Skel(lb, opn, jc, r_mask, ln, s, (r_mask & -r_mask).bit_length() - 1)
-                    )
-        return out
+        made.sort(key=_FIRST)  # Python's sort is stable
+        return [
+            _Skel(lb, opn, jc, r_mask, ln, s, (r_mask & -r_mask).bit_length() - 1)
+            for lb, opn, jc, r_mask, ln in made
+        ]
 
     def level(self, length: int, g1: int) -> _Level:
         """Every skeleton of a run of this length on what is left, cheapest bound
