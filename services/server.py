@@ -175,8 +175,8 @@ async def serve(options: ServerOptions) -> None:
     running = await start(options)
     # What start-up built (modules, rule tables, the server) lives as long as the
     # process: frozen out of the cyclic collector's sight, it is no longer walked
-    # by every full collection that request garbage triggers (the solver makes
-    # many short-lived tuples).  Measured in BENCHMARKS.md.
+    # by every full collection that request garbage triggers.  (Cheap insurance:
+    # on the benchmarks its effect is within the noise.)
     gc.freeze()
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
