@@ -15,7 +15,6 @@ loop timed the same way) says how fast the interpreter ran meanwhile.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import statistics
@@ -34,6 +33,7 @@ from engine import solver  # noqa: E402
 from engine.cards import Card, cards_from_codes  # noqa: E402
 from engine.rulesets import RuleSet, ruleset  # noqa: E402
 from engine.solver import analyse, best_selection, can_lay, missing_cards  # noqa: E402
+from tests.solver_source import load_solver_source  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 FILES = ("solver-cases.jsonl", "solver-edge-cases.jsonl", "missing-cases.jsonl")
@@ -133,17 +133,6 @@ def run(repeats: int = 7, functions: Sequence[str] = tuple(FUNCTIONS)) -> dict[s
     return report
 
 
-def _source_solver() -> ModuleType:
-    """engine/solver.py run by the interpreter, even where its compiled form is installed."""
-    name = "engine._solver_source_bench"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "engine" / "solver.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _throughput(
     hands: list[tuple[str, RuleSet, list[Card], int]], passes: int = 7
 ) -> dict[str, Any]:
@@ -154,7 +143,7 @@ def _throughput(
     interleaved, with their ratio."""
     forms: dict[str, ModuleType] = {"running": solver}
     if solver.COMPILED:
-        forms["source"] = _source_solver()
+        forms["source"] = load_solver_source("engine._solver_source_bench")
     out: dict[str, Any] = {"compiled": solver.COMPILED}
     for fname in ("best_selection", "analyse"):
         best = dict.fromkeys(forms, math.inf)

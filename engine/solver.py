@@ -1394,16 +1394,21 @@ def _selection(st: _Best) -> Selection:
     return _new_selection(tuple(melds), st.best_pts, used)
 
 
-def best_selection(hand: Sequence[Card], rules: RuleSet, round_number: int) -> Selection | None:
-    """The selection the engine lays for this hand, or None if the contract is out of reach."""
-    pr = _prep(rules)
-    rd = _round(pr, round_number)
+def _best(
+    hand: Sequence[Card], pr: _Prep, rd: _Round
+) -> tuple[Selection | None, tuple[int, int, int, int], int]:
+    """The best selection (or None), and the hand's planes and jokers for what follows."""
     h1, h2, h3, h4, nj, rc, rcd = _parse(hand)
     st = _Best(pr, rd, hand, nj, h2 != 0)
     _search_best(st, h1, h2, h3, h4, rc, rcd)
-    if st.best_sol is None:
-        return None
-    return _selection(st)
+    best = None if st.best_sol is None else _selection(st)
+    return best, (h1, h2, h3, h4), nj
+
+
+def best_selection(hand: Sequence[Card], rules: RuleSet, round_number: int) -> Selection | None:
+    """The selection the engine lays for this hand, or None if the contract is out of reach."""
+    pr = _prep(rules)
+    return _best(hand, pr, _round(pr, round_number))[0]
 
 
 # --------------------------------------------------------------------------- missing cards
@@ -1902,13 +1907,11 @@ class _Cost:
     ) -> bool:
         """Cost a complete leaf; True stops the search (first mode)."""
         nj = self.nj
-        seen = 0
-        shared = False  # some rank holds several sets
+        seen = shared = 0  # ranks holding a set, and ranks holding several
         for m in melds:
             if not m[0] and m[1]:
                 bit = 1 << m[1]
-                if seen & bit:
-                    shared = True
+                shared |= seen & bit
                 seen |= bit
         if shared:
             opn, jc = self.regroup(melds, left)
@@ -1930,7 +1933,7 @@ class _Cost:
         if not cost:
             return True  # the hand lays its contract: nothing is missing, nothing beats it
         if self.collect:
-            self.gather(melds, left, opn, jc, proven)
+            self.gather(melds, left, opn, jc, proven, shared)
         return self.first
 
     def regroup(
@@ -2022,8 +2025,6 @@ class _Cost:
         pr = self.pr
         top = pr.top
         distinct = pr.distinct
-        decks = pr.decks
-        h1, h2, h3, h4 = self.h
         demand = [0] * 52  # open places that might ask for each kind
         demanded = 0  # the kinds with any
         rank_demand = [0] * 14  # places of each rank's sets
@@ -2044,8 +2045,7 @@ class _Cost:
                     if not r_mask >> pos & 1:
                         k = s * 13 + (pos - 1) % 13
                         d = demand[k] + 1
-                        held = (h1 >> k & 1) + (h2 >> k & 1) + (h3 >> k & 1) + (h4 >> k & 1)
-                        if d > decks - held:
+                        if d > self.rest_count(k):
                             return False
                         demand[k] = d
                         demanded |= 1 << k
@@ -2066,7 +2066,7 @@ class _Cost:
                 supply = suits = 0
                 for s in range(4):
                     k = s * 13 + r - 1
-                    rest = decks - ((h1 >> k & 1) + (h2 >> k & 1) + (h3 >> k & 1) + (h4 >> k & 1))
+                    rest = self.rest_count(k)
                     supply += rest
                     if rest:
                         suits += 1
@@ -2115,8 +2115,10 @@ class _Cost:
         opn: int,
         jc: int,
         proven: bool,
+        shared: int,
     ) -> None:
-        """Kinds that might fill an open place of this best leaf.
+        """Kinds that might fill an open place of this best leaf (``shared``: the
+        ranks holding several of its sets, as bits).
 
         ``cands`` gets every kind that could (checked later by a search);
         ``sure`` the ones this leaf proves: the leaf passed the cheap
@@ -2135,12 +2137,6 @@ class _Cost:
         rest = self.rest
         spare = nj - (jc if jc < nj else nj)  # jokers no place takes
         short = nj < jc  # more joker room than jokers: one more natural always helps
-        seen = shared = 0  # ranks holding a set, and ranks holding several
-        for m in melds:
-            if not m[0] and m[1]:
-                bit = 1 << m[1]
-                shared |= seen & bit
-                seen |= bit
         any_open = False
         for m in melds:
             if m[0]:
@@ -2558,12 +2554,9 @@ def analyse(hand: Sequence[Card], rules: RuleSet, round_number: int, limit: int 
     # the cost search; measured in BENCHMARKS.md).
     pr = _prep(rules)
     rd = _round(pr, round_number)
-    h1, h2, h3, h4, nj, rc, rcd = _parse(hand)
-    st = _Best(pr, rd, hand, nj, h2 != 0)
-    _search_best(st, h1, h2, h3, h4, rc, rcd)
-    if st.best_sol is not None:
-        return Analysis(True, _selection(st), 0, ())
-    h = (h1, h2, h3, h4)
+    best, h, nj = _best(hand, pr, rd)
+    if best is not None:
+        return Analysis(True, best, 0, ())
     # one search finds the cost and gathers the kinds every best leaf leaves open
     # (a better leaf clears what worse ones gathered)
     cs = _Cost(pr, rd, h, nj, limit, True, False)

@@ -10,7 +10,6 @@ the interpreter.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -25,8 +24,8 @@ import pytest
 from engine import solver
 from engine.cards import cards_from_codes
 from engine.rulesets import ruleset
+from tests.solver_source import SOURCE, load_solver_source
 
-SOURCE = Path(solver.__file__).with_name("solver.py")
 DATA = Path(__file__).parents[1] / "data"
 PURE = os.environ.get("GLINTWICK_PURE_PYTHON") == "1"
 HAS_COMPILER = any(shutil.which(cc) for cc in ("cc", "gcc", "clang"))
@@ -36,15 +35,10 @@ HAS_COMPILER = any(shutil.which(cc) for cc in ("cc", "gcc", "clang"))
 def source_solver() -> Iterator[ModuleType]:
     """engine/solver.py run by the interpreter, whatever the import system prefers."""
     name = "engine._solver_source"
-    spec = importlib.util.spec_from_file_location(name, SOURCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while it executes
     try:
-        spec.loader.exec_module(module)
-        yield module
+        yield load_solver_source(name)
     finally:
-        del sys.modules[name]
+        sys.modules.pop(name, None)
 
 
 def _plain(result: Any) -> tuple[Any, ...]:
