@@ -47,7 +47,7 @@ class Card:
         """Short human code: ``7H``, ``TD``, ``AS``, ``JK`` (ambiguous between twins)."""
         if self.rank == JOKER_RANK:
             return JOKER_CODE
-        return RANK_CODES[self.rank - 1] + SUITS[self.suit]
+        return _NATURAL_CODES[self.suit * 13 + self.rank - 1]
 
     @property
     def kind(self) -> tuple[int, int]:
@@ -59,6 +59,13 @@ class Card:
 
     def __repr__(self) -> str:
         return f"Card({self.code}#{self.id})"
+
+
+# the code of each natural kind, by kind index suit * 13 + rank - 1 (built once:
+# responses write a code for every card they carry)
+_NATURAL_CODES = tuple(
+    RANK_CODES[rank - 1] + SUITS[suit] for suit in range(4) for rank in range(1, 14)
+)
 
 
 def _build_table() -> tuple[Card, ...]:

@@ -45,10 +45,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from itertools import combinations, permutations, product
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from engine.cards import JOKER_RANK, NO_SUIT, Card
 from engine.errors import InvalidActionError
@@ -69,39 +69,87 @@ __all__ = [
 COMPILED = not __file__.endswith(".py")
 
 # "no limit" for joker caps and set sizes; larger than any hand or deck can use
-_NOLIMIT = 99
-_SUIT13 = (1 << 13) - 1
+_NOLIMIT: Final = 99
+_SUIT13: Final = (1 << 13) - 1
 # bits of every suit's card of one rank; index 1..13 (0 and 14 unused)
-_RANK_BITS = tuple(
+_RANK_BITS: Final = tuple(
     sum(1 << (s * 13 + r - 1) for s in range(4)) if 1 <= r <= 13 else 0 for r in range(15)
 )
-_ALL52 = (1 << 52) - 1
+_ALL52: Final = (1 << 52) - 1
 # every natural kind as an out bit (rank * 4 + suit: bits 4..55; bit 0 is the joker)
-_ALL_NATURAL_OUTS = ((1 << 56) - 1) ^ 15
+_ALL_NATURAL_OUTS: Final = ((1 << 56) - 1) ^ 15
 
 
-@dataclass(frozen=True, slots=True)
 class Selection:
-    """The melds a hand lays for its contract, best first by the solver's order."""
+    """The melds a hand lays for its contract, best first by the solver's order.
 
-    melds: tuple[Meld, ...]  # one per contract requirement, in the contract's order
-    points: int  # penalty points laid
-    jokers: int  # jokers used
+    A value: read-only, compared and hashed by its fields.  A plain class with
+    final attributes rather than a frozen dataclass: compiled (setup.py), that
+    is a native class whose construction costs a tenth of the dataclass's
+    generated __init__, which the compiled module would still run interpreted.
+    """
+
+    __slots__ = ("jokers", "melds", "points")
+
+    def __init__(self, melds: tuple[Meld, ...], points: int, jokers: int) -> None:
+        self.melds: Final = melds  # one per contract requirement, in the contract's order
+        self.points: Final = points  # penalty points laid
+        self.jokers: Final = jokers  # jokers used
+
+    def _fields(self) -> tuple[tuple[Meld, ...], int, int]:
+        return (self.melds, self.points, self.jokers)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Selection) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Selection(melds={self.melds!r}, points={self.points!r}, jokers={self.jokers!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Analysis:
-    feasible: bool
-    best: Selection | None
-    # fewest extra cards (from the rest of the deck) that make the contract
-    # layable; 0 when it already is, None when more than the asked limit
-    missing: int | None
-    # (rank, suit) kinds, (0, -1) for a joker, one of which lowers ``missing``
-    outs: tuple[tuple[int, int], ...]
+    """Everything ``analyse`` says of a hand: a read-only value like Selection."""
+
+    __slots__ = ("best", "feasible", "missing", "outs")
+
+    def __init__(
+        self,
+        feasible: bool,
+        best: Selection | None,
+        missing: int | None,
+        outs: tuple[tuple[int, int], ...],
+    ) -> None:
+        self.feasible: Final = feasible
+        self.best: Final = best
+        # fewest extra cards (from the rest of the deck) that make the contract
+        # layable; 0 when it already is, None when more than the asked limit
+        self.missing: Final = missing
+        # (rank, suit) kinds, (0, -1) for a joker, one of which lowers ``missing``
+        self.outs: Final = outs
+
+    def _fields(
+        self,
+    ) -> tuple[bool, Selection | None, int | None, tuple[tuple[int, int], ...]]:
+        return (self.feasible, self.best, self.missing, self.outs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Analysis) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Analysis(feasible={self.feasible!r}, best={self.best!r}, "
+            f"missing={self.missing!r}, outs={self.outs!r})"
+        )
 
 
-def _slot_setter(cls: type[Any], names: tuple[str, ...]) -> Any:
-    """A fast constructor for a frozen slots dataclass, or None if its fields moved.
+def _slot_setter(cls: type[Any], names: tuple[str, str, str, str, str]) -> Any:
+    """A fast constructor for a frozen slots dataclass of five fields, or None if
+    its fields moved.
 
     A frozen dataclass's __init__ sets each field through object.__setattr__
     (about 2.5 us for a Meld); writing the slots directly makes the same value
@@ -114,36 +162,23 @@ def _slot_setter(cls: type[Any], names: tuple[str, ...]) -> Any:
         object.__new__(cls)
     except TypeError:  # a class compiled by mypyc (native): its own __init__ is fast
         return None
-    setters = [cls.__dict__[n].__set__ for n in names]
+    s0, s1, s2, s3, s4 = [cls.__dict__[n].__set__ for n in names]
     new = object.__new__
-    if len(names) == 5:
-        s0, s1, s2, s3, s4 = setters
 
-        def make5(a: Any, b: Any, c: Any, d: Any, e: Any) -> Any:
-            obj = new(cls)
-            s0(obj, a)
-            s1(obj, b)
-            s2(obj, c)
-            s3(obj, d)
-            s4(obj, e)
-            return obj
-
-        return make5
-    t0, t1, t2 = setters
-
-    def make3(a: Any, b: Any, c: Any) -> Any:
+    def make5(a: Any, b: Any, c: Any, d: Any, e: Any) -> Any:
         obj = new(cls)
-        t0(obj, a)
-        t1(obj, b)
-        t2(obj, c)
+        s0(obj, a)
+        s1(obj, b)
+        s2(obj, c)
+        s3(obj, d)
+        s4(obj, e)
         return obj
 
-    return make3
+    return make5
 
 
-_MELD_FIELDS = ("kind", "cards", "rank", "suit", "owner")
+_MELD_FIELDS: Final = ("kind", "cards", "rank", "suit", "owner")
 _meld_setter = _slot_setter(Meld, _MELD_FIELDS)
-_selection_setter = _slot_setter(Selection, ("melds", "points", "jokers"))
 
 
 def _new_meld(kind: MeldKind, cards: tuple[Card, ...], rank: int, suit: int) -> Meld:
@@ -151,13 +186,6 @@ def _new_meld(kind: MeldKind, cards: tuple[Card, ...], rank: int, suit: int) -> 
         return Meld(kind, cards, rank, suit)
     meld: Meld = _meld_setter(kind, cards, rank, suit, -1)
     return meld
-
-
-def _new_selection(melds: tuple[Meld, ...], points: int, jokers: int) -> Selection:
-    if _selection_setter is None:
-        return Selection(melds, points, jokers)
-    sel: Selection = _selection_setter(melds, points, jokers)
-    return sel
 
 
 # --------------------------------------------------------------------------- rule tables
@@ -240,10 +268,10 @@ class _Prep:
 
 # run skeletons kept per rule set (see _Cost.suit_skels): lists of about seven
 # small objects on average, so a full table is under 10 MB; emptied when full
-_SKELETONS_KEPT = 8_000
+_SKELETONS_KEPT: Final = 8_000
 
 _PREPS: OrderedDict[str, _Prep] = OrderedDict()
-_PREPS_KEPT = 64
+_PREPS_KEPT: Final = 64
 
 
 def _prep(rules: RuleSet) -> _Prep:
@@ -317,14 +345,31 @@ def _kinds_of(r_mask: int, suit: int) -> int:
     return (((r_mask >> 1) | (r_mask >> 14)) & _SUIT13) << (suit * 13)
 
 
+def _popcount(x: int) -> int:
+    """Set bits of x (below 2**56). Compiled, int.bit_count() is a boxed method
+    call; these few native operations are not."""
+    x -= (x >> 1) & 0x55555555555555
+    x = (x & 0x33333333333333) + ((x >> 2) & 0x33333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F
+    x += x >> 8
+    x += x >> 16
+    x += x >> 32
+    return x & 0x7F
+
+
+def _suit_bits(x: int) -> int:
+    """Set bits among bits 0, 13, 26 and 39 of x (one rank's four suits)."""
+    return (x & 1) + (x >> 13 & 1) + (x >> 26 & 1) + (x >> 39 & 1)
+
+
 def _rank_count(r: int, h1: int, h2: int, h3: int, h4: int, distinct: bool) -> int:
     """Naturals of rank r a single set could take from these planes."""
-    m = _RANK_BITS[r]
-    if distinct:
-        return (h1 & m).bit_count()
-    n = (h1 & m).bit_count()
-    if h2 & m:
-        n += (h2 & m).bit_count() + (h3 & m).bit_count() + (h4 & m).bit_count()
+    n = _suit_bits(h1 >> (r - 1))
+    if distinct or not n:
+        return n
+    if h2 & _RANK_BITS[r]:
+        sh = r - 1
+        n += _suit_bits(h2 >> sh) + _suit_bits(h3 >> sh) + _suit_bits(h4 >> sh)
     return n
 
 
@@ -408,7 +453,7 @@ def _skeletons(
             low = x & -x
             x ^= low
             w = p & (win * low)
-            c = w.bit_count()
+            c = _popcount(w)
             if c < need:
                 continue
             out.append((w, c, length))
@@ -470,12 +515,12 @@ def _skeletons(
 # Sets of physical cards are int masks over card ids.  A sorted id list is then
 # the mask read from bit 0 up, and list comparison only needs the lowest bit
 # where two masks differ (see _lex_less).
-_KIND_MASK = (1 << 52) - 1
-_RANK_IDS = tuple(
+_KIND_MASK: Final = (1 << 52) - 1
+_RANK_IDS: Final = tuple(
     sum(1 << (d * 52 + s * 13 + r - 1) for d in range(4) for s in range(4)) if 1 <= r <= 13 else 0
     for r in range(15)
 )
-_KIND_IDS = tuple(sum(1 << (d * 52 + k) for d in range(4)) for k in range(52))
+_KIND_IDS: Final = tuple(sum(1 << (d * 52 + k) for d in range(4)) for k in range(52))
 
 
 def _lex_less(a: int, b: int) -> bool:
@@ -1243,7 +1288,7 @@ def _search_best(
             # skips one is beaten by the one that takes it; unless that natural
             # can serve another meld, or the hand holds more jokers than a run
             # could take (then a joker in that place is worth more).
-            most = max(((h1 >> (13 * s)) & _SUIT13).bit_count() for s in range(4))
+            most = max(_popcount((h1 >> (13 * s)) & _SUIT13) for s in range(4))
             if nj < min(maxj, 13 - most) and nruns == 1:
                 spare = 0
                 if nsets:
@@ -1261,7 +1306,7 @@ def _search_best(
                     need = minnat
                 top_nat = top_cap = 0
                 for s, p in enumerate(ps):
-                    if p.bit_count() >= need:
+                    if _popcount(p) >= need:
                         shift = 13 * s
                         for r_mask, nn, ln in _skeletons(p, length, exact, jeff, minnat, spare):
                             mn = ln - nn
@@ -1323,7 +1368,7 @@ def _search_best(
 
 # candidates sort by their score, the first field (a C key function: no Python call
 # per element)
-_FIRST = itemgetter(0)
+_FIRST: Final = itemgetter(0)
 
 
 def _run_meld(cards: list[Card], top: int) -> Meld:
@@ -1391,7 +1436,7 @@ def _selection(st: _Best) -> Selection:
             melds.append(_run_meld(cards, top))
         else:
             melds.append(_new_meld(MeldKind.SET, tuple(cards), cards[0].rank, NO_SUIT))
-    return _new_selection(tuple(melds), st.best_pts, used)
+    return Selection(tuple(melds), st.best_pts, used)
 
 
 def _best(
@@ -1515,7 +1560,7 @@ def _cost_skeletons(
                 win = (1 << length) - 1
                 most = 0
                 for a in range(lo, hi - length + 2):
-                    c = (acc >> a & win).bit_count()
+                    c = _popcount(acc >> a & win)
                     if c > most:
                         most = c
                 o2 = length - most
@@ -1767,13 +1812,15 @@ class _Cost:
         # skeletons that fit).  Two identical runs whose spans do not meet
         # see the same either way, so only their order by (suit, lowest
         # position) is searched; runs that overlap are tried both ways.
-        lst = self.skels[length] if i == 0 else self.level(length, g1).skels
+        here = self.level(length, g1)
+        lst = here.skels
         if i and run_len[i - 1] != length:
             prev = None
         # what the runs still to come need at least, on what is left now
         ro = self.rest_open[nruns]
         for j in range(i + 1, nruns):
-            ro += self.level(run_len[j], g1).min_open
+            later = run_len[j]
+            ro += here.min_open if later == length else self.level(later, g1).min_open
         rj = self.rest_jc[i + 1]
         nj = self.nj
         collect = self.collect
@@ -1821,19 +1868,24 @@ class _Cost:
         distinct = self.pr.distinct
         avail = self.set_avail
         left = self.set_left
-        keys: list[int] = []
+        groups = self.set_groups
+        most = 0
         none_left = False
         for r in range(1, 14):
             a = _rank_count(r, g1, g2, g3, g4, distinct)
             avail[r] = a
             left[r] = a
-            self.set_groups[r] = 0
-            if a:
-                keys.append((64 - a) << 4 | r)  # most naturals first, then by rank
-            else:
+            groups[r] = 0
+            if a > most:
+                most = a
+            elif not a:
                 none_left = True
-        keys.sort()
-        order = [k & 15 for k in keys]
+        # ranks by most naturals first, then by rank (a counting sort: counts are small)
+        order: list[int] = []
+        for a in range(most, 0, -1):
+            for r in range(1, 14):
+                if avail[r] == a:
+                    order.append(r)
         if none_left:
             order.append(0)
         self.set_planes = (g1, g2, g3, g4)
@@ -1941,6 +1993,7 @@ class _Cost:
     ) -> tuple[int, int]:
         """Open places and joker room of a leaf where some rank holds several sets,
         for the split of each rank's naturals that makes the leaf cheapest."""
+        l1, l2, l3, l4 = left
         pr = self.pr
         maxj = pr.maxj
         minnat = pr.minnat
@@ -1950,7 +2003,7 @@ class _Cost:
         for m in melds:
             if m[0]:
                 r_mask, ln = m[2], m[3]
-                o = ln - r_mask.bit_count()
+                o = ln - _popcount(r_mask)
                 opn += o
                 jc += min(maxj, ln - minnat, o)
             elif m[1] == 0:
@@ -1961,7 +2014,7 @@ class _Cost:
                 groups.setdefault(m[1], []).append(m[2])
         choices: list[list[tuple[int, int]]] = []
         for r, sizes in groups.items():
-            opts = self.group_options(r, tuple(sizes), tuple(_suit_counts(r, *left)))
+            opts = self.group_options(r, tuple(sizes), tuple(_suit_counts(r, l1, l2, l3, l4)))
             if not opts:
                 return -1, 0
             choices.append(opts)
@@ -2022,6 +2075,7 @@ class _Cost:
         every kind its window could still reach; each set: its rank's kinds) and
         compares with the rest of the deck.  False only means "not proven".
         """
+        l1, l2, l3, l4 = left
         pr = self.pr
         top = pr.top
         distinct = pr.distinct
@@ -2033,7 +2087,7 @@ class _Cost:
         for m in melds:
             if m[0]:
                 s, r_mask, ln = m[1], m[2], m[3]
-                opn = ln - r_mask.bit_count()
+                opn = ln - _popcount(r_mask)
                 if not opn:
                     continue
                 if s < 0:
@@ -2061,7 +2115,9 @@ class _Cost:
         if fresh:
             spare_ranks = 0
             for r in range(1, 14):
-                if rank_demand[r] or _rank_count(r, *left, False) or demanded & _RANK_BITS[r]:
+                if rank_demand[r] or demanded & _RANK_BITS[r]:
+                    continue
+                if _rank_count(r, l1, l2, l3, l4, False):
                     continue
                 supply = suits = 0
                 for s in range(4):
@@ -2078,7 +2134,7 @@ class _Cost:
             size = rank_demand[r]
             if not size:
                 continue
-            counts = _suit_counts(r, *left)
+            counts = _suit_counts(r, l1, l2, l3, l4)
             if distinct:
                 if rank_sets[r] > 1:
                     return False
@@ -2126,6 +2182,7 @@ class _Cost:
         places and at most one place less for jokers, so the cost drops unless
         that meld's open places were all joker room and the jokers ran short.
         """
+        l1, l2, l3, l4 = left
         pr = self.pr
         top = pr.top
         maxj = pr.maxj
@@ -2141,7 +2198,7 @@ class _Cost:
         for m in melds:
             if m[0]:
                 s, r_mask, ln = m[1], m[2], m[3]
-                o = ln - r_mask.bit_count()
+                o = ln - _popcount(r_mask)
                 if not o:
                     continue
                 any_open = True
@@ -2167,7 +2224,7 @@ class _Cost:
             else:
                 r, size = m[1], m[2]
                 if r:
-                    have = _rank_count(r, *left, distinct)
+                    have = _rank_count(r, l1, l2, l3, l4, distinct)
                     alone = not shared >> r & 1
                     if size <= have and alone:
                         continue
@@ -2177,7 +2234,7 @@ class _Cost:
                     for s in range(4):
                         k = s * 13 + r - 1
                         # a lone set of distinct suits holds every suit left
-                        if alone and distinct and (left[0] >> k) & 1:
+                        if alone and distinct and (l1 >> k) & 1:
                             continue
                         bit = 1 << (r * 4 + s)
                         cands |= bit
@@ -2186,7 +2243,7 @@ class _Cost:
                 else:
                     any_open = True
                     for rr in range(1, 14):
-                        if not _rank_count(rr, *left, False):
+                        if not _rank_count(rr, l1, l2, l3, l4, False):
                             cands |= 15 << (rr * 4)
         if any_open and self.rest_j > 0:
             cands |= 1
@@ -2222,6 +2279,7 @@ class _Cost:
         of the set's own naturals or None for a run / a set of any suits), each
         place being the natural kinds that may fill it (a joker may fill any).
         """
+        l1, l2, l3, l4 = left
         pr = self.pr
         top = pr.top
         maxj = pr.maxj
@@ -2254,7 +2312,7 @@ class _Cost:
             else:
                 by_rank.setdefault(m[1], []).append(m[2])
         for r, sizes in by_rank.items():
-            counts = tuple(_suit_counts(r, *left))
+            counts = tuple(_suit_counts(r, l1, l2, l3, l4))
             key = (r, tuple(sizes), counts)
             got = pr.rank_layouts.get(key)
             if got is None:
@@ -2264,7 +2322,9 @@ class _Cost:
             groups.append(got)
         if fresh:
             free = [
-                r for r in range(1, 14) if r not in by_rank and not _rank_count(r, *left, False)
+                r
+                for r in range(1, 14)
+                if r not in by_rank and not _rank_count(r, l1, l2, l3, l4, False)
             ]
             opts_f: list[list[_Place]] = []
             for combo in permutations(free, len(fresh)):
@@ -2493,9 +2553,8 @@ def _feasible(pr: _Prep, rd: _Round, h: tuple[int, int, int, int], nj: int) -> b
     rc = [0] * 14
     rcd = [0] * 14
     for r in range(1, 14):
-        m = _RANK_BITS[r]
-        rcd[r] = (h1 & m).bit_count()
-        rc[r] = rcd[r] + (h2 & m).bit_count() + (h3 & m).bit_count() + (h4 & m).bit_count()
+        rcd[r] = _rank_count(r, h1, 0, 0, 0, True)
+        rc[r] = _rank_count(r, h1, h2, h3, h4, False)
     st = _Best(pr, rd, (), nj, h2 != 0)
     st.first = True
     try:

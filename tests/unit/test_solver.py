@@ -27,7 +27,7 @@ from engine.rulesets import (
     MeldRequirement,
     RuleSet,
 )
-from engine.solver import Analysis, analyse, best_selection, can_lay, missing_cards
+from engine.solver import Analysis, Selection, analyse, best_selection, can_lay, missing_cards
 
 SET, RUN = MeldKind.SET, MeldKind.RUN
 
@@ -220,6 +220,23 @@ def test_bad_round_is_invalid() -> None:
             fn(hand, WHISKERTRAIL, 0)
         with pytest.raises(InvalidActionError):
             fn(hand, WHISKERTRAIL, 9)
+
+
+def test_answers_are_values() -> None:
+    """Analysis and Selection compare and hash by their fields (both forms of the
+    solver: the compiled one builds them as native classes)."""
+    rules = WHISKERTRAIL
+    hand = hand_of("7S 7H 7D 9C 9D 9H 2S 4H 6S KD", rules)
+    first, again = analyse(hand, rules, 1), analyse(list(reversed(hand)), rules, 1)
+    assert first == again and hash(first) == hash(again)
+    assert first.best is not None and first.best == again.best
+    assert hash(first.best) == hash(again.best)
+    assert first != Analysis(True, first.best, 1, ())
+    assert first.best != Selection(first.best.melds, first.best.points + 1, first.best.jokers)
+    assert first != first.best and first.best != first
+    assert len({first, again, Analysis(False, None, None, ())}) == 2
+    assert repr(first).startswith("Analysis(feasible=True, best=Selection(melds=(")
+    assert repr(first).endswith(f"points={first.best.points}, jokers=0), missing=0, outs=())")
 
 
 def test_missing_and_outs_small() -> None:
