@@ -1468,6 +1468,17 @@ def best_selection(hand: Sequence[Card], rules: RuleSet, round_number: int) -> S
 # for (or jokers that may take their places), else it is costed exactly.
 
 
+# A meld of a cost leaf: run (True, suit or -1 for "any", skeleton, length) or
+# set (False, rank or 0 for "any rank the hand has none of", size).
+_CMeld = tuple[bool, int, int, int]
+# the set melds, by rank * 32 + size (sizes below 32; larger ones are made)
+_SET_MELDS: Final = tuple((False, r, size, 0) for r in range(14) for size in range(32))
+
+
+def _set_meld(r: int, size: int) -> _CMeld:
+    return _SET_MELDS[r * 32 + size] if size < 32 else (False, r, size, 0)
+
+
 class _Skel:
     """A run skeleton of the cost search, made once per (length, suit, positions left).
 
@@ -1475,7 +1486,7 @@ class _Skel:
     unboxed, and the search reads them at every node.
     """
 
-    __slots__ = ("jc", "kinds", "lb", "ln", "lo", "opn", "r_mask", "span_kinds", "suit")
+    __slots__ = ("jc", "kinds", "lb", "ln", "lo", "meld", "opn", "r_mask", "span_kinds", "suit")
 
     def __init__(
         self, lb: int, opn: int, jc: int, r_mask: int, ln: int, suit: int, lo: int
@@ -1490,6 +1501,7 @@ class _Skel:
         self.kinds = _kinds_of(r_mask, suit) if suit >= 0 else 0
         span = (1 << r_mask.bit_length()) - (1 << lo) if r_mask else 0
         self.span_kinds = _kinds_of(span, suit) if suit >= 0 else 0
+        self.meld: _CMeld = (True, suit, r_mask, ln)  # as a leaf lists it
 
 
 class _Level:
@@ -1501,11 +1513,6 @@ class _Level:
     def __init__(self, skels: list[_Skel], min_open: int) -> None:
         self.skels = skels
         self.min_open = min_open
-
-
-# A meld of a cost leaf: run (True, suit or -1 for "any", skeleton, length) or
-# set (False, rank or 0 for "any rank the hand has none of", size).
-_CMeld = tuple[bool, int, int, int]
 
 
 def _cost_skeletons(
@@ -1616,6 +1623,7 @@ class _Cost:
         "set_planes",
         "set_top",
         "skels",
+        "stack",
         "sure",
     )
 
@@ -1661,6 +1669,8 @@ class _Cost:
         self.set_order: list[int] = []
         self.set_groups = [0] * 14  # sets placed per rank
         self.set_top = 0
+        # the melds placed so far, by place: runs, then sets (a leaf reads them all)
+        self.stack: list[_CMeld] = [_set_meld(0, 0)] * (self.nruns + len(rd.set_size))
 
     # ---------------------------------------------------------------- search
     # The recursions are methods with plain int arguments, not closures: that is
@@ -1788,7 +1798,7 @@ class _Cost:
             rest_jc[i] = rest_jc[i + 1] + mins[i][1]
         self.rest_open = rest_open
         self.rest_jc = rest_jc
-        self.rec_runs(0, None, h1, h2, h3, h4, 0, 0, ())
+        self.rec_runs(0, None, h1, h2, h3, h4, 0, 0)
 
     def rec_runs(
         self,
@@ -1800,12 +1810,11 @@ class _Cost:
         g4: int,
         opn: int,
         jc: int,
-        melds: tuple[_CMeld, ...],
     ) -> bool:
         """Place run i and the ones after it; True stops the search."""
         nruns = self.nruns
         if i == nruns:
-            return self.sets_phase(g1, g2, g3, g4, opn, jc, melds)
+            return self.sets_phase(g1, g2, g3, g4, opn, jc)
         run_len = self.rd.run_len
         length = run_len[i]
         # Later runs see only what the earlier ones left (lists hold only
@@ -1824,6 +1833,7 @@ class _Cost:
         rj = self.rest_jc[i + 1]
         nj = self.nj
         collect = self.collect
+        stack = self.stack
         for c in lst:
             co = c.opn
             cj = c.jc
@@ -1838,6 +1848,7 @@ class _Cost:
                 continue
             v = c.kinds
             nv = ~v
+            stack[i] = c.meld
             if self.rec_runs(
                 i + 1,
                 c,
@@ -1847,7 +1858,6 @@ class _Cost:
                 g4 & nv,
                 opn + co,
                 jc + cj,
-                (*melds, (True, c.suit, c.r_mask, c.ln)),
             ):
                 return True
         return False
@@ -1860,11 +1870,10 @@ class _Cost:
         g4: int,
         opn: int,
         jc: int,
-        runs: tuple[_CMeld, ...],
     ) -> bool:
         """Choose ranks for the sets on what the runs left; True stops the search."""
         if not self.rd.set_size:
-            return self.leaf(runs, (g1, g2, g3, g4), opn, jc)
+            return self.leaf(self.stack, (g1, g2, g3, g4), opn, jc)
         distinct = self.pr.distinct
         avail = self.set_avail
         left = self.set_left
@@ -1891,14 +1900,14 @@ class _Cost:
         self.set_planes = (g1, g2, g3, g4)
         self.set_order = order
         self.set_top = avail[order[0]] if order else 0
-        return self.rec_sets(0, 0, opn, jc, runs)
+        return self.rec_sets(0, 0, opn, jc)
 
-    def rec_sets(self, i: int, start: int, opn: int, jc: int, melds: tuple[_CMeld, ...]) -> bool:
+    def rec_sets(self, i: int, start: int, opn: int, jc: int) -> bool:
         """Place set i and the ones after it; True stops the search."""
         set_size = self.rd.set_size
         nsets = len(set_size)
         if i == nsets:
-            return self.leaf(melds, self.set_planes, opn, jc)
+            return self.leaf(self.stack, self.set_planes, opn, jc)
         pr = self.pr
         nj = self.nj
         collect = self.collect
@@ -1945,7 +1954,8 @@ class _Cost:
                 groups[r] += 1
                 taken = s if left[r] > s else left[r]
                 left[r] -= taken
-            stop = self.rec_sets(i + 1, idx, opn + co, jc + cj, (*melds, (False, r, s, 0)))
+            self.stack[self.nruns + i] = _set_meld(r, s)
+            stop = self.rec_sets(i + 1, idx, opn + co, jc + cj)
             if r:
                 groups[r] -= 1
                 left[r] += taken
@@ -1954,9 +1964,7 @@ class _Cost:
         return False
 
     # ---------------------------------------------------------------- leaves
-    def leaf(
-        self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int], opn: int, jc: int
-    ) -> bool:
+    def leaf(self, melds: list[_CMeld], left: tuple[int, int, int, int], opn: int, jc: int) -> bool:
         """Cost a complete leaf; True stops the search (first mode)."""
         nj = self.nj
         seen = shared = 0  # ranks holding a set, and ranks holding several
@@ -1988,9 +1996,7 @@ class _Cost:
             self.gather(melds, left, opn, jc, proven, shared)
         return self.first
 
-    def regroup(
-        self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int]
-    ) -> tuple[int, int]:
+    def regroup(self, melds: list[_CMeld], left: tuple[int, int, int, int]) -> tuple[int, int]:
         """Open places and joker room of a leaf where some rank holds several sets,
         for the split of each rank's naturals that makes the leaf cheapest."""
         l1, l2, l3, l4 = left
@@ -2068,7 +2074,7 @@ class _Cost:
         held = (h1 & b != 0) + (h2 & b != 0) + (h3 & b != 0) + (h4 & b != 0)
         return self.pr.decks - held
 
-    def available(self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int]) -> bool:
+    def available(self, melds: list[_CMeld], left: tuple[int, int, int, int]) -> bool:
         """Cheap proof that the rest of the deck holds every wildcard of the leaf.
 
         Counts, for every kind, how many open places might ask for it (each run:
@@ -2166,7 +2172,7 @@ class _Cost:
 
     def gather(
         self,
-        melds: tuple[_CMeld, ...],
+        melds: list[_CMeld],
         left: tuple[int, int, int, int],
         opn: int,
         jc: int,
@@ -2253,7 +2259,7 @@ class _Cost:
         self.sure = sure
 
     # ---------------------------------------------------------------- exact leaf
-    def exact(self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int], floor: int) -> int:
+    def exact(self, melds: list[_CMeld], left: tuple[int, int, int, int], floor: int) -> int:
         """The true cost of a leaf's melds, over every window, suit choice and filling.
 
         Only reached when the cheap availability proof fails (the hand holds
@@ -2271,7 +2277,7 @@ class _Cost:
         return best
 
     def layouts(
-        self, melds: tuple[_CMeld, ...], left: tuple[int, int, int, int]
+        self, melds: list[_CMeld], left: tuple[int, int, int, int]
     ) -> list[list[list[_Place]]]:
         """Per meld group, every way to pin down its open places.
 
