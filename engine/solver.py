@@ -253,9 +253,7 @@ class _Prep:
         self.pts = pts
         # tables of the cost search filled as hands ask for them: they depend on
         # the rule set and a handful of small counts, never on the rest of a hand
-        self.group_options: dict[
-            tuple[tuple[int, ...], tuple[int, ...]], list[tuple[int, int]]
-        ] = {}
+        self.group_options: dict[int, list[tuple[int, int]]] = {}
         self.skeletons: dict[int, list[_Skel]] = {}
         self.rank_layouts: dict[
             tuple[int, tuple[int, ...], tuple[int, ...]], list[list[_Place]]
@@ -379,6 +377,22 @@ def _suit_counts(r: int, h1: int, h2: int, h3: int, h4: int) -> list[int]:
         b = 1 << (s * 13 + r - 1)
         out.append((h1 & b != 0) + (h2 & b != 0) + (h3 & b != 0) + (h4 & b != 0))
     return out
+
+
+def _suit_count_key(r: int, h1: int, h2: int, h3: int, h4: int) -> int:
+    """The copies of rank r per suit in these planes, packed 3 bits a suit (suit 0 lowest)."""
+    sh = r - 1
+    return (
+        _suit_bits3(h1 >> sh)
+        + _suit_bits3(h2 >> sh)
+        + _suit_bits3(h3 >> sh)
+        + _suit_bits3(h4 >> sh)
+    )
+
+
+def _suit_bits3(x: int) -> int:
+    """Bits 0, 13, 26 and 39 of x moved to bits 0, 3, 6 and 9."""
+    return (x & 1) | (x >> 10 & 8) | (x >> 20 & 64) | (x >> 30 & 512)
 
 
 def _sets_fit(demands: list[int], counts: list[int]) -> bool:
@@ -1616,6 +1630,7 @@ class _Cost:
         "rest_j",
         "rest_jc",
         "rest_open",
+        "rest_planes",
         "set_avail",
         "set_groups",
         "set_left",
@@ -1645,6 +1660,17 @@ class _Cost:
         # kinds the rest of the deck still holds a copy of (the hand has fewer than
         # one per deck): plane ``decks`` is the kinds held once per deck
         self.rest = _ALL52 & ~h[pr.decks - 1] if 1 <= pr.decks <= 4 else _ALL52
+        # rest_planes[L - 1]: the kinds of which the rest holds L copies or more
+        # (held at most decks - L times)
+        held = (_ALL52, h[0], h[1], h[2], h[3])
+        planes = [0, 0, 0, 0]
+        for level in range(1, 5):
+            at = pr.decks - level + 1  # held this many times or more: fewer than L left
+            if at >= 5:
+                planes[level - 1] = _ALL52
+            elif at >= 1:
+                planes[level - 1] = _ALL52 & ~held[at]
+        self.rest_planes = (planes[0], planes[1], planes[2], planes[3])
         self.limit = limit
         self.collect = collect  # gather the kinds the best leaves leave open
         self.first = first  # stop at the first leaf within the limit
@@ -2005,7 +2031,7 @@ class _Cost:
         minnat = pr.minnat
         nj = self.nj
         opn = jc = 0
-        groups: dict[int, list[int]] = {}
+        set_ranks = 0
         for m in melds:
             if m[0]:
                 r_mask, ln = m[2], m[3]
@@ -2017,13 +2043,26 @@ class _Cost:
                 opn += size
                 jc += min(maxj, size - minnat, size)
             else:
-                groups.setdefault(m[1], []).append(m[2])
+                set_ranks |= 1 << m[1]
+        # each rank's best splits; a rank with a single best split simply adds it
         choices: list[list[tuple[int, int]]] = []
-        for r, sizes in groups.items():
-            opts = self.group_options(r, tuple(sizes), tuple(_suit_counts(r, l1, l2, l3, l4)))
+        for r in range(1, 14):
+            if not set_ranks >> r & 1:
+                continue
+            sizes: list[int] = []
+            for m in melds:
+                if not m[0] and m[1] == r:
+                    sizes.append(m[2])
+            opts = self.group_options(sizes, _suit_count_key(r, l1, l2, l3, l4))
             if not opts:
                 return -1, 0
-            choices.append(opts)
+            if len(opts) == 1:
+                opn += opts[0][0]
+                jc += opts[0][1]
+            else:
+                choices.append(opts)
+        if not choices:
+            return opn, jc
         best: tuple[int, int, int] | None = None
         for pick in product(*choices):
             o = opn
@@ -2037,17 +2076,22 @@ class _Cost:
         assert best is not None
         return best[1], best[2]
 
-    def group_options(
-        self, r: int, sizes: tuple[int, ...], counts: tuple[int, ...]
-    ) -> list[tuple[int, int]]:
-        """(open places, joker room) of every split of a rank's naturals over its sets."""
+    def group_options(self, sizes: list[int], count_key: int) -> list[tuple[int, int]]:
+        """(open places, joker room) of every split of a rank's naturals over its sets
+        (the rank's copies per suit packed in ``count_key``: _suit_count_key)."""
         # a function of the rule set and the counts alone: kept with the rule
         # set's tables (a few hundred entries at most), not recomputed per hand
         pr = self.pr
-        key = (sizes, counts)
-        got = pr.group_options.get(key)
-        if got is not None:
-            return got
+        cacheable = len(sizes) < 8 and max(sizes) < 32
+        key = count_key
+        if cacheable:
+            for size in sizes:
+                key = key << 5 | size
+            key = key << 3 | len(sizes)
+            got = pr.group_options.get(key)
+            if got is not None:
+                return got
+        counts = [(count_key >> (3 * s)) & 7 for s in range(4)]
         maxj = pr.maxj
         minnat = pr.minnat
         distinct = pr.distinct
@@ -2056,7 +2100,7 @@ class _Cost:
         opts: set[tuple[int, int]] = set()
         for ns in product(*[range(min(s, dsuits if distinct else total) + 1) for s in sizes]):
             if distinct:
-                if not _sets_fit(list(ns), list(counts)):
+                if not _sets_fit(list(ns), counts):
                     continue
             elif sum(ns) > total:
                 continue
@@ -2065,7 +2109,8 @@ class _Cost:
             opts.add((o, c))
         # keep the splits no other beats on both counts
         got = [x for x in opts if not any(y[0] <= x[0] and y[1] >= x[1] and y != x for y in opts)]
-        pr.group_options[key] = got
+        if cacheable:
+            pr.group_options[key] = got
         return got
 
     def rest_count(self, kind: int) -> int:
@@ -2080,15 +2125,17 @@ class _Cost:
         Counts, for every kind, how many open places might ask for it (each run:
         every kind its window could still reach; each set: its rank's kinds) and
         compares with the rest of the deck.  False only means "not proven".
+        Counts are kept as planes, like the hand's: d1 holds the kinds asked for
+        at least once, d2 at least twice, and so on; r1..r4 likewise for what
+        the rest of the deck holds.
         """
         l1, l2, l3, l4 = left
-        pr = self.pr
-        top = pr.top
-        distinct = pr.distinct
-        demand = [0] * 52  # open places that might ask for each kind
-        demanded = 0  # the kinds with any
-        rank_demand = [0] * 14  # places of each rank's sets
-        rank_sets = [0] * 14
+        r1, r2, r3, r4 = self.rest_planes
+        top = self.pr.top
+        distinct = self.pr.distinct
+        d1 = d2 = d3 = d4 = 0
+        set_ranks = 0  # ranks holding a set
+        shared = 0  # ranks holding several
         fresh = fresh_need = 0  # sets of a rank the hand has none of
         for m in melds:
             if m[0]:
@@ -2103,12 +2150,23 @@ class _Cost:
                 ext = ln - (hi - lo + 1)
                 for pos in range(max(1, lo - ext), min(top, hi + ext) + 1):
                     if not r_mask >> pos & 1:
-                        k = s * 13 + (pos - 1) % 13
-                        d = demand[k] + 1
-                        if d > self.rest_count(k):
+                        b = 1 << (s * 13 + (pos - 1) % 13)
+                        if not d1 & b:
+                            if not r1 & b:
+                                return False
+                            d1 |= b
+                        elif not d2 & b:
+                            if not r2 & b:
+                                return False
+                            d2 |= b
+                        elif not d3 & b:
+                            if not r3 & b:
+                                return False
+                            d3 |= b
+                        elif not d4 & b and r4 & b:
+                            d4 |= b
+                        else:
                             return False
-                        demand[k] = d
-                        demanded |= 1 << k
             else:
                 r, size = m[1], m[2]
                 if r == 0:
@@ -2116,56 +2174,60 @@ class _Cost:
                     if size > fresh_need:
                         fresh_need = size
                     continue
-                rank_demand[r] += size
-                rank_sets[r] += 1
+                bit = 1 << r
+                shared |= set_ranks & bit
+                set_ranks |= bit
         if fresh:
             spare_ranks = 0
             for r in range(1, 14):
-                if rank_demand[r] or demanded & _RANK_BITS[r]:
+                if set_ranks >> r & 1 or d1 & _RANK_BITS[r]:
                     continue
                 if _rank_count(r, l1, l2, l3, l4, False):
                     continue
-                supply = suits = 0
-                for s in range(4):
-                    k = s * 13 + r - 1
-                    rest = self.rest_count(k)
-                    supply += rest
-                    if rest:
-                        suits += 1
+                supply = _rank_count(r, r1, r2, r3, r4, False)
+                suits = _rank_count(r, r1, 0, 0, 0, True)
                 if supply >= fresh_need and (not distinct or suits >= fresh_need):
                     spare_ranks += 1
             if spare_ranks < fresh:
                 return False
+        if not set_ranks:
+            return True
+        if distinct and shared:
+            return False
         for r in range(1, 14):
-            size = rank_demand[r]
-            if not size:
+            if not set_ranks >> r & 1:
                 continue
-            counts = _suit_counts(r, l1, l2, l3, l4)
+            size = 0
+            for m in melds:
+                if not m[0] and m[1] == r:
+                    size += m[2]
             if distinct:
-                if rank_sets[r] > 1:
-                    return False
-                have = 0
-                for s in range(4):
-                    if counts[s]:
-                        have += 1
-                opn = size - min(size, have)
+                opn = size - min(size, _rank_count(r, l1, 0, 0, 0, True))
                 if not opn:
                     continue
                 free = 0
                 for s in range(4):
-                    k = s * 13 + r - 1
-                    if not counts[s] and self.rest_count(k) - demand[k] >= 1:
-                        free += 1
+                    b = 1 << (s * 13 + r - 1)
+                    if l1 & b:
+                        continue  # the hand holds this suit: not a free place
+                    # the rest holds one more than the runs may ask for
+                    if not d1 & b:
+                        free += r1 & b != 0
+                    elif not d2 & b:
+                        free += r2 & b != 0
+                    elif not d3 & b:
+                        free += r3 & b != 0
+                    elif not d4 & b:
+                        free += r4 & b != 0
                 if free < opn:
                     return False
             else:
-                opn = size - min(size, sum(counts))
+                opn = size - min(size, _rank_count(r, l1, l2, l3, l4, False))
                 if not opn:
                     continue
-                supply = 0
-                for s in range(4):
-                    k = s * 13 + r - 1
-                    supply += self.rest_count(k) - demand[k]
+                supply = _rank_count(r, r1, r2, r3, r4, False) - _rank_count(
+                    r, d1, d2, d3, d4, False
+                )
                 if supply < opn:
                     return False
         return True
