@@ -1441,10 +1441,16 @@ def _selection(st: _Best) -> Selection:
     is_run = st.rd.is_run
     for slot, m in enumerate(masks):
         cards: list[Card] = []
+        # the id mask a deck (52 ids) at a time: each part is a machine word
+        base = 0
         while m:
-            low = m & -m
-            cards.append(by_id[low.bit_length() - 1])
-            m ^= low
+            part = m & _KIND_MASK
+            m >>= 52
+            while part:
+                low = part & -part
+                cards.append(by_id[base + low.bit_length() - 1])
+                part ^= low
+            base += 52
         # ids ascending: naturals first, then jokers, each in card order
         if is_run[slot]:
             melds.append(_run_meld(cards, top))
@@ -1516,6 +1522,9 @@ class _Skel:
         span = (1 << r_mask.bit_length()) - (1 << lo) if r_mask else 0
         self.span_kinds = _kinds_of(span, suit) if suit >= 0 else 0
         self.meld: _CMeld = (True, suit, r_mask, ln)  # as a leaf lists it
+
+
+_NO_SKELETONS: Final[list[_Skel]] = []  # shared, never changed
 
 
 class _Level:
@@ -1743,10 +1752,15 @@ class _Cost:
         pr = self.pr
         ace_high = pr.top == 14
         limit = self.limit
-        s0 = self.suit_skels(length, 0, _positions(g1, 0, ace_high))
-        s1 = self.suit_skels(length, 1, _positions(g1, 1, ace_high))
-        s2 = self.suit_skels(length, 2, _positions(g1, 2, ace_high))
-        s3 = self.suit_skels(length, 3, _positions(g1, 3, ace_high))
+        # (a suit with nothing left has no skeleton: no table look-up for it)
+        p = _positions(g1, 0, ace_high)
+        s0 = self.suit_skels(length, 0, p) if p else _NO_SKELETONS
+        p = _positions(g1, 1, ace_high)
+        s1 = self.suit_skels(length, 1, p) if p else _NO_SKELETONS
+        p = _positions(g1, 2, ace_high)
+        s2 = self.suit_skels(length, 2, p) if p else _NO_SKELETONS
+        p = _positions(g1, 3, ace_high)
+        s3 = self.suit_skels(length, 3, p) if p else _NO_SKELETONS
         wild: _Skel | None = None
         cap = length - pr.minnat
         if cap >= 0:
