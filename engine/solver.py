@@ -1302,7 +1302,9 @@ def _search_best(
             # skips one is beaten by the one that takes it; unless that natural
             # can serve another meld, or the hand holds more jokers than a run
             # could take (then a joker in that place is worth more).
-            most = max(_popcount((h1 >> (13 * s)) & _SUIT13) for s in range(4))
+            most = 0
+            for s in range(4):
+                most = max(most, _popcount((h1 >> (13 * s)) & _SUIT13))
             if nj < min(maxj, 13 - most) and nruns == 1:
                 spare = 0
                 if nsets:
@@ -2051,11 +2053,11 @@ class _Cost:
                 r_mask, ln = m[2], m[3]
                 o = ln - _popcount(r_mask)
                 opn += o
-                jc += min(maxj, ln - minnat, o)
+                jc += min(min(maxj, ln - minnat), o)  # (two-argument min is native)
             elif m[1] == 0:
                 size = m[2]
                 opn += size
-                jc += min(maxj, size - minnat, size)
+                jc += min(min(maxj, size - minnat), size)
             else:
                 set_ranks |= 1 << m[1]
         # each rank's best splits; a rank with a single best split simply adds it
