@@ -15,7 +15,7 @@ dedicated server, the ratios are what to read.
   game with the engine to pick a random legal move without extra RPCs);
 * ``submit_workers2``: the same against ``--workers 2``.
 
-    python -m bench.bench_service [--seconds 5] [--concurrency 16]
+    python -m bench.bench_service [--seconds 3] [--rounds 9] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -229,11 +229,12 @@ RATIOS = {
 }
 
 
-def run(seconds: float = 5.0, concurrency: int = 16, rounds: int = 5) -> dict[str, Any]:
+def run(seconds: float = 3.0, concurrency: int = 16, rounds: int = 9) -> dict[str, Any]:
     """Every server up at once; ``rounds`` rounds of every measurement, interleaved, so
-    that a ratio compares two runs a few seconds apart.  Medians over the rounds (five:
-    with the load generator sharing the two cores, one round's ratio strays by up to
-    0.1 either way here)."""
+    that a ratio compares two runs a few seconds apart.  Medians over the rounds (nine
+    of three seconds: with the load generator sharing the two cores, one round's ratio
+    strays by 0.1 or more either way here, and more rounds steady the median better
+    than longer ones)."""
     results: dict[str, Any] = {
         "seconds": seconds,
         "concurrency": concurrency,
@@ -285,8 +286,8 @@ def run(seconds: float = 5.0, concurrency: int = 16, rounds: int = 5) -> dict[st
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=9)
     options = parser.parse_args()
     print(json.dumps(run(options.seconds, options.concurrency, options.rounds), indent=2))
