@@ -889,7 +889,7 @@ class GameService:
         except GlintwickError as exc:
             raise invalid(str(exc)) from exc
         # Fields set one by one: upb looks every keyword argument up by name, which
-        # made building this response twice as slow as assigning the attributes.
+        # cost about a fifth more (callgrind) than assigning the attributes.
         response = pb.AnalyseHandResponse()
         response.feasible = result.feasible
         best = result.best
