@@ -227,6 +227,7 @@ class _Prep:
         "rank_layouts",
         "rounds",
         "rules",
+        "run_skeletons",
         "skeletons",
         "smax",
         "top",
@@ -257,6 +258,7 @@ class _Prep:
         # the rule set and a handful of small counts, never on the rest of a hand
         self.group_options: dict[int, list[tuple[int, int]]] = {}
         self.skeletons: dict[int, list[_Skel]] = {}
+        self.run_skeletons: dict[int, list[tuple[int, int, int]]] = {}  # _run_skeletons
         self.rank_layouts: dict[
             tuple[int, tuple[int, ...], tuple[int, ...]], list[list[_Place]]
         ] = {}
@@ -266,8 +268,9 @@ class _Prep:
         )
 
 
-# run skeletons kept per rule set (see _Cost.suit_skels): lists of about seven
-# small objects on average, so a full table is under 10 MB; emptied when full
+# run skeletons kept per rule set, for each of the two searches (_Cost.suit_skels,
+# _run_skeletons): lists of about seven small objects on average, so a full table
+# is under 10 MB; emptied when full
 _SKELETONS_KEPT: Final = 8_000
 
 _PREPS: OrderedDict[str, _Prep] = OrderedDict()
@@ -417,6 +420,23 @@ def _sets_fit(demands: list[int], counts: list[int]) -> bool:
 
 
 # --------------------------------------------------------------------------- run skeletons
+def _run_skeletons(
+    pr: _Prep, p: int, length: int, jeff: int, spare: int
+) -> list[tuple[int, int, int]]:
+    """_skeletons for the rule set's exactness and minimum naturals, kept with the
+    rule set's tables: a function of a suit's positions and a few small numbers."""
+    if length >= 32 or jeff >= 32 or spare >= 1 << 15:  # past what the key packs
+        return _skeletons(p, length, pr.exact, jeff, pr.minnat, spare)
+    key = (((p << 5 | length) << 5 | jeff) << 16) | (spare + 1)
+    table = pr.run_skeletons
+    got = table.get(key)
+    if got is None:
+        if len(table) >= _SKELETONS_KEPT:
+            table.clear()
+        got = table[key] = _skeletons(p, length, pr.exact, jeff, pr.minnat, spare)
+    return got
+
+
 def _skeletons(
     p: int, length: int, exact: bool, jeff: int, minnat: int, spare: int = -1
 ) -> list[tuple[int, int, int]]:
@@ -1326,7 +1346,7 @@ def _search_best(
                 for s, p in enumerate(ps):
                     if _popcount(p) >= need:
                         shift = 13 * s
-                        for r_mask, nn, ln in _skeletons(p, length, exact, jeff, minnat, spare):
+                        for r_mask, nn, ln in _run_skeletons(pr, p, length, jeff, spare):
                             mn = ln - nn
                             if exact:
                                 cap = mn
