@@ -56,7 +56,9 @@ def configure_logging(fmt: str = "auto") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # one write() per line: print() writes the line and its newline apart, so
+        # the processes of --workers N, sharing stderr, could splice their lines
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
 

@@ -1,0 +1,49 @@
+"""Server logs: one JSON line per event, written whole."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+import structlog
+
+from services.server import configure_logging
+
+
+class RecordingStream(io.StringIO):
+    """A stderr that remembers each write() call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_each_log_line_is_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The processes of ``--workers N`` share stderr: a line written in two parts
+    (print() writes the text, then the newline) can be spliced with another
+    process's line, breaking both JSON lines for a log collector."""
+    stream = RecordingStream()
+    monkeypatch.setattr(sys, "stderr", stream)
+    saved = structlog.get_config()
+    try:
+        configure_logging("auto")  # not a terminal: JSON lines
+        log = structlog.get_logger("glintwick.test")
+        log.info("first_event", game_id="g1", seat=0, request_id="r1")
+        log.warning("second_event", game_id="g2")
+    finally:
+        structlog.configure(**saved)
+    assert len(stream.writes) == 2, stream.writes
+    for text, event in zip(stream.writes, ("first_event", "second_event"), strict=True):
+        assert text.endswith("\n") and text.count("\n") == 1
+        record = json.loads(text)
+        assert record["event"] == event
+    assert json.loads(stream.writes[0])["game_id"] == "g1"
