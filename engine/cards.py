@@ -68,6 +68,13 @@ _NATURAL_CODES = tuple(
 )
 
 
+def kind_code(rank: int, suit: int) -> str:
+    """The code of a kind (rank, suit): ``7H``, ``JK`` for (0, -1)."""
+    if rank == JOKER_RANK:
+        return JOKER_CODE
+    return _NATURAL_CODES[suit * 13 + rank - 1]
+
+
 def _build_table() -> tuple[Card, ...]:
     cards: list[Card] = []
     for deck in range(MAX_DECKS):

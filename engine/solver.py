@@ -1670,7 +1670,6 @@ class _Cost:
         "set_order",
         "set_planes",
         "set_top",
-        "skels",
         "stack",
         "sure",
     )
@@ -1715,7 +1714,6 @@ class _Cost:
         # skeletons per (length, positions left): a skeleton takes all the
         # naturals still left in its span, so later runs look at what is left
         self.level_memo: dict[int, _Level] = {}  # by g1 << 4 | length
-        self.skels: dict[int, list[_Skel]] = {}
         self.nruns = len(rd.run_len)
         self.omit = bool(rd.set_size) or self.nruns > 1
         # bounds of what the requirements still to place need at least
@@ -1830,12 +1828,9 @@ class _Cost:
         set_size = rd.set_size
         nruns = self.nruns
         nsets = len(set_size)
-        skels = self.skels
         for length in run_len:
-            if length not in skels:
-                skels[length] = self.level(length, h1).skels
-                if not skels[length]:
-                    return
+            if not self.level(length, h1).skels:
+                return
         rest_open = [0] * (nruns + nsets + 1)
         rest_jc = [0] * (nruns + nsets + 1)
         most = 0
@@ -1844,14 +1839,12 @@ class _Cost:
                 most = max(most, _rank_count(r, h1, h2, h3, h4, pr.distinct))
         mins: list[tuple[int, int]] = []
         for length in run_len:
-            least_open = _NOLIMIT
+            first = self.level(length, h1)
             most_jc = 0
-            for c in skels[length]:
-                if c.opn < least_open:
-                    least_open = c.opn
+            for c in first.skels:
                 if c.jc > most_jc:
                     most_jc = c.jc
-            mins.append((least_open, most_jc))
+            mins.append((first.min_open, most_jc))
         for size in set_size:
             cap = min(maxj, size - minnat)
             if cap < 0:

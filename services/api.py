@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 import structlog
 
 from engine.actions import Action, Discard, Draw, DrawSource, EndTurn, PassClaim
+from engine.cards import JOKER_RANK, NO_SUIT, SUITS, cards_from_codes, kind_code
 from engine.cards import card as card_of
-from engine.cards import cards_from_codes
 from engine.errors import GlintwickError, IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import GameState, Phase
-from engine.rulesets import PRESETS, MeldKind, RuleSet
+from engine.rulesets import PRESETS, RuleSet
 from engine.solver import Analysis, analyse, best_selection
 from engine.views import seat_view, spectator_view
 from glintwick import convert
@@ -900,10 +900,10 @@ class GameService:
             for index, meld in enumerate(best.melds):
                 added = melds.add()
                 added.index = index
-                added.kind = pb.MELD_KIND_SET if meld.kind is MeldKind.SET else pb.MELD_KIND_RUN
+                added.kind = convert.KIND_TO_PB[meld.kind]
                 added.rank = meld.rank
                 if meld.suit >= 0:
-                    added.suit = "CDHS"[meld.suit]
+                    added.suit = SUITS[meld.suit]
                 added.owner = -1
                 add_card = added.cards.add
                 for c in meld.cards:
@@ -953,15 +953,9 @@ class GameService:
         return pb.PingResponse()
 
 
-def _kind_code(rank: int, suit: int) -> str:
-    if rank == 0:
-        return "JK"
-    return "A23456789TJQK"[rank - 1] + "CDHS"[suit]
-
-
 # every (rank, suit) kind's code, looked up once per out
-_KIND_CODES = {(r, s): _kind_code(r, s) for r in range(1, 14) for s in range(4)} | {
-    (0, -1): _kind_code(0, -1)
+_KIND_CODES = {(r, s): kind_code(r, s) for r in range(1, 14) for s in range(4)} | {
+    (JOKER_RANK, NO_SUIT): kind_code(JOKER_RANK, NO_SUIT)
 }
 
 

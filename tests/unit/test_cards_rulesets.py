@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from engine.cards import card, cards_from_codes, full_deck, parse_code
+from engine.cards import card, cards_from_codes, full_deck, kind_code, parse_code
 from engine.errors import InvalidActionError
 from engine.rulesets import CONTRACT, PRESETS, WHISKERTRAIL, RuleSet, ruleset
 
@@ -17,6 +17,14 @@ def test_twins_are_distinct_physical_cards() -> None:
     assert first.id != second.id
     assert first != second
     assert (first.id, second.id) == (32, 84)
+
+
+def test_kind_code_spells_every_card_of_a_kind() -> None:
+    codes = {kind_code(c.rank, c.suit) for c in full_deck(2, 4)}
+    assert len(codes) == 53 and "JK" in codes and "TD" in codes
+    for c in full_deck(2, 4):
+        assert kind_code(c.rank, c.suit) == c.code
+        assert parse_code(kind_code(c.rank, c.suit)) == (c.rank, c.suit)
 
 
 def test_codes_round_trip_and_are_lenient_in_case_and_ten() -> None:
