@@ -164,6 +164,17 @@ class Server:
     http_url: str
 
 
+def _events(log: Path) -> list[str]:
+    """The event names of the JSON lines in a server log (other lines skipped)."""
+    names = []
+    for line in log.read_text(errors="replace").splitlines():
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if isinstance(record, dict):
+                names.append(str(record.get("event")))
+    return names
+
+
 @contextlib.contextmanager
 def serve(store: str, workers: int, root: Path, log: Path) -> Iterator[Server]:
     """``glintwick serve`` on free ports with ``workers`` processes; stopped afterwards."""
@@ -181,7 +192,7 @@ def serve(store: str, workers: int, root: Path, log: Path) -> Iterator[Server]:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise RuntimeError(f"the server exited ({process.returncode}); see {log}")
-            if log.read_text(errors="replace").count('"event": "serving"') >= max(1, workers):
+            if _events(log).count("serving") >= max(1, workers):
                 break
             time.sleep(0.2)
         else:

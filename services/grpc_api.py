@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from grpc_status import rpc_status
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services import metrics
-from services.api import Caller, GameService
+from services.api import Caller, GameService, new_request_id
 from services.errors import DOMAIN, ServiceError, invalid
 
 log = structlog.get_logger("glintwick.grpc")
@@ -44,7 +43,7 @@ def caller_from_metadata(metadata: Any) -> Caller:
                 token = text[7:].strip() or None
         elif key == "x-request-id":
             request_id = (value if isinstance(value, str) else value.decode())[:128]
-    return Caller(token=token, request_id=request_id or uuid.uuid4().hex)
+    return Caller(token=token, request_id=request_id or new_request_id())
 
 
 def status_of(error: ServiceError) -> status_pb2.Status:

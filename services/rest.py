@@ -15,7 +15,6 @@ import contextlib
 import json
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -30,7 +29,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from glintwick.convert import unfloat
 from glintwick.v1 import game_pb2 as pb
 from services import metrics
-from services.api import Caller, GameService
+from services.api import Caller, GameService, new_request_id
 from services.errors import ServiceError, invalid
 from services.grpc_api import SERVICE, snake
 
@@ -67,7 +66,7 @@ def _message_class(descriptor: pb_descriptor.Descriptor) -> type[pb_message.Mess
 def _caller(request: web.Request) -> Caller:
     header = request.headers.get("Authorization", "")
     token = header[7:].strip() if header.lower().startswith("bearer ") else None
-    request_id = request.headers.get("X-Request-Id", "")[:128] or uuid.uuid4().hex
+    request_id = request.headers.get("X-Request-Id", "")[:128] or new_request_id()
     return Caller(token=token or None, request_id=request_id)
 
 

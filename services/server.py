@@ -18,10 +18,11 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import grpc
+import orjson
 import structlog
 from aiohttp import web
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -42,11 +43,24 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 
 
 def configure_logging(fmt: str = "auto") -> None:
-    """structlog: JSON lines outside a terminal (production), readable in one."""
+    """structlog: JSON lines outside a terminal (production), readable in one.
+
+    JSON lines are rendered by orjson and written as bytes, one ``write()`` per line
+    (the processes of ``--workers N`` share stderr: a line written in two parts can
+    be spliced with another process's line).  A move logs a line, so the renderer
+    is on the hot path: orjson takes about half the standard library's time.
+    """
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
-    renderer: structlog.types.Processor = (
-        structlog.processors.JSONRenderer() if json_lines else structlog.dev.ConsoleRenderer()
-    )
+    renderer: structlog.types.Processor
+    factory: Callable[..., structlog.types.WrappedLogger]
+    if json_lines:
+        renderer = structlog.processors.JSONRenderer(
+            serializer=orjson.dumps, option=orjson.OPT_NON_STR_KEYS
+        )
+        factory = structlog.BytesLoggerFactory(file=sys.stderr.buffer)
+    else:
+        renderer = structlog.dev.ConsoleRenderer()
+        factory = structlog.WriteLoggerFactory(file=sys.stderr)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -56,9 +70,7 @@ def configure_logging(fmt: str = "auto") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        # one write() per line: print() writes the line and its newline apart, so
-        # the processes of --workers N, sharing stderr, could splice their lines
-        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
+        logger_factory=factory,
         cache_logger_on_first_use=True,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 import structlog
@@ -12,15 +13,37 @@ import structlog
 from services.server import configure_logging
 
 
-class RecordingStream(io.StringIO):
-    """A stderr that remembers each write() call."""
+class RecordingBytes(io.BytesIO):
+    """A binary stream that remembers each write() call."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.writes: list[str] = []
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self.writes.append(bytes(data))
+        return super().write(data)
+
+
+class RecordingStream(io.StringIO):
+    """A stderr that remembers each write() call, of text or (through ``buffer``,
+    as a real stderr has) of bytes, in one list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes_written = RecordingBytes()
+        self.text_writes: list[str] = []
+
+    @property
+    def buffer(self) -> RecordingBytes:
+        return self.bytes_written
+
+    @property
+    def writes(self) -> list[str]:
+        return self.text_writes + [b.decode() for b in self.bytes_written.writes]
 
     def write(self, text: str) -> int:
-        self.writes.append(text)
+        self.text_writes.append(text)
         return super().write(text)
 
     def isatty(self) -> bool:
@@ -47,3 +70,22 @@ def test_each_log_line_is_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
         record = json.loads(text)
         assert record["event"] == event
     assert json.loads(stream.writes[0])["game_id"] == "g1"
+
+
+def test_any_logged_value_renders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log call never fails on its values: dicts keyed by seat numbers and objects
+    JSON does not know are written too (a failing log call would fail the RPC)."""
+    stream = RecordingStream()
+    monkeypatch.setattr(sys, "stderr", stream)
+    saved = structlog.get_config()
+    try:
+        configure_logging("json")
+        structlog.get_logger("glintwick.test").info(
+            "odd_values", scores={0: 5, 1: -3}, where=Path("/tmp")
+        )
+    finally:
+        structlog.configure(**saved)
+    (text,) = stream.writes
+    record = json.loads(text)
+    assert record["scores"] == {"0": 5, "1": -3}
+    assert "/tmp" in record["where"]  # as its repr, as the standard renderer did
