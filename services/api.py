@@ -438,12 +438,12 @@ class GameService:
         House bots play once the table is full (every seat joined, by a player or a
         bot) and until the game is over.
         """
-        if state.is_terminal() or not all(s.joined for s in record.seats):
+        seats = record.seats
+        # (who may act first: on most moves none is a bot, and that settles it)
+        waiting = next((seat for seat in state.to_act if seats[seat].bot), None)
+        if waiting is None or state.is_terminal() or not all(s.joined for s in seats):
             return None
-        for seat in state.to_act:
-            if record.seats[seat].bot:
-                return seat
-        return None
+        return waiting
 
     def _bot_turn(
         self,

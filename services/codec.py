@@ -18,7 +18,7 @@ from engine.rulesets import RuleSet
 from glintwick.convert import (
     KIND_FROM_PB,
     KIND_TO_PB,
-    plain,
+    fill_struct,
     rules_from_pb,
     rules_to_pb,
     unfloat,
@@ -38,9 +38,9 @@ def stored_event(event: Event) -> spb.StoredEvent:
     message = spb.StoredEvent(type=str(event.type))
     if event.seat is not None:
         message.seat = event.seat
-    message.public.update(plain(event.public))
+    fill_struct(message.public, event.public)
     for seat, secret in sorted(event.secret.items()):
-        message.secret[seat].update(plain(secret))
+        fill_struct(message.secret[seat], secret)
     return message
 
 

@@ -6,18 +6,19 @@ script may touch them all):
 * ``g:{id}:rec`` — hash: ``rev`` (the compare-and-set token) and ``rec`` (the record)
 * ``g:{id}:log`` — stream: one entry per accepted action, id ``<version>-1``
 * ``g:{id}:req`` — hash: idempotency key → the stored response
-* ``glintwick:deadlines`` — sorted set: game id by when its deadline passes, and
-  ``glintwick:active`` — set of unfinished game ids.  Both are cluster-wide
-  indexes, so they are written next to the script, not inside it; the deadline
-  sweeper re-checks every due game against its record anyway.
+* ``glintwick:deadlines`` — sorted set: game id by when its deadline passes
+  (the sweeper re-checks every due game against its record);
+* ``glintwick:active`` — set of unfinished game ids;
 * ``glintwick:botturns`` — sorted set: game id by when it is listed from (when a
   house-bot seat started waiting, or when a worker's lease on the turn ends; times
-  from Redis's clock, so replicas' clocks do not matter).  Written *inside* the
-  commit script, atomically with the record: a bot turn lost between two round
-  trips would stall its game for good (a missed deadline index entry only delays
-  a default action).  The script so touches one key outside the game's hash tag:
-  fine for one Redis (this store's client); a Redis Cluster deployment would need
-  the index in each game's slot.  Needs Redis >= 5 (``TIME`` in a writing script).
+  from Redis's clock, so replicas' clocks do not matter).
+
+The three indexes are written *inside* the create and commit scripts, atomically
+with the record: an index entry lost between two round trips would stall its game
+for good (a bot turn never listed, a deadline that never fires).  The scripts so
+touch keys outside the game's hash tag: fine for one Redis (this store's client);
+a Redis Cluster deployment would need the indexes in each game's slot.  Needs
+Redis >= 5 (``TIME`` in a writing script).
 
 Finished games expire after a configurable time.
 """
@@ -40,6 +41,7 @@ BOT_TURNS_KEY = "glintwick:botturns"
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
 return 1
 """
 
@@ -62,6 +64,12 @@ elseif ARGV[8] == 'set' then
   local now = redis.call('TIME')
   redis.call('ZADD', KEYS[4], tonumber(now[1]) + tonumber(now[2]) / 1000000, ARGV[9])
 end
+if ARGV[10] == 'del' then
+  redis.call('ZREM', KEYS[5], ARGV[9])
+elseif ARGV[10] ~= '' then
+  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[9])
+end
+if ARGV[11] == '1' then redis.call('SREM', KEYS[6], ARGV[9]) end
 return 1
 """
 
@@ -93,6 +101,14 @@ def _bot_turn_arg(write: Write) -> str:
     return "del" if write.bot_turn_changed else ""
 
 
+def _deadline_arg(write: Write) -> str:
+    """The script's deadline argument: the new deadline (a Unix time), 'del', or ''
+    (the index already holds it: the common case, one index write saved per move)."""
+    if not write.deadline_changed:
+        return ""
+    return "del" if write.deadline is None else repr(write.deadline)
+
+
 def _version_of(stream_id: bytes | str) -> int:
     text = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
     return int(text.split("-", 1)[0])
@@ -117,10 +133,10 @@ class RedisStore(GameStore):
         self._ttl = finished_ttl
 
     async def create(self, game_id: str, record: bytes) -> None:
-        created = await self._create(keys=_keys(game_id)[:1], args=[record])
+        # the record and the active-games index in one script: no crash between them
+        created = await self._create(keys=[_keys(game_id)[0], ACTIVE_KEY], args=[record, game_id])
         if not created:
             raise GameExistsError(game_id)
-        await _awaited(self._redis.sadd(ACTIVE_KEY, game_id))
 
     async def load(self, game_id: str) -> Snapshot | None:
         rev, record = await _awaited(self._redis.hmget(_keys(game_id)[0], ["rev", "rec"]))
@@ -129,6 +145,9 @@ class RedisStore(GameStore):
         return Snapshot(int(rev), bytes(record))
 
     async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
+        # The indexes (bot turns, deadlines, active games) change in the same script
+        # as the record: a crash between two writes could leave a deadline unindexed,
+        # and the game would wait for it for ever.
         entry = write.entry
         args: list[Any] = [
             expected_revision,
@@ -140,21 +159,11 @@ class RedisStore(GameStore):
             self._ttl if write.finished else 0,
             _bot_turn_arg(write),
             game_id,
+            _deadline_arg(write),
+            "1" if write.finished else "",
         ]
-        done = await self._commit(keys=[*_keys(game_id), BOT_TURNS_KEY], args=args)
-        if not done:
-            return False
-        if not (write.deadline_changed or write.finished):
-            return True  # the indexes already say the same: save a round trip per move
-        async with self._redis.pipeline(transaction=False) as pipe:
-            if write.deadline is not None:
-                pipe.zadd(DEADLINES_KEY, {game_id: write.deadline})
-            else:
-                pipe.zrem(DEADLINES_KEY, game_id)
-            if write.finished:
-                pipe.srem(ACTIVE_KEY, game_id)
-            await pipe.execute()
-        return True
+        keys = [*_keys(game_id), BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
+        return bool(await self._commit(keys=keys, args=args))
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         value = await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))

@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
+from google.protobuf.struct_pb2 import Struct
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
@@ -89,3 +92,48 @@ def test_events_from_the_log_equal_events_made_fresh(rules: RuleSet, seats: int)
                 assert codec.stored_event_to_pb(stored, viewer, state.action_count) == fresh
                 compared += 1
     assert compared > 500
+
+
+# JSON-shaped payloads as the engine's events hold them: seat-keyed mappings, tuples
+_SCALARS = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=6)
+_PAYLOADS = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(st.text(max_size=5) | st.integers(0, 5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _library_struct(values: dict[Any, Any]) -> Struct:
+    """What fill_struct replaced: keys made strings and tuples lists, then update()."""
+
+    def jsonable(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): jsonable(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [jsonable(v) for v in value]
+        return value
+
+    struct = Struct()
+    struct.update(jsonable(values))
+    return struct
+
+
+@given(st.dictionaries(st.text(max_size=5) | st.integers(0, 5), _PAYLOADS, max_size=5))
+def test_fill_struct_is_the_librarys_update(values: dict[Any, Any]) -> None:
+    # 1 and "1" name one field: which wins is not a property of either
+    assume(len({str(k) for k in values}) == len(values))
+    struct = Struct()
+    convert.fill_struct(struct, values)
+    assert struct == _library_struct(values)
+    assert struct.SerializeToString(deterministic=True) == _library_struct(
+        values
+    ).SerializeToString(deterministic=True)
+
+
+def test_fill_struct_refuses_what_a_struct_cannot_hold() -> None:
+    with pytest.raises(TypeError, match="set"):
+        convert.fill_struct(Struct(), {"cards": {1, 2}})

@@ -1,0 +1,49 @@
+"""The Redis store's own promises, beyond the contract both stores keep."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from services.store.base import LogItem, Write
+from services.store.redis import RedisStore
+
+
+@pytest.fixture
+async def redis_store(redis_url: str) -> AsyncIterator[RedisStore]:
+    client = aioredis.Redis.from_url(redis_url)
+    await client.flushdb()
+    await client.aclose()
+    store = RedisStore(redis_url, finished_ttl=60)
+    yield store
+    await store.close()
+
+
+async def test_indexes_change_in_the_same_script_as_the_record(
+    redis_store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Creating a game and committing a move are one script each, indexes included: a
+    process that dies after the script leaves no game out of its indexes (a deadline
+    never indexed would never fire).  Any second round trip fails the test here."""
+
+    def no_second_round_trip(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an index written apart from the script")
+
+    for name in ("pipeline", "sadd", "srem", "zadd", "zrem"):
+        monkeypatch.setattr(redis_store._redis, name, no_second_round_trip)
+    await redis_store.create("g", b"0")
+    assert await redis_store.games_in_play() == 1
+    assert await redis_store.commit("g", 1, Write(b"1", deadline=100.0))
+    assert await redis_store.due_deadlines(200.0) == ["g"]
+    # the same deadline again: the index is left as it is
+    assert await redis_store.commit("g", 2, Write(b"2", deadline=300.0, deadline_changed=False))
+    assert await redis_store.due_deadlines(200.0) == ["g"]
+    assert await redis_store.commit("g", 3, Write(b"3", deadline=None))
+    assert await redis_store.due_deadlines(1e12) == []
+    assert await redis_store.commit("g", 4, Write(b"4", entry=LogItem(1, b"e"), finished=True))
+    assert await redis_store.games_in_play() == 0
+    assert await redis_store.commit("h", 1, Write(b"x")) is False  # no such game: no write
+    assert await redis_store.games_in_play() == 0
