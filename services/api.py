@@ -374,16 +374,16 @@ class GameService:
         record.state.CopyFrom(codec.state_to_pb(state, convert.rules_to_pb(rules)))
         record.deadline_unix = self._next_deadline(record, None, state)
         try:
-            await self.store.create(game_id, record.SerializeToString())
+            # one write with its index entries: a crash cannot leave a bots-only
+            # game unlisted for the bot workers, or its first deadline unindexed
+            await self.store.create(game_id, self._write(None, record, state))
         except GameExistsError as exc:  # 64 random bits: practically never
             raise conflict() from exc
-        write = self._write(None, record, state)
-        if write.deadline is not None or write.bot_turn:
-            await self.store.commit(game_id, 1, write)
         log.info(
             "game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders)
         )
-        loaded = await self.load(game_id)
+        loaded = Loaded(1, record, state)
+        self._remember((game_id, 1), loaded)
         return self._game_pb(loaded)
 
     async def get_game(self, request: pb.GetGameRequest, caller: Caller) -> pb.Game:

@@ -58,8 +58,10 @@ class GameStore(ABC):
     """Async store of games.  Implementations must be safe for concurrent callers."""
 
     @abstractmethod
-    async def create(self, game_id: str, record: bytes) -> None:
-        """Store a new game at revision 1; GameExistsError if the id is taken."""
+    async def create(self, game_id: str, write: Write) -> None:
+        """Store a new game at revision 1 (``write.record``) with its deadline and
+        bot-turn index entries, in one atomic step; GameExistsError if the id is
+        taken.  (A new game has no log entry and no idempotency key yet.)"""
 
     @abstractmethod
     async def load(self, game_id: str) -> Snapshot | None: ...

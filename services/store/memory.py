@@ -42,10 +42,13 @@ class MemoryStore(GameStore):
             return None
         return game
 
-    async def create(self, game_id: str, record: bytes) -> None:
+    async def create(self, game_id: str, write: Write) -> None:
         if self._live(game_id) is not None:
             raise GameExistsError(game_id)
-        self._games[game_id] = _Game(1, record)
+        game = self._games[game_id] = _Game(1, write.record)
+        game.deadline = write.deadline
+        if write.bot_turn:
+            self._bot_turns[game_id] = (self._clock(), next(self._sequence))
 
     async def load(self, game_id: str) -> Snapshot | None:
         game = self._live(game_id)

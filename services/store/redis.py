@@ -42,6 +42,11 @@ _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
+if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) end
+if ARGV[4] == 'set' then
+  local now = redis.call('TIME')
+  redis.call('ZADD', KEYS[4], tonumber(now[1]) + tonumber(now[2]) / 1000000, ARGV[2])
+end
 return 1
 """
 
@@ -132,9 +137,11 @@ class RedisStore(GameStore):
         self._bot_turns = self._redis.register_script(_BOT_TURNS)
         self._ttl = finished_ttl
 
-    async def create(self, game_id: str, record: bytes) -> None:
-        # the record and the active-games index in one script: no crash between them
-        created = await self._create(keys=[_keys(game_id)[0], ACTIVE_KEY], args=[record, game_id])
+    async def create(self, game_id: str, write: Write) -> None:
+        keys = [_keys(game_id)[0], ACTIVE_KEY, DEADLINES_KEY, BOT_TURNS_KEY]
+        deadline = "" if write.deadline is None else repr(write.deadline)
+        args: list[bytes | str] = [write.record, game_id, deadline, "set" if write.bot_turn else ""]
+        created = await self._create(keys=keys, args=args)
         if not created:
             raise GameExistsError(game_id)
 

@@ -34,7 +34,7 @@ async def test_indexes_change_in_the_same_script_as_the_record(
 
     for name in ("pipeline", "sadd", "srem", "zadd", "zrem"):
         monkeypatch.setattr(redis_store._redis, name, no_second_round_trip)
-    await redis_store.create("g", b"0")
+    await redis_store.create("g", Write(b"0"))
     assert await redis_store.games_in_play() == 1
     assert await redis_store.commit("g", 1, Write(b"1", deadline=100.0))
     assert await redis_store.due_deadlines(200.0) == ["g"]

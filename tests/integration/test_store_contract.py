@@ -11,17 +11,17 @@ from services.store.base import GameExistsError, GameStore, LogItem, Write
 
 async def test_create_load_and_refuse_duplicates(store: GameStore) -> None:
     assert await store.load("g1") is None
-    await store.create("g1", b"record-0")
+    await store.create("g1", Write(b"record-0"))
     snapshot = await store.load("g1")
     assert snapshot is not None and snapshot.revision == 1 and snapshot.record == b"record-0"
     with pytest.raises(GameExistsError):
-        await store.create("g1", b"other")
+        await store.create("g1", Write(b"other"))
     again = await store.load("g1")
     assert again is not None and again.record == b"record-0"
 
 
 async def test_compare_and_set_exactly_one_racer_wins(store: GameStore) -> None:
-    await store.create("race", b"r0")
+    await store.create("race", Write(b"r0"))
     writes = [
         store.commit("race", 1, Write(f"r{i}".encode(), entry=LogItem(1, f"e{i}".encode())))
         for i in range(8)
@@ -37,7 +37,7 @@ async def test_compare_and_set_exactly_one_racer_wins(store: GameStore) -> None:
 
 
 async def test_stale_revision_changes_nothing(store: GameStore) -> None:
-    await store.create("g", b"a")
+    await store.create("g", Write(b"a"))
     assert await store.commit("g", 1, Write(b"b", entry=LogItem(1, b"x"), idempotency_key="k"))
     assert not await store.commit("g", 1, Write(b"c", entry=LogItem(2, b"y"), idempotency_key="j"))
     snapshot = await store.load("g")
@@ -48,7 +48,7 @@ async def test_stale_revision_changes_nothing(store: GameStore) -> None:
 
 
 async def test_idempotent_response_is_stored_with_the_write(store: GameStore) -> None:
-    await store.create("g", b"a")
+    await store.create("g", Write(b"a"))
     write = Write(b"b", entry=LogItem(1, b"e"), idempotency_key="0:req-1", response=b"resp")
     assert await store.commit("g", 1, write)
     assert await store.idempotent_response("g", "0:req-1") == b"resp"
@@ -56,7 +56,7 @@ async def test_idempotent_response_is_stored_with_the_write(store: GameStore) ->
 
 
 async def test_log_reads_after_a_version(store: GameStore) -> None:
-    await store.create("g", b"0")
+    await store.create("g", Write(b"0"))
     for version in range(1, 6):
         entry = LogItem(version, f"e{version}".encode())
         assert await store.commit("g", version, Write(f"{version}".encode(), entry=entry))
@@ -67,7 +67,7 @@ async def test_log_reads_after_a_version(store: GameStore) -> None:
 
 
 async def test_wait_log_wakes_on_a_new_entry_and_times_out_otherwise(store: GameStore) -> None:
-    await store.create("g", b"0")
+    await store.create("g", Write(b"0"))
     assert await store.wait_log("g", 0, timeout=0.2) == []
 
     async def later() -> None:
@@ -82,7 +82,7 @@ async def test_wait_log_wakes_on_a_new_entry_and_times_out_otherwise(store: Game
 
 async def test_deadlines_index(store: GameStore) -> None:
     for name in ("a", "b", "c"):
-        await store.create(name, b"0")
+        await store.create(name, Write(b"0"))
     assert await store.commit("a", 1, Write(b"1", deadline=100.0))
     assert await store.commit("b", 1, Write(b"1", deadline=50.0))
     assert await store.commit("c", 1, Write(b"1", deadline=500.0))
@@ -91,9 +91,23 @@ async def test_deadlines_index(store: GameStore) -> None:
     assert await store.due_deadlines(200.0) == ["a"]
 
 
+async def test_create_writes_the_new_games_index_entries(store: GameStore) -> None:
+    """A game that starts with a deadline running, or with a house bot to move, is
+    indexed by its creation itself (no second write a crash could lose)."""
+    await store.create("timed", Write(b"0", deadline=100.0))
+    await store.create("bots", Write(b"0", bot_turn=True))
+    await store.create("plain", Write(b"0"))
+    assert await store.due_deadlines(200.0) == ["timed"]
+    assert await store.bot_turns() == ["bots"]
+    assert await store.games_in_play() == 3
+    for game in ("timed", "bots", "plain"):
+        snapshot = await store.load(game)
+        assert snapshot is not None and (snapshot.revision, snapshot.record) == (1, b"0")
+
+
 async def test_bot_turn_index(store: GameStore) -> None:
     for name in ("a", "b", "c"):
-        await store.create(name, b"0")
+        await store.create(name, Write(b"0"))
     assert await store.bot_turns() == []
     assert await store.commit("a", 1, Write(b"1", bot_turn=True))
     assert await store.commit("b", 1, Write(b"1", bot_turn=True))
@@ -118,7 +132,7 @@ async def test_bot_turn_index(store: GameStore) -> None:
 
 async def test_bot_turn_leases(store: GameStore) -> None:
     for name in ("a", "b", "c"):
-        await store.create(name, b"0")
+        await store.create(name, Write(b"0"))
         assert await store.commit(name, 1, Write(b"1", bot_turn=True))
     assert await store.bot_turns(limit=2, lease=30) == ["a", "b"]  # claimed
     assert await store.bot_turns() == ["c"]  # a plain look claims nothing
@@ -138,7 +152,7 @@ async def test_bot_turn_leases(store: GameStore) -> None:
 async def test_concurrent_claims_never_share_a_turn(store: GameStore) -> None:
     names = [f"g{i}" for i in range(12)]
     for name in names:
-        await store.create(name, b"0")
+        await store.create(name, Write(b"0"))
         assert await store.commit(name, 1, Write(b"1", bot_turn=True))
     claims = await asyncio.gather(*(store.bot_turns(limit=3, lease=30) for _ in range(6)))
     claimed = [gid for claim in claims for gid in claim]
@@ -149,7 +163,7 @@ async def test_concurrent_claims_never_share_a_turn(store: GameStore) -> None:
 async def test_bot_turn_index_follows_the_compare_and_set_winner(store: GameStore) -> None:
     for round_ in range(6):
         game = f"race{round_}"
-        await store.create(game, b"r0")
+        await store.create(game, Write(b"r0"))
         if round_ % 2:
             assert await store.commit(game, 1, Write(b"r1", bot_turn=True))
         revision = 1 + round_ % 2
@@ -167,8 +181,8 @@ async def test_bot_turn_index_follows_the_compare_and_set_winner(store: GameStor
 
 
 async def test_games_in_play_and_finished_games(store: GameStore) -> None:
-    await store.create("x", b"0")
-    await store.create("y", b"0")
+    await store.create("x", Write(b"0"))
+    await store.create("y", Write(b"0"))
     assert await store.games_in_play() == 2
     assert await store.commit("x", 1, Write(b"done", entry=LogItem(1, b"e"), finished=True))
     assert await store.games_in_play() == 1
@@ -181,7 +195,7 @@ async def test_ping(store: GameStore) -> None:
 
 
 async def test_a_stored_idempotency_key_is_never_committed_twice(store: GameStore) -> None:
-    await store.create("g", b"a")
+    await store.create("g", Write(b"a"))
     first = Write(b"b", entry=LogItem(1, b"e1"), idempotency_key="0:req-1", response=b"r1")
     assert await store.commit("g", 1, first)
     again = Write(b"c", entry=LogItem(2, b"e2"), idempotency_key="0:req-1", response=b"r2")
