@@ -2,7 +2,8 @@
 
 ``--mode empty`` answers Ping with nothing; ``--mode getset`` does one Redis GET
 and one SET per Ping (what the cheapest stateful RPC costs).  The benchmark runs
-them next to the real server in the same run, so ratios compare like with like.
+them next to the real server in the same run, on the same event loop
+(``--event-loop``, as the server's flag), so ratios compare like with like.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import redis.asyncio as aioredis
 
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from services.server import run_async
 
 
 class Baseline(pb_grpc.GameServiceServicer):
@@ -52,5 +54,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--redis")
+    parser.add_argument("--event-loop", choices=["auto", "uvloop", "asyncio"], default="auto")
     args = parser.parse_args()
-    asyncio.run(main(args.port, args.redis))
+    run_async(main(args.port, args.redis), args.event_loop)

@@ -11,11 +11,18 @@ dedicated server, the ratios are what to read.
   one Redis GET and SET per call;
 * ``analyse``: AnalyseHand over the conformance corpus hands (full: best melds,
   ``missing`` and outs); ``analyse_best_only``: the same with ``best_only``;
-* ``submit``: SubmitAction on 2-seat whiskertrail games (the client mirrors each
-  game with the engine to pick a random legal move without extra RPCs);
-* ``submit_workers2``: the same against ``--workers 2``.
+* ``submit``: SubmitAction on 2-seat whiskertrail games of random legal moves (each
+  table's moves worked out with the engine before the clock starts, so no extra
+  RPCs and no engine time while measured);
+* ``submit_workers2``: the same against ``--workers 2``;
+* ``ping_standard_loop`` / ``submit_standard_loop``: Ping and SubmitAction on a
+  server running asyncio's standard event loop instead of uvloop.
+
+Every server and baseline runs on the same event loop (``--event-loop``, uvloop by
+default) except that last one.
 
     python -m bench.bench_service [--seconds 3] [--rounds 9] [--concurrency 16]
+                                  [--event-loop auto|uvloop|asyncio]
 """
 
 from __future__ import annotations
@@ -75,17 +82,20 @@ async def _wait_ready(target: str) -> None:
     raise RuntimeError(f"server at {target} did not come up")
 
 
-def glintwick_server(redis_url: str, workers: int = 1) -> tuple[list[str], int]:
+def glintwick_server(
+    redis_url: str, workers: int = 1, event_loop: str = "auto"
+) -> tuple[list[str], int]:
     port = free_port()
     args = [sys.executable, "-m", "glintwick_cli", "serve", "--grpc", f"127.0.0.1:{port}",
             "--http", "", "--store", redis_url, "--workers", str(workers), "--no-bots",
-            "--log-format", "json", "--rate", "0"]  # fmt: skip
+            "--log-format", "json", "--rate", "0", "--event-loop", event_loop]  # fmt: skip
     return args, port
 
 
-def baseline_server(redis_url: str | None) -> tuple[list[str], int]:
+def baseline_server(redis_url: str | None, event_loop: str = "auto") -> tuple[list[str], int]:
     port = free_port()
-    args = [sys.executable, "-m", "bench.baseline_server", "--port", str(port)]
+    args = [sys.executable, "-m", "bench.baseline_server", "--port", str(port),
+            "--event-loop", event_loop]  # fmt: skip
     if redis_url:
         args += ["--redis", redis_url]
     return args, port
@@ -253,27 +263,35 @@ RATIOS = {
     "submit_vs_baseline_getset": ("submit", "baseline_getset"),
     "ping_vs_baseline_empty": ("ping", "baseline_empty"),
     "submit_workers2_vs_workers1": ("submit_workers2", "submit"),
+    "ping_vs_standard_loop": ("ping", "ping_standard_loop"),
+    "submit_vs_standard_loop": ("submit", "submit_standard_loop"),
 }
 
 
-def run(seconds: float = 3.0, concurrency: int = 16, rounds: int = 9) -> dict[str, Any]:
+def run(
+    seconds: float = 3.0, concurrency: int = 16, rounds: int = 9, event_loop: str = "auto"
+) -> dict[str, Any]:
     """Every server up at once; ``rounds`` rounds of every measurement, interleaved, so
     that a ratio compares two runs a few seconds apart.  Medians over the rounds (nine
     of three seconds: with the load generator sharing the two cores, one round's ratio
     strays by 0.1 or more either way here, and more rounds steady the median better
-    than longer ones)."""
+    than longer ones).  The baselines run on the server's event loop (``event_loop``:
+    uvloop by default); one more server on the standard loop measures what uvloop
+    brings (``*_standard_loop``)."""
     results: dict[str, Any] = {
         "seconds": seconds,
         "concurrency": concurrency,
         "rounds": rounds,
         "cpus": os.cpu_count(),
+        "event_loop": event_loop,
     }
     with contextlib.ExitStack() as stack:
         redis_url = stack.enter_context(redis_server())
-        empty = stack.enter_context(process(*baseline_server(None)))
-        getset = stack.enter_context(process(*baseline_server(redis_url)))
-        one = stack.enter_context(process(*glintwick_server(redis_url)))
-        two = stack.enter_context(process(*glintwick_server(redis_url, workers=2)))
+        empty = stack.enter_context(process(*baseline_server(None, event_loop)))
+        getset = stack.enter_context(process(*baseline_server(redis_url, event_loop)))
+        one = stack.enter_context(process(*glintwick_server(redis_url, 1, event_loop)))
+        two = stack.enter_context(process(*glintwick_server(redis_url, 2, event_loop)))
+        standard = stack.enter_context(process(*glintwick_server(redis_url, 1, "asyncio")))
         plan: list[tuple[str, str, Callable[[int], Call]]] = [
             ("baseline_empty", empty, _ping),
             ("baseline_getset", getset, _ping),
@@ -282,6 +300,8 @@ def run(seconds: float = 3.0, concurrency: int = 16, rounds: int = 9) -> dict[st
             ("analyse_best_only", one, _analyse_factory(best_only=True)),
             ("submit", one, _SubmitLoad(concurrency)),
             ("submit_workers2", two, _SubmitLoad(concurrency)),
+            ("ping_standard_loop", standard, _ping),
+            ("submit_standard_loop", standard, _SubmitLoad(concurrency)),
         ]
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in plan}
         for _ in range(rounds):
@@ -316,5 +336,10 @@ if __name__ == "__main__":
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--event-loop", choices=["auto", "uvloop", "asyncio"], default="auto")
     options = parser.parse_args()
-    print(json.dumps(run(options.seconds, options.concurrency, options.rounds), indent=2))
+    print(
+        json.dumps(
+            run(options.seconds, options.concurrency, options.rounds, options.event_loop), indent=2
+        )
+    )

@@ -25,6 +25,7 @@ class ServerOptions:
     house_bots: str = "random,greedy,strong"  # the strategies a game may seat as house bots
     bot_concurrency: int = 4  # house-bot turns the in-process pool plays at once
     log_format: str = "auto"  # auto | json | console
+    event_loop: str = "auto"  # auto (uvloop when installed) | uvloop | asyncio
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["auto", "json", "console"],
         default=env("GLINTWICK_LOG_FORMAT", "auto"),
     )
+    parser.add_argument(
+        "--event-loop",
+        choices=["auto", "uvloop", "asyncio"],
+        default=env("GLINTWICK_EVENT_LOOP", "auto"),
+        help="the asyncio event loop: uvloop (auto: when installed) or the standard one",
+    )
 
 
 def options_from(args: argparse.Namespace) -> ServerOptions:
@@ -103,4 +110,5 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         bot_pool=args.bot_pool,
         bot_concurrency=args.bot_concurrency,
         log_format=args.log_format,
+        event_loop=args.event_loop,
     )

@@ -245,5 +245,9 @@ async def test_two_processes_serve_one_game_alternately(fresh_redis: str, tmp_pa
     # graceful: each said it was shutting down (JSON log lines)
     for name in ("a.log", "b.log"):
         text = (tmp_path / name).read_text()
-        events = [json.loads(line).get("event") for line in text.splitlines() if line[:1] == "{"]
+        records = [json.loads(line) for line in text.splitlines() if line[:1] == "{"]
+        events = [r.get("event") for r in records]
         assert "shutting_down" in events, text[-2000:]
+        # served on uvloop (a dependency where it builds; asyncio's loop otherwise)
+        (serving,) = [r for r in records if r.get("event") == "serving"]
+        assert serving["event_loop"] == "uvloop"
