@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -17,14 +18,29 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+@contextlib.asynccontextmanager
+async def fresh_redis_store(redis_url: str) -> AsyncIterator[RedisStore]:
+    """A RedisStore on the session's redis-server, emptied first."""
+    client = aioredis.Redis.from_url(redis_url)
+    await client.flushdb()
+    await client.aclose()
+    redis_store = RedisStore(redis_url, finished_ttl=60)
+    try:
+        yield redis_store
+    finally:
+        await redis_store.close()
+
+
 @pytest.fixture(params=["memory", "redis"])
 async def store(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[GameStore]:
     if request.param == "memory":
         yield MemoryStore(finished_ttl=60)
         return
-    client = aioredis.Redis.from_url(redis_url)
-    await client.flushdb()
-    await client.aclose()
-    redis_store = RedisStore(redis_url, finished_ttl=60)
-    yield redis_store
-    await redis_store.close()
+    async with fresh_redis_store(redis_url) as redis_store:
+        yield redis_store
+
+
+@pytest.fixture
+async def redis_store(redis_url: str) -> AsyncIterator[RedisStore]:
+    async with fresh_redis_store(redis_url) as store:
+        yield store

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from services.store.base import LogItem, Write
 from services.store.redis import RedisStore
-
-
-@pytest.fixture
-async def redis_store(redis_url: str) -> AsyncIterator[RedisStore]:
-    client = aioredis.Redis.from_url(redis_url)
-    await client.flushdb()
-    await client.aclose()
-    store = RedisStore(redis_url, finished_ttl=60)
-    yield store
-    await store.close()
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(
