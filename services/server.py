@@ -81,8 +81,8 @@ def configure_logging(fmt: str = "auto") -> None:
 def run_async(main: Coroutine[Any, Any, T], event_loop: str = "auto") -> T:
     """Run ``main`` on the chosen event loop: uvloop (libuv's loop, which grpc.aio,
     aiohttp and redis-py all run on) unless the standard one is asked for, or
-    uvloop is not installed and not required.  Measured on one server process:
-    about a fifth less CPU per RPC (BENCHMARKS.md)."""
+    uvloop is not installed and not required.  Measured on one server process: about
+    a tenth more empty RPCs and a twentieth more moves per second (BENCHMARKS.md)."""
     if event_loop != "asyncio":
         try:
             import uvloop
