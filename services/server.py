@@ -18,7 +18,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -45,25 +45,24 @@ T = TypeVar("T")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 
 
+def _json_line(event: Any, **options: Any) -> str:
+    return orjson.dumps(event, **options).decode()
+
+
 def configure_logging(fmt: str = "auto") -> None:
     """structlog: JSON lines outside a terminal (production), readable in one.
 
-    JSON lines are rendered by orjson and written as bytes, one ``write()`` per line
-    (the processes of ``--workers N`` share stderr: a line written in two parts can
-    be spliced with another process's line).  A move logs a line, so the renderer
-    is on the hot path: orjson takes about half the standard library's time.
+    A move logs a line, so the renderer is on the hot path: orjson renders a line in
+    about half the standard library's time.  Each line is one ``write()`` (print()
+    writes the line and its newline apart, and the processes of ``--workers N``,
+    sharing stderr, could splice their lines).
     """
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
-    renderer: structlog.types.Processor
-    factory: Callable[..., structlog.types.WrappedLogger]
-    if json_lines:
-        renderer = structlog.processors.JSONRenderer(
-            serializer=orjson.dumps, option=orjson.OPT_NON_STR_KEYS
-        )
-        factory = structlog.BytesLoggerFactory(file=sys.stderr.buffer)
-    else:
-        renderer = structlog.dev.ConsoleRenderer()
-        factory = structlog.WriteLoggerFactory(file=sys.stderr)
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer(serializer=_json_line, option=orjson.OPT_NON_STR_KEYS)
+        if json_lines
+        else structlog.dev.ConsoleRenderer()
+    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -73,7 +72,7 @@ def configure_logging(fmt: str = "auto") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=factory,
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
 

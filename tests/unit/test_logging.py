@@ -13,37 +13,15 @@ import structlog
 from services.server import configure_logging
 
 
-class RecordingBytes(io.BytesIO):
-    """A binary stream that remembers each write() call."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes: list[bytes] = []
-
-    def write(self, data: bytes) -> int:  # type: ignore[override]
-        self.writes.append(bytes(data))
-        return super().write(data)
-
-
 class RecordingStream(io.StringIO):
-    """A stderr that remembers each write() call, of text or (through ``buffer``,
-    as a real stderr has) of bytes, in one list."""
+    """A stderr that remembers each write() call."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.bytes_written = RecordingBytes()
-        self.text_writes: list[str] = []
-
-    @property
-    def buffer(self) -> RecordingBytes:
-        return self.bytes_written
-
-    @property
-    def writes(self) -> list[str]:
-        return self.text_writes + [b.decode() for b in self.bytes_written.writes]
+        self.writes: list[str] = []
 
     def write(self, text: str) -> int:
-        self.text_writes.append(text)
+        self.writes.append(text)
         return super().write(text)
 
     def isatty(self) -> bool:
