@@ -39,7 +39,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 
@@ -55,19 +55,55 @@ CORPUS = ROOT / "tests" / "data" / "solver-cases.jsonl"
 CHANNELS = 4
 
 
+class Server(NamedTuple):
+    target: str  # host:port
+    pid: int
+
+
 @contextlib.contextmanager
-def process(args: list[str], port: int) -> Iterator[str]:
+def process(args: list[str], port: int) -> Iterator[Server]:
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     target = f"127.0.0.1:{port}"
     try:
         asyncio.run(_wait_ready(target))
-        yield target
+        yield Server(target, proc.pid)
     finally:
         proc.terminate()
         try:
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of a process and its descendants so far (the
+    ``--workers`` processes are children of the one started); None without /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                for child in children.read().split():
+                    total += cpu_seconds(int(child)) or 0.0
+    except (OSError, IndexError, ValueError):
+        return None
+    return total
+
+
+def _measure(
+    server: Server, seconds: float, concurrency: int, make: Callable[[int], Call]
+) -> dict[str, Any]:
+    """One run of ``make``'s calls against ``server``, with the server's CPU time per
+    call (µs; every thread of the server, gRPC's poller included): a cost less
+    sensitive than throughput to how the two cores were shared with the load
+    generator (caches and clock speed still move it)."""
+    before = cpu_seconds(server.pid)
+    result = asyncio.run(_drive(server.target, seconds, concurrency, make))
+    after = cpu_seconds(server.pid)
+    if before is not None and after is not None and result["calls"]:
+        result["server_cpu_us"] = round(1e6 * (after - before) / result["calls"], 1)
+    return result
 
 
 async def _wait_ready(target: str) -> None:
@@ -292,7 +328,7 @@ def run(
         one = stack.enter_context(process(*glintwick_server(redis_url, 1, event_loop)))
         two = stack.enter_context(process(*glintwick_server(redis_url, 2, event_loop)))
         standard = stack.enter_context(process(*glintwick_server(redis_url, 1, "asyncio")))
-        plan: list[tuple[str, str, Callable[[int], Call]]] = [
+        plan: list[tuple[str, Server, Callable[[int], Call]]] = [
             ("baseline_empty", empty, _ping),
             ("baseline_getset", getset, _ping),
             ("ping", one, _ping),
@@ -305,12 +341,13 @@ def run(
         ]
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in plan}
         for _ in range(rounds):
-            for name, target, make in plan:
-                runs[name].append(asyncio.run(_drive(target, seconds, concurrency, make)))
+            for name, server, make in plan:
+                runs[name].append(_measure(server, seconds, concurrency, make))
     for name, measured in runs.items():
         results[name] = {
             key: statistics.median(m[key] for m in measured)
-            for key in ("per_second", "p50_ms", "p99_ms")
+            for key in ("per_second", "p50_ms", "p99_ms", "server_cpu_us")
+            if all(key in m for m in measured)
         } | {"calls": sum(m["calls"] for m in measured)}
     results["ratios"] = {
         key: round(
