@@ -235,11 +235,15 @@ _64_BIT = frozenset(
 )
 
 
-def message_to_plain(message: Message) -> dict[str, Any]:
+def message_to_plain(
+    message: Message, enum_names: Mapping[str, Mapping[int, str]] | None = None
+) -> dict[str, Any]:
     """A message as ``json_format.MessageToDict(message, preserving_proto_field_name=True,
     always_print_fields_with_no_presence=True)`` gives it (64-bit integers as strings,
     enums by name, fields with presence only when set), at a fraction of the cost:
-    clients convert a view on every turn."""
+    clients convert a view on every turn.  ``enum_names`` renames the values of the
+    enums it names (by full name), in the same pass."""
+    names = enum_names or {}
     out: dict[str, Any] = {}
     for field in message.DESCRIPTOR.fields:
         name = field.name
@@ -248,13 +252,13 @@ def message_to_plain(message: Message) -> dict[str, Any]:
             if field.message_type is not None and field.message_type.GetOptions().map_entry:
                 inner = field.message_type.fields_by_name["value"]
                 out[name] = {
-                    str(k): message_to_plain(v) if inner.message_type is not None else v
+                    str(k): message_to_plain(v, names) if inner.message_type is not None else v
                     for k, v in value.items()
                 }
             elif field.message_type is not None:
-                out[name] = [message_to_plain(item) for item in value]
+                out[name] = [message_to_plain(item, names) for item in value]
             elif field.enum_type is not None:
-                out[name] = [field.enum_type.values_by_number[v].name for v in value]
+                out[name] = [_enum_name(field.enum_type, v, names) for v in value]
             elif field.type in _64_BIT:
                 out[name] = [str(v) for v in value]
             elif field.type == FieldDescriptor.TYPE_BYTES:
@@ -265,9 +269,9 @@ def message_to_plain(message: Message) -> dict[str, Any]:
         if field.has_presence and not message.HasField(name):
             continue
         if field.message_type is not None:
-            out[name] = message_to_plain(value)
+            out[name] = message_to_plain(value, names)
         elif field.enum_type is not None:
-            out[name] = field.enum_type.values_by_number[value].name
+            out[name] = _enum_name(field.enum_type, value, names)
         elif field.type in _64_BIT:
             out[name] = str(value)
         elif field.type == FieldDescriptor.TYPE_BYTES:
@@ -277,9 +281,23 @@ def message_to_plain(message: Message) -> dict[str, Any]:
     return out
 
 
+def _enum_name(enum: Any, number: int, names: Mapping[str, Mapping[int, str]]) -> str:
+    # (``enum``: an EnumDescriptor, of the pure-Python or of the upb kind)
+    renamed = names.get(enum.full_name)
+    if renamed is not None and number in renamed:
+        return renamed[number]
+    return str(enum.values_by_number[number].name)
+
+
+# the engine's names for the meld kinds ("set", "run"), in place of the proto's
+_ENGINE_ENUM_NAMES: dict[str, dict[int, str]] = {
+    pb.MeldKind.DESCRIPTOR.full_name: {int(KIND_TO_PB[kind]): kind.value for kind in KIND_TO_PB}
+}
+
+
 def view_from_pb(message: pb.View) -> dict[str, Any]:
     """The plain view a client works with (the engine's form), from its message."""
-    return dict(_kinds_from_pb(message_to_plain(message)))
+    return message_to_plain(message, _ENGINE_ENUM_NAMES)
 
 
 def event_to_pb(event: Event, viewer: int | None, version: int) -> pb.Event:

@@ -137,3 +137,29 @@ def test_fill_struct_is_the_librarys_update(values: dict[Any, Any]) -> None:
 def test_fill_struct_refuses_what_a_struct_cannot_hold() -> None:
     with pytest.raises(TypeError, match="set"):
         convert.fill_struct(Struct(), {"cards": {1, 2}})
+
+
+@pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 2), (CONTRACT, 4)])
+def test_view_from_pb_is_message_to_dict_with_the_engines_kind_names(
+    rules: RuleSet, seats: int
+) -> None:
+    """One pass (enum names replaced as read) gives what MessageToDict followed by a
+    renaming pass gave, on views with melds on the table."""
+    rng = random.Random(7)
+    with_melds = 0
+    for game in range(6):
+        state = GameState.new_game(rules, seats, f"kinds/{game}".encode())
+        while not state.is_terminal() and with_melds < 40:
+            message = convert.view_to_pb(seat_view(state, 0), "g", state.action_count, 0.0)
+            expected = convert._kinds_from_pb(
+                json_format.MessageToDict(
+                    message,
+                    preserving_proto_field_name=True,
+                    always_print_fields_with_no_presence=True,
+                )
+            )
+            assert convert.view_from_pb(message) == expected
+            with_melds += bool(state.table)
+            seat = state.to_act[0]
+            state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
+    assert with_melds >= 40  # the kinds were renamed on real melds
