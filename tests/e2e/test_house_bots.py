@@ -188,10 +188,14 @@ async def test_two_workers_on_two_replicas_play_each_bot_turn_exactly_once(
         versions += len(replay.steps)
     # each applied action was one worker's one successful submit; the rest lost races
     assert sum(s.moves for s in stats) == versions
-    assert all(s.moves > 0 for s in stats), stats
     assert all(s.refused == s.errors == 0 for s in stats), stats
     races = sum(s.races for s in stats)
-    assert races == 0 if lease else races > 0, stats
+    if lease:
+        assert races == 0 and all(s.moves > 0 for s in stats), stats  # the turns were split
+    else:
+        # both raced for the turns; who wins a race is up to timing (splits from 87:6
+        # to 42:51 were seen), so one worker may lose every one and still have played
+        assert races > 0 and all(s.moves + s.races > 0 for s in stats), stats
     print(f"\n{versions} bot moves: {[s.moves for s in stats]}, races {[s.races for s in stats]}")
 
 
