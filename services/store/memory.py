@@ -45,10 +45,8 @@ class MemoryStore(GameStore):
     async def create(self, game_id: str, write: Write) -> None:
         if self._live(game_id) is not None:
             raise GameExistsError(game_id)
-        game = self._games[game_id] = _Game(1, write.record)
-        game.deadline = write.deadline
-        if write.bot_turn:
-            self._bot_turns[game_id] = (self._clock(), next(self._sequence))
+        self._games[game_id] = _Game(1, write.record)
+        self._index(game_id, write)
 
     async def load(self, game_id: str) -> Snapshot | None:
         game = self._live(game_id)
@@ -69,14 +67,18 @@ class MemoryStore(GameStore):
             game.responses[write.idempotency_key] = write.response
         if write.finished:
             game.expires_at = self._clock() + self._ttl
-        game.deadline = write.deadline
+        self._index(game_id, write)
+        async with self._changed:
+            self._changed.notify_all()
+        return True
+
+    def _index(self, game_id: str, write: Write) -> None:
+        """A write's deadline and bot-turn index entries (create and commit alike)."""
+        self._games[game_id].deadline = write.deadline
         if write.bot_turn:
             self._bot_turns[game_id] = (self._clock(), next(self._sequence))
         elif write.bot_turn_changed:
             self._bot_turns.pop(game_id, None)
-        async with self._changed:
-            self._changed.notify_all()
-        return True
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         game = self._live(game_id)

@@ -38,19 +38,44 @@ DEADLINES_KEY = "glintwick:deadlines"
 ACTIVE_KEY = "glintwick:active"
 BOT_TURNS_KEY = "glintwick:botturns"
 
-_CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
-if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) end
-if ARGV[4] == 'set' then
-  local now = redis.call('TIME')
-  redis.call('ZADD', KEYS[4], tonumber(now[1]) + tonumber(now[2]) / 1000000, ARGV[2])
+# A write's index entries, one function for both writing scripts: ``bot_turn`` 'set'
+# (list the game from now, Redis's clock) or 'del' or ''; ``deadline`` a Unix time
+# or 'del' or ''; ``finished`` '1' or '' ('' everywhere: leave that index alone).
+_INDEXES = """
+local function indexes(bot_turns, deadlines, active, game, bot_turn, deadline, finished)
+  if bot_turn == 'del' then
+    redis.call('ZREM', bot_turns, game)
+  elseif bot_turn == 'set' then
+    local now = redis.call('TIME')
+    redis.call('ZADD', bot_turns, tonumber(now[1]) + tonumber(now[2]) / 1000000, game)
+  end
+  if deadline == 'del' then
+    redis.call('ZREM', deadlines, game)
+  elseif deadline ~= '' then
+    redis.call('ZADD', deadlines, deadline, game)
+  end
+  if finished == '1' then redis.call('SREM', active, game) end
 end
-return 1
 """
 
-_COMMIT = """
+# KEYS: record, bot turns, deadlines, active; ARGV: record, game id, the index args
+_CREATE = (
+    _INDEXES
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[2])
+indexes(KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 1
+"""
+)
+
+# KEYS: record, log, requests, bot turns, deadlines, active; ARGV: expected
+# revision, record, entry version, entry, idempotency key, response, ttl, game id,
+# the index args
+_COMMIT = (
+    _INDEXES
+    + """
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if (not rev) or tonumber(rev) ~= tonumber(ARGV[1]) then return 0 end
 if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then return 0 end
@@ -63,20 +88,10 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-if ARGV[8] == 'del' then
-  redis.call('ZREM', KEYS[4], ARGV[9])
-elseif ARGV[8] == 'set' then
-  local now = redis.call('TIME')
-  redis.call('ZADD', KEYS[4], tonumber(now[1]) + tonumber(now[2]) / 1000000, ARGV[9])
-end
-if ARGV[10] == 'del' then
-  redis.call('ZREM', KEYS[5], ARGV[9])
-elseif ARGV[10] ~= '' then
-  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[9])
-end
-if ARGV[11] == '1' then redis.call('SREM', KEYS[6], ARGV[9]) end
+indexes(KEYS[4], KEYS[5], KEYS[6], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 return 1
 """
+)
 
 _BOT_TURNS = """
 local t = redis.call('TIME')
@@ -99,19 +114,14 @@ def _keys(game_id: str) -> list[str]:
     return [f"g:{{{game_id}}}:rec", f"g:{{{game_id}}}:log", f"g:{{{game_id}}}:req"]
 
 
-def _bot_turn_arg(write: Write) -> str:
-    """The script's bot-turn argument: 'set' (list from now), 'del', or '' (leave it)."""
-    if write.bot_turn:
-        return "set"
-    return "del" if write.bot_turn_changed else ""
-
-
-def _deadline_arg(write: Write) -> str:
-    """The script's deadline argument: the new deadline (a Unix time), 'del', or ''
-    (the index already holds it: the common case, one index write saved per move)."""
-    if not write.deadline_changed:
-        return ""
-    return "del" if write.deadline is None else repr(write.deadline)
+def _index_args(write: Write) -> list[str]:
+    """The scripts' index arguments for ``write`` (see _INDEXES); '' where the index
+    already says the same, the common case: no index write on most moves."""
+    bot_turn = "set" if write.bot_turn else ("del" if write.bot_turn_changed else "")
+    deadline = ""
+    if write.deadline_changed:
+        deadline = "del" if write.deadline is None else repr(write.deadline)
+    return [bot_turn, deadline, "1" if write.finished else ""]
 
 
 def _version_of(stream_id: bytes | str) -> int:
@@ -138,11 +148,8 @@ class RedisStore(GameStore):
         self._ttl = finished_ttl
 
     async def create(self, game_id: str, write: Write) -> None:
-        keys = [_keys(game_id)[0], ACTIVE_KEY, DEADLINES_KEY, BOT_TURNS_KEY]
-        deadline = "" if write.deadline is None else repr(write.deadline)
-        args: list[bytes | str] = [write.record, game_id, deadline, "set" if write.bot_turn else ""]
-        created = await self._create(keys=keys, args=args)
-        if not created:
+        keys = [_keys(game_id)[0], BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
+        if not await self._create(keys=keys, args=[write.record, game_id, *_index_args(write)]):
             raise GameExistsError(game_id)
 
     async def load(self, game_id: str) -> Snapshot | None:
@@ -164,10 +171,8 @@ class RedisStore(GameStore):
             write.idempotency_key or "",
             write.response or b"",
             self._ttl if write.finished else 0,
-            _bot_turn_arg(write),
             game_id,
-            _deadline_arg(write),
-            "1" if write.finished else "",
+            *_index_args(write),
         ]
         keys = [*_keys(game_id), BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
         return bool(await self._commit(keys=keys, args=args))
