@@ -719,21 +719,23 @@ class GameService:
         version = state.action_count
         record = spb.StoredGame()
         record.CopyFrom(loaded.record)
-        record.state.CopyFrom(codec.state_to_pb(state, loaded.record.state.rules))
+        codec.update_state_pb(record.state, loaded.state, state)
         record.deadline_unix = self._next_deadline(record, loaded.state, state)
-        stored = [codec.stored_event(e) for e in events]
         entry = spb.LogEntry(
             version=version,
             seat=seat,
             action=convert.action_to_pb(action),
             by_deadline=by_deadline,
-            events=stored,
             request_id=idem_key or "",
         )
+        stored = entry.events
+        for event in events:
+            codec.fill_stored_event(stored.add(), event)
         # the mover's events as a watcher of that seat gets them from the log
-        response = pb.SubmitActionResponse(
-            version=version, events=[codec.stored_event_to_pb(e, seat, version) for e in stored]
-        )
+        response = pb.SubmitActionResponse(version=version)
+        add_event = response.events.add
+        for event_message in stored:
+            codec.fill_event_pb(add_event(), event_message, seat, version)
         write = self._write(
             loaded,
             record,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.struct_pb2 import Struct
 
+from engine.cards import Card
 from engine.events import Event
 from engine.game import GameState
 from engine.rulesets import RuleSet
@@ -35,13 +35,20 @@ _ANSWER_FROM_PB = {v: k for k, v in _ANSWER_TO_PB.items()}
 
 
 def stored_event(event: Event) -> spb.StoredEvent:
-    message = spb.StoredEvent(type=str(event.type))
+    message = spb.StoredEvent()
+    fill_stored_event(message, event)
+    return message
+
+
+def fill_stored_event(message: spb.StoredEvent, event: Event) -> None:
+    """Write ``event`` into an empty ``message`` (in place: a move's events are
+    written straight into its log entry, not built apart and copied in)."""
+    message.type = str(event.type)
     if event.seat is not None:
         message.seat = event.seat
     fill_struct(message.public, event.public)
     for seat, secret in sorted(event.secret.items()):
         fill_struct(message.secret[seat], secret)
-    return message
 
 
 def event_from_stored(message: spb.StoredEvent) -> Event:
@@ -58,15 +65,24 @@ def event_from_stored(message: spb.StoredEvent) -> Event:
 
 def stored_event_to_pb(message: spb.StoredEvent, viewer: int | None, version: int) -> pb.Event:
     """A stored event as ``viewer`` may see it (secrets only for their own seat)."""
-    out = pb.Event(version=version, type=message.type)
+    out = pb.Event()
+    fill_event_pb(out, message, viewer, version)
+    return out
+
+
+def fill_event_pb(
+    out: pb.Event, message: spb.StoredEvent, viewer: int | None, version: int
+) -> None:
+    """:func:`stored_event_to_pb` into an empty ``out`` (a response's events are
+    written in place, not built apart and copied in)."""
+    out.version = version
+    out.type = message.type
     if message.HasField("seat"):
         out.seat = message.seat
-    merged = Struct()
-    merged.CopyFrom(message.public)
+    data = out.data
+    data.CopyFrom(message.public)
     if viewer is not None and viewer in message.secret:
-        merged.MergeFrom(message.secret[viewer])
-    out.data.CopyFrom(merged)
-    return out
+        data.MergeFrom(message.secret[viewer])  # (a map: the secret's keys win)
 
 
 # ------------------------------------------------------------------ the stored state
@@ -106,6 +122,80 @@ def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> sp
     for round_number, order in state.stock_orders:
         message.stock_orders.add(round=round_number, cards=order)
     return message
+
+
+def update_state_pb(message: spb.EngineState, before: GameState, after: GameState) -> None:
+    """Turn ``message``, which holds ``before`` as :func:`state_to_pb` writes it, into
+    ``after``'s: the same message :func:`state_to_pb` would write for ``after``.
+
+    A move changes a few fields of a state (a hand and the stock, say); the engine
+    shares every value it does not change between the two states, so a field whose
+    value is the same object is left as it is, and only the rest is rewritten.
+    (Writing the whole state anew was a fifth of a move's own time in the server.)
+    """
+    if after.rules is not before.rules and after.rules != before.rules:
+        message.rules.CopyFrom(rules_to_pb(after.rules))
+    message.seats = after.seats
+    message.seed = after.seed
+    message.round = after.round_number
+    message.phase = after.phase.value
+    message.current = after.current
+    _update_ids(message.stock, before.stock, after.stock)
+    _update_ids(message.discards, before.discards, after.discards)
+    if after.hands is not before.hands:
+        hands = message.hands
+        if len(hands) != len(after.hands) or len(before.hands) != len(after.hands):
+            del hands[:]
+            for hand in after.hands:
+                hands.add().ids.extend([c.id for c in hand])
+        else:
+            for index, hand in enumerate(after.hands):
+                _update_ids(hands[index].ids, before.hands[index], hand)
+    if after.table is not before.table:
+        table = message.table
+        kept = 0
+        for old, new in zip(before.table, after.table, strict=False):
+            if old is not new:
+                break
+            kept += 1
+        del table[kept:]
+        for meld in after.table[kept:]:
+            table.add(
+                kind=KIND_TO_PB[meld.kind],
+                rank=meld.rank,
+                suit=meld.suit,
+                owner=meld.owner,
+                cards=[c.id for c in meld.cards],
+            )
+    if after.opened != before.opened:
+        del message.opened[:]
+        message.opened.extend(after.opened)
+    if after.scores != before.scores:
+        del message.scores[:]
+        message.scores.extend(after.scores)
+    if after.taken_from_discard is None:
+        message.ClearField("taken_from_discard")
+    else:
+        message.taken_from_discard = after.taken_from_discard
+    message.laid_this_turn = after.laid_this_turn
+    if after.claim_answers != before.claim_answers:
+        del message.claim_answers[:]
+        message.claim_answers.extend([_ANSWER_TO_PB[a] for a in after.claim_answers])
+    message.exhaustions = after.exhaustions
+    message.epoch = after.epoch
+    message.turns_completed = after.turns_completed
+    message.action_count = after.action_count
+    if after.stock_orders != before.stock_orders:
+        del message.stock_orders[:]
+        for round_number, order in after.stock_orders:
+            message.stock_orders.add(round=round_number, cards=order)
+
+
+def _update_ids(field: Any, before: tuple[Card, ...], after: tuple[Card, ...]) -> None:
+    """A repeated field of card ids, rewritten unless the cards are the same object."""
+    if after is not before:
+        del field[:]
+        field.extend([c.id for c in after])
 
 
 def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
