@@ -14,6 +14,7 @@ from google.protobuf import json_format
 from engine.cards import Card
 from engine.events import Event
 from engine.game import GameState
+from engine.melds import Meld
 from engine.rulesets import RuleSet
 from glintwick.convert import (
     KIND_FROM_PB,
@@ -110,13 +111,7 @@ def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> sp
     for hand in state.hands:
         message.hands.add().ids.extend(c.id for c in hand)
     for meld in state.table:
-        message.table.add(
-            kind=KIND_TO_PB[meld.kind],
-            rank=meld.rank,
-            suit=meld.suit,
-            owner=meld.owner,
-            cards=[c.id for c in meld.cards],
-        )
+        _add_meld(message.table, meld)
     if state.taken_from_discard is not None:
         message.taken_from_discard = state.taken_from_discard
     for round_number, order in state.stock_orders:
@@ -160,13 +155,7 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
             kept += 1
         del table[kept:]
         for meld in after.table[kept:]:
-            table.add(
-                kind=KIND_TO_PB[meld.kind],
-                rank=meld.rank,
-                suit=meld.suit,
-                owner=meld.owner,
-                cards=[c.id for c in meld.cards],
-            )
+            _add_meld(table, meld)
     if after.opened != before.opened:
         del message.opened[:]
         message.opened.extend(after.opened)
@@ -189,6 +178,16 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
         del message.stock_orders[:]
         for round_number, order in after.stock_orders:
             message.stock_orders.add(round=round_number, cards=order)
+
+
+def _add_meld(table: Any, meld: Meld) -> None:
+    table.add(
+        kind=KIND_TO_PB[meld.kind],
+        rank=meld.rank,
+        suit=meld.suit,
+        owner=meld.owner,
+        cards=[c.id for c in meld.cards],
+    )
 
 
 def _update_ids(field: Any, before: tuple[Card, ...], after: tuple[Card, ...]) -> None:
