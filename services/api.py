@@ -154,9 +154,10 @@ class GameService:
         self.store = store
         self.config = config or ServiceConfig()
         self._limiter = RateLimiter(self.config.rate_per_second, self.config.rate_burst)
-        self._cache: OrderedDict[tuple[str, int], Loaded] = OrderedDict()
-        # the newest revision of each game this process has seen: a move whose
-        # expected version matches it is applied and committed without a load
+        # the newest revision of each game this process has seen (least recently
+        # used first out): a load that finds the store at that revision skips the
+        # decoding, and a move whose expected version matches it is applied and
+        # committed without a load
         self._newest: OrderedDict[str, Loaded] = OrderedDict()
         self._rules_cache: dict[bytes, RuleSet] = {}
 
@@ -168,27 +169,21 @@ class GameService:
         snapshot = await self.store.load(game_id)
         if snapshot is None:
             raise not_found(game_id)
-        key = (game_id, snapshot.revision)
-        cached = self._cache.get(key)
-        if cached is not None:
-            self._cache.move_to_end(key)
-            if self._newest.get(game_id) is not cached:
-                self._remember(key, cached)
+        cached = self._newest.get(game_id)
+        if cached is not None and cached.revision == snapshot.revision:
+            self._newest.move_to_end(game_id)
             return cached
         record = spb.StoredGame.FromString(snapshot.record)
         state = codec.state_from_pb(record.state, self._rules(record.state.rules))
         loaded = Loaded(snapshot.revision, record, state)
-        self._remember(key, loaded)
+        self._remember(game_id, loaded)
         return loaded
 
-    def _remember(self, key: tuple[str, int], loaded: Loaded) -> None:
-        self._cache[key] = loaded
-        if len(self._cache) > self.config.cache_size:
-            self._cache.popitem(last=False)
-        newest = self._newest.get(key[0])
+    def _remember(self, game_id: str, loaded: Loaded) -> None:
+        newest = self._newest.get(game_id)
         if newest is None or newest.revision <= loaded.revision:
-            self._newest[key[0]] = loaded
-            self._newest.move_to_end(key[0])
+            self._newest[game_id] = loaded
+            self._newest.move_to_end(game_id)
             if len(self._newest) > self.config.cache_size:
                 self._newest.popitem(last=False)
 
@@ -383,7 +378,7 @@ class GameService:
             "game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders)
         )
         loaded = Loaded(1, record, state)
-        self._remember((game_id, 1), loaded)
+        self._remember(game_id, loaded)
         return self._game_pb(loaded)
 
     async def get_game(self, request: pb.GetGameRequest, caller: Caller) -> pb.Game:
@@ -493,7 +488,7 @@ class GameService:
     def _committed(self, before: Loaded, record: spb.StoredGame, after: GameState) -> Loaded:
         """Remember what a successful write of ``record`` over ``before`` stored."""
         loaded = Loaded(before.revision + 1, record, after)
-        self._remember((record.game_id, loaded.revision), loaded)
+        self._remember(record.game_id, loaded)
         return loaded
 
     async def fill_with_bots(self, request: pb.FillWithBotsRequest, caller: Caller) -> pb.Game:

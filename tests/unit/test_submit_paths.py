@@ -193,3 +193,25 @@ async def test_a_retry_of_a_landed_move_gets_its_answer_even_over_the_rate_limit
             submit(game_id, 1, after.legal_actions(seat)[0], "new"), callers[seat]
         )
     assert limited.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+async def test_a_load_at_the_remembered_revision_reuses_it_and_a_newer_one_decodes() -> None:
+    """Each process remembers the newest revision of a game: a load that finds the
+    store there returns it as it is; one that finds another replica's newer write
+    decodes that, and a move on it is then the remembered one."""
+    store = MemoryStore()
+    first, second = GameService(store), GameService(store)
+    game_id, callers, state = await new_game(first)
+    remembered = await second.load(game_id)
+    assert await second.load(game_id) is remembered  # the store has not moved
+    state = await play(first, game_id, callers, state, 3)  # another replica moves
+    fresh = await second.load(game_id)
+    assert fresh is not remembered
+    assert fresh.revision > remembered.revision
+    assert fresh.state == state
+    assert await second.load(game_id) is fresh
+    state = await play(second, game_id, callers, state, 1)  # this one's own move
+    after_move = await second.load(game_id)
+    assert after_move.revision == fresh.revision + 1
+    assert after_move.state == state
+    assert await second.load(game_id) is after_move
