@@ -35,3 +35,68 @@ async def test_indexes_change_in_the_same_script_as_the_record(
     assert await redis_store.games_in_play() == 0
     assert await redis_store.commit("h", 1, Write(b"x")) is False  # no such game: no write
     assert await redis_store.games_in_play() == 0
+
+
+# Commands as redis-py's own asyncio connection packs them, and what hiredis's must
+# pack the same: text (non-ASCII too), bytes, ints, floats, memoryviews, a command
+# name carrying its subcommand, the store's own scripts' arguments.
+_COMMANDS: list[tuple[Any, ...]] = [
+    ("GET", "g:{abc}:rec"),
+    ("CONFIG GET", "maxmemory"),
+    (b"CONFIG GET", b"maxmemory"),
+    ("HMGET", "g:{é☃}:rec", "rev", "rec"),
+    ("ZADD", "glintwick:deadlines", 1764520000.123456, "g"),
+    ("ZRANGEBYSCORE", "k", float("-inf"), 1e-05, "LIMIT", 0, 10),
+    ("XADD", "g:{a}:log", "7-1", "e", memoryview(b"\x00\xffentry")),
+    ("EVALSHA", "a" * 40, 7, "g:{abc}:rec", 5, b"x" * 7000, "", b"", 0, -3, 2**63 - 1),
+]
+
+
+@pytest.mark.parametrize("command", _COMMANDS)
+def test_commands_pack_as_redis_py_packs_them(command: tuple[Any, ...]) -> None:
+    import redis.asyncio as aioredis
+
+    from services.store.redis import _packing
+
+    ours = _packing(aioredis.Connection)()
+    theirs = aioredis.Connection()
+    assert b"".join(ours.pack_command(*command)) == b"".join(
+        bytes(chunk) for chunk in theirs.pack_command(*command)
+    )
+
+
+@pytest.mark.parametrize("value", [None, True, [1, 2], {"a": 1}, bytearray(b"x")])
+def test_a_value_redis_cannot_take_is_a_data_error_as_in_redis_py(value: Any) -> None:
+    import redis.asyncio as aioredis
+    from redis.exceptions import DataError
+
+    from services.store.redis import _packing
+
+    for connection in (_packing(aioredis.Connection)(), aioredis.Connection()):
+        with pytest.raises(DataError):
+            connection.pack_command("SET", "k", value)
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("redis://127.0.0.1:6379/0", "Connection"),
+        ("rediss://127.0.0.1:6380/0", "SSLConnection"),
+        ("unix:///run/redis.sock?db=0", "UnixDomainSocketConnection"),
+    ],
+)
+def test_every_url_scheme_keeps_its_connection_and_packs_by_hiredis(url: str, kind: str) -> None:
+    import redis.asyncio as aioredis
+
+    from services.store.redis import _HiredisPacking, _pool
+
+    made = _pool(url, max_connections=2).connection_class
+    assert issubclass(made, _HiredisPacking)
+    assert issubclass(made, getattr(aioredis, kind))
+
+
+def test_a_url_with_another_encoding_keeps_redis_py_packing() -> None:
+    from services.store.redis import _HiredisPacking, _pool
+
+    made = _pool("redis://127.0.0.1:6379/0?encoding=latin-1", max_connections=2)
+    assert not issubclass(made.connection_class, _HiredisPacking)
