@@ -3,7 +3,8 @@
 ``--mode empty`` answers Ping with nothing; ``--mode getset`` does one Redis GET
 and one SET per Ping (what the cheapest stateful RPC costs).  The benchmark runs
 them next to the real server in the same run, on the same event loop
-(``--event-loop``, as the server's flag), so ratios compare like with like.
+(``--event-loop``, as the server's flag) and with the same Redis connections, so
+ratios compare like with like.
 """
 
 from __future__ import annotations
@@ -19,11 +20,17 @@ import redis.asyncio as aioredis
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services.server import run_async
+from services.store.redis import connection_pool
 
 
 class Baseline(pb_grpc.GameServiceServicer):
     def __init__(self, redis_url: str | None) -> None:
-        self._redis = aioredis.Redis.from_url(redis_url) if redis_url else None
+        # the store's connections (hiredis packing), so the two compare like with like
+        self._redis = (
+            aioredis.Redis(connection_pool=connection_pool(redis_url, max_connections=64))
+            if redis_url
+            else None
+        )
         self._n = 0
 
     async def Ping(

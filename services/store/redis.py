@@ -160,7 +160,7 @@ def _packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
     return type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
 
 
-def _pool(url: str, **options: Any) -> aioredis.BlockingConnectionPool:
+def connection_pool(url: str, **options: Any) -> aioredis.BlockingConnectionPool:
     """``BlockingConnectionPool.from_url``, with connections that pack by hiredis
     (from_url itself would put the URL's connection class back over ours)."""
     settings: dict[str, Any] = dict(parse_url(url))
@@ -176,11 +176,11 @@ def _pool(url: str, **options: Any) -> aioredis.BlockingConnectionPool:
 class RedisStore(GameStore):
     def __init__(self, url: str, finished_ttl: int = 24 * 3600, max_connections: int = 64) -> None:
         self._redis = aioredis.Redis(
-            connection_pool=_pool(url, max_connections=max_connections, timeout=10)
+            connection_pool=connection_pool(url, max_connections=max_connections, timeout=10)
         )
         # Blocking stream reads hold a connection for their whole wait: their own pool.
         self._blocking = aioredis.Redis(
-            connection_pool=_pool(
+            connection_pool=connection_pool(
                 url, max_connections=max_connections, timeout=30, socket_timeout=60
             )
         )

@@ -88,15 +88,15 @@ def test_a_value_redis_cannot_take_is_a_data_error_as_in_redis_py(value: Any) ->
 def test_every_url_scheme_keeps_its_connection_and_packs_by_hiredis(url: str, kind: str) -> None:
     import redis.asyncio as aioredis
 
-    from services.store.redis import _HiredisPacking, _pool
+    from services.store.redis import _HiredisPacking, connection_pool
 
-    made = _pool(url, max_connections=2).connection_class
+    made = connection_pool(url, max_connections=2).connection_class
     assert issubclass(made, _HiredisPacking)
     assert issubclass(made, getattr(aioredis, kind))
 
 
 def test_a_url_with_another_encoding_keeps_redis_py_packing() -> None:
-    from services.store.redis import _HiredisPacking, _pool
+    from services.store.redis import _HiredisPacking, connection_pool
 
-    made = _pool("redis://127.0.0.1:6379/0?encoding=latin-1", max_connections=2)
+    made = connection_pool("redis://127.0.0.1:6379/0?encoding=latin-1", max_connections=2)
     assert not issubclass(made.connection_class, _HiredisPacking)
