@@ -25,9 +25,11 @@ from services.store.redis import connection_pool
 
 class Baseline(pb_grpc.GameServiceServicer):
     def __init__(self, redis_url: str | None) -> None:
-        # the store's connections (hiredis packing), so the two compare like with like
+        # The store's connections (hiredis packing), so the two compare like with
+        # like; in redis-py's default pool, which does not wait for a free
+        # connection as the store's does: the cheapest GET + SET, not a handicapped one.
         self._redis = (
-            aioredis.Redis(connection_pool=connection_pool(redis_url, max_connections=64))
+            aioredis.Redis(connection_pool=connection_pool(redis_url, aioredis.ConnectionPool))
             if redis_url
             else None
         )

@@ -160,9 +160,11 @@ def _packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
     return type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
 
 
-def connection_pool(url: str, **options: Any) -> aioredis.BlockingConnectionPool:
-    """``BlockingConnectionPool.from_url``, with connections that pack by hiredis
-    (from_url itself would put the URL's connection class back over ours)."""
+def connection_pool(
+    url: str, pool: type[aioredis.ConnectionPool] = aioredis.BlockingConnectionPool, **options: Any
+) -> aioredis.ConnectionPool:
+    """``pool.from_url``, with connections that pack by hiredis (from_url itself
+    would put the URL's connection class back over ours)."""
     settings: dict[str, Any] = dict(parse_url(url))
     # hiredis writes text as UTF-8, strictly: a URL asking for another encoding
     # keeps redis-py's packer
@@ -170,7 +172,7 @@ def connection_pool(url: str, **options: Any) -> aioredis.BlockingConnectionPool
     if utf8 and settings.get("encoding_errors", "strict") == "strict":
         base = settings.get("connection_class", aioredis.Connection)
         settings["connection_class"] = _packing(base)
-    return aioredis.BlockingConnectionPool(**settings, **options)
+    return pool(**settings, **options)
 
 
 class RedisStore(GameStore):
