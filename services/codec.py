@@ -157,19 +157,16 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
         for meld in after.table[kept:]:
             _add_meld(table, meld)
     if after.opened != before.opened:
-        del message.opened[:]
-        message.opened.extend(after.opened)
+        _rewrite(message.opened, after.opened)
     if after.scores != before.scores:
-        del message.scores[:]
-        message.scores.extend(after.scores)
+        _rewrite(message.scores, after.scores)
     if after.taken_from_discard is None:
         message.ClearField("taken_from_discard")
     else:
         message.taken_from_discard = after.taken_from_discard
     message.laid_this_turn = after.laid_this_turn
     if after.claim_answers != before.claim_answers:
-        del message.claim_answers[:]
-        message.claim_answers.extend([_ANSWER_TO_PB[a] for a in after.claim_answers])
+        _rewrite(message.claim_answers, [_ANSWER_TO_PB[a] for a in after.claim_answers])
     message.exhaustions = after.exhaustions
     message.epoch = after.epoch
     message.turns_completed = after.turns_completed
@@ -193,8 +190,13 @@ def _add_meld(table: Any, meld: Meld) -> None:
 def _update_ids(field: Any, before: tuple[Card, ...], after: tuple[Card, ...]) -> None:
     """A repeated field of card ids, rewritten unless the cards are the same object."""
     if after is not before:
-        del field[:]
-        field.extend([c.id for c in after])
+        _rewrite(field, [c.id for c in after])
+
+
+def _rewrite(field: Any, values: Any) -> None:
+    """A repeated scalar field's values replaced by ``values``."""
+    del field[:]
+    field.extend(values)
 
 
 def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
