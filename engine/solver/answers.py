@@ -1,4 +1,4 @@
-"""TODO answers"""
+"""The solver's public functions: best_selection, can_lay, missing_cards, analyse."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def best_and_planes(
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
     best_so_far = BestSoFar(tables, shape, hand, joker_count, held2 != 0)
     search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
-    best = None if best_so_far.best_sol is None else selection_of(best_so_far)
+    best = None if best_so_far.best_chosen is None else selection_of(best_so_far)
     return best, (held1, held2, held3, held4), joker_count
 
 
@@ -49,7 +49,7 @@ def outs_of(cost_search: CostSearch, missing: int) -> tuple[tuple[int, int], ...
             continue
         rank, suit = kind
         if rank == JOKER_RANK:
-            if cost_search.rest_j <= 0:
+            if cost_search.rest_jokers <= 0:
                 continue
             held = cost_search.held
             joker_count = cost_search.joker_count + 1

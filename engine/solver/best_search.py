@@ -1,4 +1,7 @@
-"""TODO best_search"""
+"""The branch and bound for the best selection: runs first (skeletons), then
+sets (in count space: once the runs are fixed every natural of a rank is as
+good as any other for a set, except for its id).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ SetCandidate = tuple[int, int, int, int, int, int]
 
 
 class BestSearch:
-    """The branch and bound of _search_best: runs first (skeletons), then sets (counts).
+    """The branch and bound of search_best: runs first (skeletons), then sets (counts).
 
     The recursions are methods with plain int arguments, not closures: that is
     what the compiled solver (setup.py) calls without boxing a value.
@@ -25,7 +28,7 @@ class BestSearch:
     __slots__ = (
         "best_so_far",
         "counts",
-        "cur",
+        "current_sets",
         "distinct",
         "exact",
         "joker_count",
@@ -93,7 +96,7 @@ class BestSearch:
         # (the set search's state; used only by contracts with sets)
         self.set_memo: dict[tuple[int, ...], dict[int, list[SetCandidate]]] = {}
         # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
-        self.cur: dict[int, list[SetCandidate]] = {}
+        self.current_sets: dict[int, list[SetCandidate]] = {}
         self.left = [0] * 14  # naturals a rank still offers (sets of any suits)
         self.used: dict[int, list[int]] = {}  # set sizes per rank (distinct suits)
         # the planes the runs left
@@ -103,7 +106,7 @@ class BestSearch:
         self.left4 = 0
         self.suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
 
-    def set_cands(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
+    def set_candidates(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
         # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
         key = tuple([avail.get(r, 0) for r in self.ranks])
         set_memo = self.set_memo
@@ -154,21 +157,27 @@ class BestSearch:
         return cands
 
     def rec_sets(
-        self, i: int, start: int, nat: int, min_jokers: int, cap: int, sol: tuple[ChosenMeld, ...]
+        self,
+        i: int,
+        start: int,
+        natural_points: int,
+        min_jokers: int,
+        cap: int,
+        chosen: tuple[ChosenMeld, ...],
     ) -> None:
         best_so_far = self.best_so_far
         if i == self.nsets:
-            best_so_far.leaf(nat, min_jokers, cap, sol)
+            best_so_far.leaf(natural_points, min_jokers, cap, chosen)
             return
         set_size = self.set_size
         s = set_size[i]
-        lst = self.cur[s]
+        lst = self.current_sets[s]
         if i == 0 or set_size[i - 1] != s:
             start = 0
         joker_count = self.joker_count
         joker_penalty = self.joker_penalty
         k = self.nruns + i + 1
-        base = nat + self.rest_nat[k]
+        base = natural_points + self.rest_nat[k]
         cap_rest = cap + self.rest_cap[k]
         loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
         ix = self.set_idx[i]
@@ -177,12 +186,12 @@ class BestSearch:
         used = self.used
         for idx in range(start, len(lst)):
             cand_score, cand_points, cand_min_jokers, cand_cap, r, n = lst[idx]
-            if loose + cand_score < best_so_far.best_pts:
+            if loose + cand_score < best_so_far.best_points:
                 break
             tot = cap_rest + cand_cap
             if (
                 base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
-                < best_so_far.best_pts
+                < best_so_far.best_points
             ):
                 continue
             if min_jokers + cand_min_jokers > joker_count:
@@ -205,10 +214,10 @@ class BestSearch:
                 self.rec_sets(
                     i + 1,
                     idx,
-                    nat + cand_points,
+                    natural_points + cand_points,
                     min_jokers + cand_min_jokers,
                     cap + cand_cap,
-                    (*sol, d),
+                    (*chosen, d),
                 )
                 prev.pop()
             else:
@@ -218,10 +227,10 @@ class BestSearch:
                 self.rec_sets(
                     i + 1,
                     idx,
-                    nat + cand_points,
+                    natural_points + cand_points,
                     min_jokers + cand_min_jokers,
                     cap + cand_cap,
-                    (*sol, d),
+                    (*chosen, d),
                 )
                 left[r] += n
 
@@ -231,10 +240,10 @@ class BestSearch:
         left2: int,
         left3: int,
         left4: int,
-        nat: int,
+        natural_points: int,
         min_jokers: int,
         cap: int,
-        sol: tuple[ChosenMeld, ...],
+        chosen: tuple[ChosenMeld, ...],
     ) -> None:
         avail: dict[int, int] = {}
         if self.nruns:
@@ -250,7 +259,7 @@ class BestSearch:
             counts = self.counts
             for r in self.ranks:
                 avail[r] = counts[r]
-        self.cur = self.set_cands(avail)
+        self.current_sets = self.set_candidates(avail)
         left = self.left
         for r, a in avail.items():
             left[r] = a
@@ -259,7 +268,7 @@ class BestSearch:
         self.left3 = left3
         self.left4 = left4
         self.suit_counts.clear()
-        self.rec_sets(0, 0, nat, min_jokers, cap, sol)
+        self.rec_sets(0, 0, natural_points, min_jokers, cap, chosen)
 
     def rec_runs(
         self,
@@ -269,17 +278,17 @@ class BestSearch:
         left2: int,
         left3: int,
         left4: int,
-        nat: int,
+        natural_points: int,
         min_jokers: int,
         cap: int,
-        sol: tuple[ChosenMeld, ...],
+        chosen: tuple[ChosenMeld, ...],
     ) -> None:
         best_so_far = self.best_so_far
         if i == self.nruns:
             if self.nsets:
-                self.sets_phase(left1, left2, left3, left4, nat, min_jokers, cap, sol)
+                self.sets_phase(left1, left2, left3, left4, natural_points, min_jokers, cap, chosen)
             else:
-                best_so_far.leaf(nat, min_jokers, cap, sol)
+                best_so_far.leaf(natural_points, min_jokers, cap, chosen)
             return
         run_len = self.run_len
         length = run_len[i]
@@ -288,20 +297,20 @@ class BestSearch:
             start = 0
         joker_count = self.joker_count
         joker_penalty = self.joker_penalty
-        base = nat + self.rest_nat[i + 1]
+        base = natural_points + self.rest_nat[i + 1]
         cap_rest = cap + self.rest_cap[i + 1]
         loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
         ix = self.run_idx[i]
         for idx in range(start, len(lst)):
             cand_score, cand_points, cand_min_jokers, cand_cap, v, s, r_mask = lst[idx]
-            if loose + cand_score < best_so_far.best_pts:
+            if loose + cand_score < best_so_far.best_points:
                 break
             if v & left1 != v:
                 continue
             tot = cap_rest + cand_cap
             if (
                 base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
-                < best_so_far.best_pts
+                < best_so_far.best_points
             ):
                 continue
             if min_jokers + cand_min_jokers > joker_count:
@@ -315,10 +324,10 @@ class BestSearch:
                 (left2 & nv) | (left3 & v),
                 (left3 & nv) | (left4 & v),
                 left4 & nv,
-                nat + cand_points,
+                natural_points + cand_points,
                 min_jokers + cand_min_jokers,
                 cap + cand_cap,
-                (*sol, d),
+                (*chosen, d),
             )
 
 
@@ -433,27 +442,27 @@ def search_best(
                 for s, p in enumerate(ps):
                     if popcount(p) >= need:
                         shift = 13 * s
-                        for r_mask, nn, ln in kept_run_skeletons(
+                        for r_mask, naturals, run_length in kept_run_skeletons(
                             tables, p, length, meld_jokers, spare
                         ):
-                            min_jokers = ln - nn
+                            min_jokers = run_length - naturals
                             if exact:
                                 cap = min_jokers
                             else:
-                                cap = 13 - nn
+                                cap = 13 - naturals
                                 if cap > max_jokers:
                                     cap = max_jokers
-                            nat = run_points[r_mask]
-                            if nat > top_nat:
-                                top_nat = nat
+                            natural_points = run_points[r_mask]
+                            if natural_points > top_nat:
+                                top_nat = natural_points
                             if cap > top_cap:
                                 top_cap = cap
                             kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << shift
                             lst.append(
                                 (
-                                    nat
+                                    natural_points
                                     + joker_penalty * (cap if cap < joker_count else joker_count),
-                                    nat,
+                                    natural_points,
                                     min_jokers,
                                     cap,
                                     kinds,
@@ -476,7 +485,7 @@ def search_best(
         for cand_score, cand_points, cand_min_jokers, cand_cap, _, s, r_mask in run_cands[
             run_len[0]
         ]:
-            if cand_score < best_so_far.best_pts:
+            if cand_score < best_so_far.best_points:
                 break
             if cand_min_jokers <= joker_count:
                 best_so_far.leaf(

@@ -1,4 +1,10 @@
-"""TODO best_so_far"""
+"""The best selection found so far, and the order that ranks selections.
+
+Optimality (RULES.md, "The solver"): most penalty points laid, then fewest
+jokers, then the smallest sorted list of physical card ids.  ``BestSoFar.leaf``
+applies the first two on counts and looks at ids only on a tie; ``split`` hands
+the ids out to the contract's melds where they can be split several ways.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +26,6 @@ from .card_ids import (
 from .planes import skeleton_kinds
 from .tables import ContractShape, RuleTables
 
-# --------------------------------------------------------------------------- best selection
 # A meld in a search result: (is_run, contract index, suit or rank, skeleton or
 # naturals count, least jokers, most jokers).
 ChosenMeld = tuple[bool, int, int, int, int, int]
@@ -34,10 +39,10 @@ class BestSoFar:
     """Branch and bound state for the best selection."""
 
     __slots__ = (
-        "best_j",
+        "best_chosen",
+        "best_jokers",
         "best_key",
-        "best_pts",
-        "best_sol",
+        "best_points",
         "first",
         "hand",
         "ids",
@@ -61,13 +66,15 @@ class BestSoFar:
         self.shape = shape
         self.hand = hand
         self.joker_count = joker_count
-        self.best_pts = -1
-        self.best_j = 0
-        self.best_sol: tuple[ChosenMeld, ...] | None = None
-        self.best_key = -1  # ids best_sol lays, -1 until a tie needs them
+        self.best_points = -1
+        self.best_jokers = 0
+        self.best_chosen: tuple[ChosenMeld, ...] | None = None
+        self.best_key = -1  # ids best_chosen lays, -1 until a tie needs them
         self.ids: HandIds | None = None
 
-    def leaf(self, nat: int, min_jokers: int, cap: int, sol: tuple[ChosenMeld, ...]) -> None:
+    def leaf(
+        self, natural_points: int, min_jokers: int, cap: int, chosen: tuple[ChosenMeld, ...]
+    ) -> None:
         joker_count = self.joker_count
         if min_jokers > joker_count:
             return
@@ -75,14 +82,14 @@ class BestSoFar:
             raise FoundOne
         joker_penalty = self.tables.joker_penalty
         used = (cap if cap < joker_count else joker_count) if joker_penalty > 0 else min_jokers
-        run_points = nat + joker_penalty * used
-        if run_points > self.best_pts or (run_points == self.best_pts and used < self.best_j):
-            self.best_pts = run_points
-            self.best_j = used
-            self.best_sol = sol
+        points = natural_points + joker_penalty * used
+        if points > self.best_points or (points == self.best_points and used < self.best_jokers):
+            self.best_points = points
+            self.best_jokers = used
+            self.best_chosen = chosen
             self.best_key = -1
-        elif run_points == self.best_pts and used == self.best_j:
-            best = self.best_sol
+        elif points == self.best_points and used == self.best_jokers:
+            best = self.best_chosen
             assert best is not None
             # rule 3 on every id laid: the naturals, then the same lowest
             # jokers on both sides (they still count when one list of
@@ -90,13 +97,13 @@ class BestSoFar:
             jokers = self.id_table().joker_prefix[used]
             if self.best_key < 0:
                 self.best_key = self.union(best) | jokers
-            key = self.union(sol) | jokers
+            key = self.union(chosen) | jokers
             if key != self.best_key:
                 if lex_less(key, self.best_key):
-                    self.best_sol = sol
+                    self.best_chosen = chosen
                     self.best_key = key
-            elif lex_less_each(self.split(sol, used), self.split(best, used)):
-                self.best_sol = sol
+            elif lex_less_each(self.split(chosen, used), self.split(best, used)):
+                self.best_chosen = chosen
 
     def id_table(self) -> HandIds:
         ids = self.ids
@@ -114,7 +121,7 @@ class BestSoFar:
             ids = self.ids = HandIds(natural_ids, jokers, self.tables.decks, self.twins, by_id)
         return ids
 
-    def contents(self, sol: tuple[ChosenMeld, ...]) -> list[int]:
+    def contents(self, chosen: tuple[ChosenMeld, ...]) -> list[int]:
         """Natural ids of each meld (contract order), the lowest the hand can give.
 
         Runs take the lowest copies of their kinds, then each set the lowest ids
@@ -125,7 +132,7 @@ class BestSoFar:
         taken = [0] * ids.decks
         runs = 0
         sets: list[ChosenMeld] = []
-        for d in sol:
+        for d in chosen:
             if d[0]:
                 m = ids.take(skeleton_kinds(d[3], d[2]), taken)
                 out[d[1]] = m
@@ -176,14 +183,14 @@ class BestSoFar:
                     out[e[1]] = part
         return out
 
-    def union(self, sol: tuple[ChosenMeld, ...]) -> int:
+    def union(self, chosen: tuple[ChosenMeld, ...]) -> int:
         """Rule 3's key: the natural ids the selection lays."""
         key = 0
-        for m in self.contents(sol):
+        for m in self.contents(chosen):
             key |= m
         return key
 
-    def split(self, sol: tuple[ChosenMeld, ...], used: int) -> list[int]:
+    def split(self, chosen: tuple[ChosenMeld, ...], used: int) -> list[int]:
         """Per-slot id masks (naturals and jokers) under the split rule.
 
         Slots are filled in contract order; where a slot belongs to a group of
@@ -194,12 +201,12 @@ class BestSoFar:
         go to the earlier slot; spare jokers go to the last slots.
         """
         ids = self.id_table()
-        contents = self.contents(sol)
+        contents = self.contents(chosen)
         shape = self.shape
         n = shape.n
         mins = [0] * n
         room = [0] * n
-        for d in sol:
+        for d in chosen:
             mins[d[1]] = d[4]
             room[d[1]] = d[5] - d[4]
         extra = used - sum(mins)

@@ -1,4 +1,9 @@
-"""TODO card_ids"""
+"""Physical card ids, looked at only when ids decide: ties, and the answer.
+
+Sets of physical cards are int masks over card ids.  A sorted id list is then
+the mask read from bit 0 up, and list comparison only needs the lowest bit where
+two masks differ (``lex_less``).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,6 @@ from typing import Final
 
 from engine.cards import Card
 
-# --------------------------------------------------------------------------- physical ids
-# Sets of physical cards are int masks over card ids.  A sorted id list is then
-# the mask read from bit 0 up, and list comparison only needs the lowest bit
-# where two masks differ (see _lex_less).
 KIND_MASK: Final = (1 << 52) - 1
 
 

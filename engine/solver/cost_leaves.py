@@ -1,4 +1,22 @@
-"""TODO cost_leaves"""
+"""The cost of a leaf of the missing-cards search: a complete choice of melds.
+
+The search for the fewest cards that would make the contract layable works on
+a relaxation: every card still to come is a "wildcard" that stands for the
+natural its place in a meld needs (a natural, so it counts towards a meld's
+naturals and not towards its joker limit).  With the hand's jokers spread over
+the open places afterwards, a leaf's cost is
+
+    open places - min(jokers in hand, places a joker may take).
+
+The relaxation never costs more than the truth; a leaf is accepted at that cost
+once the rest of the deck is shown to hold the cards its wildcards stand for (or
+jokers that may take their places), else it is costed exactly.
+
+``LeafCosting`` holds the search's state and costs leaves (``leaf``): the
+relaxed cost, the cheap availability proof, the exact costing where that proof
+fails (``exact``), and the outs a best leaf leaves open (``gather``).  The
+search over the choices is its subclass ``CostSearch`` (cost_search.py).
+"""
 
 from __future__ import annotations
 
@@ -31,7 +49,7 @@ def set_meld(r: int, size: int) -> CostMeld:
 
 
 class LeafCosting:
-    """Branch and bound for the fewest missing cards (see the section comment)."""
+    """The cost search's state, and the costing of its leaves (see the module docstring)."""
 
     __slots__ = (
         "best",
@@ -45,8 +63,8 @@ class LeafCosting:
         "nruns",
         "omit",
         "rest",
-        "rest_j",
         "rest_jc",
+        "rest_jokers",
         "rest_open",
         "rest_planes",
         "set_avail",
@@ -75,7 +93,7 @@ class LeafCosting:
         self.shape = shape
         self.held = held  # the hand's planes (the rest of the deck is what they lack)
         self.joker_count = joker_count
-        self.rest_j = tables.deck_jokers - joker_count
+        self.rest_jokers = tables.deck_jokers - joker_count
         # kinds the rest of the deck still holds a copy of (the hand has fewer than
         # one per deck): plane ``decks`` is the kinds held once per deck
         self.rest = ALL_KINDS & ~held[tables.decks - 1] if 1 <= tables.decks <= 4 else ALL_KINDS
@@ -94,7 +112,7 @@ class LeafCosting:
         self.collect = collect  # gather the kinds the best leaves leave open
         self.first = first  # stop at the first leaf within the limit
         self.best = limit + 1
-        # kinds as bits of ``_out_bit`` (rank * 4 + suit, the joker 0: bit order is
+        # kinds as out bits (rank * 4 + suit, the joker 0: bit order is
         # (rank, suit) order), so gathering allocates nothing
         self.cands = 0
         self.sure = 0
@@ -167,11 +185,11 @@ class LeafCosting:
         set_ranks = 0
         for m in melds:
             if m[0]:
-                r_mask, ln = m[2], m[3]
-                o = ln - popcount(r_mask)
+                r_mask, run_length = m[2], m[3]
+                o = run_length - popcount(r_mask)
                 open_places += o
                 joker_room += min(
-                    min(max_jokers, ln - min_naturals), o
+                    min(max_jokers, run_length - min_naturals), o
                 )  # (two-argument min is native)
             elif m[1] == 0:
                 size = m[2]
@@ -213,7 +231,7 @@ class LeafCosting:
 
     def group_options(self, sizes: list[int], count_key: int) -> list[tuple[int, int]]:
         """(open places, joker room) of every split of a rank's naturals over its sets
-        (the rank's copies per suit packed in ``count_key``: _suit_count_key)."""
+        (the rank's copies per suit packed in ``count_key``: suit_count_key)."""
         # a function of the rule set and the counts alone: kept with the rule
         # set's tables (a few hundred entries at most), not recomputed per hand
         tables = self.tables
@@ -276,15 +294,15 @@ class LeafCosting:
         fresh = fresh_need = 0  # sets of a rank the hand has none of
         for m in melds:
             if m[0]:
-                s, r_mask, ln = m[1], m[2], m[3]
-                open_places = ln - popcount(r_mask)
+                s, r_mask, run_length = m[1], m[2], m[3]
+                open_places = run_length - popcount(r_mask)
                 if not open_places:
                     continue
                 if s < 0:
                     return False  # an all-wildcard run: rare, costed exactly
                 lo = (r_mask & -r_mask).bit_length() - 1
                 hi = r_mask.bit_length() - 1
-                ext = ln - (hi - lo + 1)
+                ext = run_length - (hi - lo + 1)
                 for pos in range(max(1, lo - ext), min(top, hi + ext) + 1):
                     if not r_mask >> pos & 1:
                         b = 1 << (s * 13 + (pos - 1) % 13)
@@ -404,8 +422,8 @@ class LeafCosting:
         any_open = False
         for m in melds:
             if m[0]:
-                s, r_mask, ln = m[1], m[2], m[3]
-                o = ln - popcount(r_mask)
+                s, r_mask, run_length = m[1], m[2], m[3]
+                o = run_length - popcount(r_mask)
                 if not o:
                     continue
                 any_open = True
@@ -414,9 +432,9 @@ class LeafCosting:
                     continue
                 lo = (r_mask & -r_mask).bit_length() - 1
                 hi = r_mask.bit_length() - 1
-                ext = ln - (hi - lo + 1)
+                ext = run_length - (hi - lo + 1)
                 wide = ext + (0 if tables.exact else spare)
-                helps = proven and (short or o > min(max_jokers, ln - min_naturals))
+                helps = proven and (short or o > min(max_jokers, run_length - min_naturals))
                 for pos in range(max(1, lo - wide), min(top, hi + wide) + 1):
                     if not r_mask >> pos & 1:
                         rank = (pos - 1) % 13 + 1
@@ -452,7 +470,7 @@ class LeafCosting:
                     for rr in range(1, 14):
                         if not rank_count(rr, left1, left2, left3, left4, False):
                             cands |= 15 << (rr * 4)
-        if any_open and self.rest_j > 0:
+        if any_open and self.rest_jokers > 0:
             cands |= 1
             if proven and short:
                 sure |= 1
@@ -497,8 +515,8 @@ class LeafCosting:
         fresh: list[int] = []
         for m in melds:
             if m[0]:
-                s, r_mask, ln = m[1], m[2], m[3]
-                cap = min(max_jokers, ln - min_naturals)
+                s, r_mask, run_length = m[1], m[2], m[3]
+                cap = min(max_jokers, run_length - min_naturals)
                 opts: list[list[Place]] = []
                 for su in [s] if s >= 0 else [0, 1, 2, 3]:
                     if r_mask:
@@ -506,10 +524,10 @@ class LeafCosting:
                         hi = r_mask.bit_length() - 1
                     else:
                         lo, hi = top, 1
-                    for a in range(max(1, hi - ln + 1), min(lo, top - ln + 1) + 1):
+                    for a in range(max(1, hi - run_length + 1), min(lo, top - run_length + 1) + 1):
                         places = [
                             [su * 13 + (pos - 1) % 13]
-                            for pos in range(a, a + ln)
+                            for pos in range(a, a + run_length)
                             if not r_mask >> pos & 1
                         ]
                         opts.append([(cap, places, None)])
@@ -564,7 +582,7 @@ class LeafCosting:
 
 
 class Filling:
-    """One layout's filling search (_Cost.fill): its state, and the recursion as a
+    """One layout's filling search (LeafCosting.fill): its state, and the recursion as a
     method with int arguments (compiled, a closure would box them)."""
 
     __slots__ = (
@@ -576,7 +594,7 @@ class Filling:
         "jokers",
         "own",
         "places",
-        "rest_j",
+        "rest_jokers",
         "supply",
         "total",
     )
@@ -591,7 +609,7 @@ class Filling:
     ) -> None:
         self.cost = cost
         self.joker_count = cost.joker_count
-        self.rest_j = cost.rest_j
+        self.rest_jokers = cost.rest_jokers
         self.places = places
         self.total = len(places)
         self.caps = [e[0] for e in layout]
@@ -612,7 +630,7 @@ class Filling:
             return self.best <= self.floor
         mi, kinds = self.places[i]
         jokers = self.jokers
-        if jokers[mi] < self.caps[mi] and used_j - joker_count < self.rest_j:
+        if jokers[mi] < self.caps[mi] and used_j - joker_count < self.rest_jokers:
             jokers[mi] += 1
             stop = self.rec(i + 1, used_j + 1)
             jokers[mi] -= 1

@@ -1,4 +1,7 @@
-"""TODO cost_search"""
+"""The branch and bound for the fewest missing cards: runs (skeletons of what
+is left), then sets (ranks by count); each complete choice is costed by
+LeafCosting (cost_leaves.py, which explains the relaxation).
+"""
 
 from __future__ import annotations
 
@@ -50,11 +53,11 @@ class CostSearch(LeafCosting):
                 open_places,
                 joker_room,
                 r_mask,
-                ln,
+                run_length,
                 s,
                 (r_mask & -r_mask).bit_length() - 1,
             )
-            for lower_bound, open_places, joker_room, r_mask, ln in made
+            for lower_bound, open_places, joker_room, r_mask, run_length in made
         ]
 
     def level(self, length: int, left1: int) -> SkeletonLevel:

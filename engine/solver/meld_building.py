@@ -1,4 +1,4 @@
-"""TODO meld_building"""
+"""The Melds of the selection the search chose, built from its id masks."""
 
 from __future__ import annotations
 
@@ -103,10 +103,10 @@ def run_meld(cards: list[Card], top: int) -> Meld:
 
 
 def selection_of(best_so_far: BestSoFar) -> Selection:
-    sol = best_so_far.best_sol
-    assert sol is not None
-    used = best_so_far.best_j
-    masks = best_so_far.split(sol, used)
+    chosen = best_so_far.best_chosen
+    assert chosen is not None
+    used = best_so_far.best_jokers
+    masks = best_so_far.split(chosen, used)
     by_id = best_so_far.id_table().by_id
     melds: list[Meld] = []
     top = best_so_far.tables.top
@@ -128,4 +128,4 @@ def selection_of(best_so_far: BestSoFar) -> Selection:
             melds.append(run_meld(cards, top))
         else:
             melds.append(new_meld(MeldKind.SET, tuple(cards), cards[0].rank, NO_SUIT))
-    return Selection(tuple(melds), best_so_far.best_pts, used)
+    return Selection(tuple(melds), best_so_far.best_points, used)

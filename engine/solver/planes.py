@@ -1,4 +1,11 @@
-"""TODO planes"""
+"""A hand as bit planes over the 52 natural kinds, and what is read from them.
+
+Bit ``suit * 13 + rank - 1`` (the deck-0 card id) stands for a kind; plane *i*
+(``held1`` .. ``held4``, or ``left1`` .. ``left4`` for what earlier melds left)
+holds the kinds of which there are more than *i - 1* copies, so "does this run
+fit" is one AND and "take it" a few ANDs and ORs.  A run's *positions* are bits
+1..14 of one suit (14: an ace above the king).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +27,6 @@ RANK_BITS: Final = tuple(
 ALL_KINDS: Final = (1 << 52) - 1
 
 
-# --------------------------------------------------------------------------- hand encoding
 def hand_planes(hand: Sequence[Card]) -> tuple[int, int, int, int, int]:
     """Unary count planes of the hand's natural kinds, and its joker count."""
     held1 = held2 = held3 = held4 = 0

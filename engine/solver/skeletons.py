@@ -1,4 +1,10 @@
-"""TODO skeletons"""
+"""Run skeletons: the natural positions a run takes in one suit.
+
+A run is searched as a skeleton (a position mask, bits 1..14); the jokers it
+needs and may take follow from the skeleton's span.  The best-selection search
+asks ``kept_run_skeletons`` (position masks, naturals, length), the cost search
+``make_cost_skeletons`` (with its bounds) and keeps them as ``Skeleton`` objects.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +25,11 @@ CostMeld = tuple[bool, int, int, int]
 FIRST_FIELD: Final = itemgetter(0)
 
 
-# --------------------------------------------------------------------------- run skeletons
 def kept_run_skeletons(
     tables: RuleTables, p: int, length: int, meld_jokers: int, spare: int
 ) -> list[tuple[int, int, int]]:
-    """_skeletons for the rule set's exactness and minimum naturals, kept with the
-    rule set's tables: a function of a suit's positions and a few small numbers."""
+    """make_run_skeletons for the rule set's exactness and minimum naturals, kept
+    with the rule set's tables: a function of a suit's positions and a few small numbers."""
     if length >= 32 or meld_jokers >= 32 or spare >= 1 << 15:  # past what the key packs
         return make_run_skeletons(p, length, tables.exact, meld_jokers, tables.min_naturals, spare)
     key = (((p << 5 | length) << 5 | meld_jokers) << 16) | (spare + 1)
@@ -130,22 +135,22 @@ def make_run_skeletons(
                 break
             if (lo_stuck or stuck >> (hi + 1) & 1) and span < 13:
                 continue
-            ln = span if span > length else length
-            nn = k - i + 1
-            need = ln - meld_jokers
+            run_length = span if span > length else length
+            naturals = k - i + 1
+            need = run_length - meld_jokers
             if need < min_naturals:
                 need = min_naturals
-            if nn < need:
+            if naturals < need:
                 continue
-            out.append((acc, nn, ln))
-            if nn > need and k - i >= 2:
+            out.append((acc, naturals, run_length))
+            if naturals > need and k - i >= 2:
                 inner = [b for b in bits[i + 1 : k] if spare >> b & 1]
-                for drop in range(1, min(nn - need, len(inner)) + 1):
+                for drop in range(1, min(naturals - need, len(inner)) + 1):
                     for gone in combinations(inner, drop):
                         m = acc
                         for g in gone:
                             m ^= 1 << g
-                        out.append((m, nn - drop, ln))
+                        out.append((m, naturals - drop, run_length))
     return out
 
 
@@ -159,12 +164,12 @@ class Skeleton:
     __slots__ = (
         "joker_room",
         "kinds",
-        "ln",
         "lo",
         "lower_bound",
         "meld",
         "open_places",
         "r_mask",
+        "run_length",
         "span_kinds",
         "suit",
     )
@@ -175,7 +180,7 @@ class Skeleton:
         open_places: int,
         joker_room: int,
         r_mask: int,
-        ln: int,
+        run_length: int,
         suit: int,
         lo: int,
     ) -> None:
@@ -183,13 +188,13 @@ class Skeleton:
         self.open_places = open_places  # open places
         self.joker_room = joker_room  # places a joker may take
         self.r_mask = r_mask  # positions (bits 1..14); 0 for an all-wildcard run
-        self.ln = ln  # length
+        self.run_length = run_length  # length
         self.suit = suit  # -1: any suit (all wildcards)
         self.lo = lo  # lowest position
         self.kinds = skeleton_kinds(r_mask, suit) if suit >= 0 else 0
         span = (1 << r_mask.bit_length()) - (1 << lo) if r_mask else 0
         self.span_kinds = skeleton_kinds(span, suit) if suit >= 0 else 0
-        self.meld: CostMeld = (True, suit, r_mask, ln)  # as a leaf lists it
+        self.meld: CostMeld = (True, suit, r_mask, run_length)  # as a leaf lists it
 
 
 NO_SKELETONS: Final[list[Skeleton]] = []  # shared, never changed
@@ -241,19 +246,19 @@ def make_cost_skeletons(
             span = hi - lo + 1
             if span > maxspan:
                 break
-            ln = length if exact or span <= length else span
-            cap = ln - min_naturals
+            run_length = length if exact or span <= length else span
+            cap = run_length - min_naturals
             if cap < 0:
                 continue
             if cap > max_jokers:
                 cap = max_jokers
-            nn = k - i + 1
-            open_places = ln - nn
+            naturals = k - i + 1
+            open_places = run_length - naturals
             joker_room = cap if cap < open_places else open_places
             lower_bound = open_places - (joker_room if joker_room < joker_count else joker_count)
             if lower_bound > limit:
                 continue
-            if prune and ln > length:
+            if prune and run_length > length:
                 # the best window of the minimum length inside the span
                 win = (1 << length) - 1
                 most = 0
@@ -265,7 +270,7 @@ def make_cost_skeletons(
                 c2 = min(max_jokers, length - min_naturals)
                 if c2 >= 0 and o2 <= open_places and o2 - min(c2, o2) <= open_places - joker_room:
                     continue
-            out.append((lower_bound, open_places, joker_room, acc, ln))
+            out.append((lower_bound, open_places, joker_room, acc, run_length))
             # each useful omission moves one more joker into place, so there
             # are never more than the hand has jokers
             room = cap - open_places
@@ -283,5 +288,5 @@ def make_cost_skeletons(
                         m = acc
                         for g in gone:
                             m ^= 1 << g
-                        out.append((lb2, o2, j2, m, ln))
+                        out.append((lb2, o2, j2, m, run_length))
     return out

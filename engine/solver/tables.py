@@ -1,4 +1,11 @@
-"""TODO tables"""
+"""What the solver derives from a rule set, built once and kept per rule set.
+
+``RuleTables`` holds the rule set's numbers as the searches read them (penalties,
+joker caps, set limits) and the tables both searches fill as hands ask (run
+skeletons, splits of a rank over several sets); ``ContractShape`` is one round's
+contract as requirement lists.  Everything here is a function of the rule set
+and a few small numbers, never of a whole hand.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +26,6 @@ if TYPE_CHECKING:  # annotations only: those modules build on this one
 NO_LIMIT: Final = 99
 
 
-# --------------------------------------------------------------------------- rule tables
 class ContractShape:
     __slots__ = ("group", "grouped", "is_run", "n", "run_idx", "run_len", "set_idx", "set_size")
 
@@ -89,7 +95,7 @@ class RuleTables:
         # the rule set and a handful of small counts, never on the rest of a hand
         self.group_options: dict[int, list[tuple[int, int]]] = {}
         self.skeletons: dict[int, list[Skeleton]] = {}
-        self.run_skeletons: dict[int, list[tuple[int, int, int]]] = {}  # _run_skeletons
+        self.run_skeletons: dict[int, list[tuple[int, int, int]]] = {}  # kept_run_skeletons
         self.rank_layouts: dict[
             tuple[int, tuple[int, ...], tuple[int, ...]], list[list[Place]]
         ] = {}
@@ -99,9 +105,9 @@ class RuleTables:
         )
 
 
-# run skeletons kept per rule set, for each of the two searches (_Cost.suit_skels,
-# _run_skeletons): lists of about seven small objects on average, so a full table
-# is under 10 MB; emptied when full
+# run skeletons kept per rule set, for each of the two searches (CostSearch.suit_skels,
+# kept_run_skeletons): lists of about seven small objects on average, so a full
+# table is under 10 MB; emptied when full
 SKELETONS_KEPT: Final = 8_000
 
 

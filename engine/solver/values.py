@@ -1,4 +1,4 @@
-"""TODO values"""
+"""The solver's answers: Selection (the melds a hand lays) and Analysis."""
 
 from __future__ import annotations
 
