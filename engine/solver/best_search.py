@@ -171,7 +171,7 @@ class BestSearch:
             return
         set_size = self.set_size
         s = set_size[i]
-        lst = self.current_sets[s]
+        candidates = self.current_sets[s]
         if i == 0 or set_size[i - 1] != s:
             start = 0
         joker_count = self.joker_count
@@ -184,8 +184,8 @@ class BestSearch:
         distinct = self.distinct
         left = self.left
         used = self.used
-        for idx in range(start, len(lst)):
-            cand_score, cand_points, cand_min_jokers, cand_cap, r, n = lst[idx]
+        for idx in range(start, len(candidates)):
+            cand_score, cand_points, cand_min_jokers, cand_cap, r, n = candidates[idx]
             if loose + cand_score < best_so_far.best_points:
                 break
             tot = cap_rest + cand_cap
@@ -196,7 +196,7 @@ class BestSearch:
                 continue
             if min_jokers + cand_min_jokers > joker_count:
                 continue
-            d: ChosenMeld = (False, ix, r, n, cand_min_jokers, cand_cap)
+            meld: ChosenMeld = (False, ix, r, n, cand_min_jokers, cand_cap)
             if distinct:
                 prev = used.get(r)
                 if prev is None:
@@ -217,7 +217,7 @@ class BestSearch:
                     natural_points + cand_points,
                     min_jokers + cand_min_jokers,
                     cap + cand_cap,
-                    (*chosen, d),
+                    (*chosen, meld),
                 )
                 prev.pop()
             else:
@@ -230,7 +230,7 @@ class BestSearch:
                     natural_points + cand_points,
                     min_jokers + cand_min_jokers,
                     cap + cand_cap,
-                    (*chosen, d),
+                    (*chosen, meld),
                 )
                 left[r] += n
 
@@ -292,7 +292,7 @@ class BestSearch:
             return
         run_len = self.run_len
         length = run_len[i]
-        lst = self.run_cands[length]
+        candidates = self.run_cands[length]
         if i == 0 or run_len[i - 1] != length:
             start = 0
         joker_count = self.joker_count
@@ -301,11 +301,11 @@ class BestSearch:
         cap_rest = cap + self.rest_cap[i + 1]
         loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
         ix = self.run_idx[i]
-        for idx in range(start, len(lst)):
-            cand_score, cand_points, cand_min_jokers, cand_cap, v, s, r_mask = lst[idx]
+        for idx in range(start, len(candidates)):
+            cand_score, cand_points, cand_min_jokers, cand_cap, kinds, s, r_mask = candidates[idx]
             if loose + cand_score < best_so_far.best_points:
                 break
-            if v & left1 != v:
+            if kinds & left1 != kinds:
                 continue
             tot = cap_rest + cand_cap
             if (
@@ -315,19 +315,19 @@ class BestSearch:
                 continue
             if min_jokers + cand_min_jokers > joker_count:
                 continue
-            nv = ~v
-            d: ChosenMeld = (True, ix, s, r_mask, cand_min_jokers, cand_cap)
+            other_kinds = ~kinds
+            meld: ChosenMeld = (True, ix, s, r_mask, cand_min_jokers, cand_cap)
             self.rec_runs(
                 i + 1,
                 idx,
-                (left1 & nv) | (left2 & v),
-                (left2 & nv) | (left3 & v),
-                (left3 & nv) | (left4 & v),
-                left4 & nv,
+                (left1 & other_kinds) | (left2 & kinds),
+                (left2 & other_kinds) | (left3 & kinds),
+                (left3 & other_kinds) | (left4 & kinds),
+                left4 & other_kinds,
                 natural_points + cand_points,
                 min_jokers + cand_min_jokers,
                 cap + cand_cap,
-                (*chosen, d),
+                (*chosen, meld),
             )
 
 
@@ -340,7 +340,7 @@ def search_best(
     rank_naturals: list[int],
     rank_suits: list[int],
 ) -> None:
-    """Fill st.best_* with the best selection, if there is one."""
+    """Fill best_so_far.best_* with the best selection, if there is one."""
     tables = best_so_far.tables
     shape = best_so_far.shape
     joker_count = best_so_far.joker_count

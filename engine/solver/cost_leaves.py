@@ -63,7 +63,7 @@ class LeafCosting:
         "nruns",
         "omit",
         "rest",
-        "rest_jc",
+        "rest_joker_room",
         "rest_jokers",
         "rest_open",
         "rest_planes",
@@ -123,7 +123,7 @@ class LeafCosting:
         self.omit = bool(shape.set_size) or self.nruns > 1
         # bounds of what the requirements still to place need at least
         self.rest_open: list[int] = []
-        self.rest_jc: list[int] = []
+        self.rest_joker_room: list[int] = []
         # the sets phase's working state (one sets phase at a time)
         self.set_planes = (0, 0, 0, 0)
         self.set_avail = [0] * 14

@@ -16,7 +16,6 @@ class CostSearch(LeafCosting):
 
     __slots__ = ()
 
-    # ---------------------------------------------------------------- search
     # The recursions are methods with plain int arguments, not closures: that is
     # what the compiled solver (setup.py) calls without boxing a value.
     def suit_skels(self, length: int, s: int, p: int) -> list[Skeleton]:
@@ -129,7 +128,7 @@ class CostSearch(LeafCosting):
             if not self.level(length, held1).skels:
                 return
         rest_open = [0] * (nruns + nsets + 1)
-        rest_jc = [0] * (nruns + nsets + 1)
+        rest_joker_room = [0] * (nruns + nsets + 1)
         most = 0
         if nsets:
             for r in range(1, 14):
@@ -149,9 +148,9 @@ class CostSearch(LeafCosting):
             mins.append((size - min(size, most), min(cap, size)))
         for i in range(nruns + nsets - 1, -1, -1):
             rest_open[i] = rest_open[i + 1] + mins[i][0]
-            rest_jc[i] = rest_jc[i + 1] + mins[i][1]
+            rest_joker_room[i] = rest_joker_room[i + 1] + mins[i][1]
         self.rest_open = rest_open
-        self.rest_jc = rest_jc
+        self.rest_joker_room = rest_joker_room
         self.rec_runs(0, None, held1, held2, held3, held4, 0, 0)
 
     def rec_runs(
@@ -184,7 +183,7 @@ class CostSearch(LeafCosting):
         for j in range(i + 1, nruns):
             later = run_len[j]
             later_open += here.min_open if later == length else self.level(later, left1).min_open
-        later_room = self.rest_jc[i + 1]
+        later_room = self.rest_joker_room[i + 1]
         joker_count = self.joker_count
         collect = self.collect
         stack = self.stack
@@ -279,7 +278,7 @@ class CostSearch(LeafCosting):
         if i == 0 or set_size[i - 1] != s:
             start = 0
         cap = min(tables.max_jokers, s - tables.min_naturals)
-        later_room = self.rest_jc[self.nruns + i + 1]
+        later_room = self.rest_joker_room[self.nruns + i + 1]
         for idx in range(start, len(order)):
             r = order[idx]
             if r == 0:

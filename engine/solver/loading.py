@@ -77,13 +77,14 @@ def stamp_source(digest: str) -> str:
     )
 
 
-def decide_form(pure_requested: bool, built_hash: str | None, current_hash: str) -> str:
-    """``COMPILED``, or "pure: " and the reason the source runs instead."""
+def decide_form(pure_requested: bool, built_hash: str | None, current_hash: str | None) -> str:
+    """``COMPILED``, or "pure: " and the reason the source runs instead
+    (``current_hash`` None: an install that ships the build without its sources)."""
     if pure_requested:
         return "pure: GLINTWICK_PURE_PYTHON=1"
     if built_hash is None:
         return "pure: no extension"
-    if built_hash != current_hash:
+    if current_hash is not None and built_hash != current_hash:
         return "pure: compiled build is stale"
     return COMPILED
 
@@ -95,7 +96,11 @@ def choose_form(package: str, directory: Path = DIRECTORY) -> str:
         form = "pure: loaded as source"
     else:
         pure = os.environ.get("GLINTWICK_PURE_PYTHON") == "1"
-        form = decide_form(pure, None if pure else _built_hash(package), source_hash(directory))
+        try:
+            current: str | None = source_hash(directory)
+        except FileNotFoundError:
+            current = None
+        form = decide_form(pure, None if pure else _built_hash(package), current)
     if form != COMPILED:
         sys.meta_path.insert(0, _SourceFinder(package, directory))
     return form

@@ -119,6 +119,7 @@ def test_the_form_follows_the_environment_and_the_build() -> None:
     assert decide_form(False, "abc", "abd") == "pure: compiled build is stale"
     assert decide_form(False, None, "abc") == "pure: no extension"
     assert decide_form(True, "abc", "abc") == "pure: GLINTWICK_PURE_PYTHON=1"
+    assert decide_form(False, "abc", None) == "compiled"  # a build shipped without sources
 
 
 def test_an_edited_source_runs_instead_of_its_stale_build(tmp_path: Path) -> None:
