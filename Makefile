@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES)
 	touch $(STAMP)
 
 ## (Re)build the compiled solver in place after editing engine/solver/ (until then the
-## source runs: engine/solver/loading.py); `make solver GLINTWICK_PURE_PYTHON=1` builds none.
+## source runs: engine/solver/loading.py); `GLINTWICK_PURE_PYTHON=1 make solver` builds none.
 solver: | $(STAMP)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	@# the install is current again, unless its own files changed since
