@@ -4,16 +4,27 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server loadtest
+.PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server loadtest
 
 install: $(STAMP)
 
-# setup.py compiles engine/solver.py in place (mypyc): a changed solver is rebuilt here
-$(STAMP): pyproject.toml setup.py engine/solver.py
+# setup.py compiles engine/solver/ in place (mypyc): a changed solver is rebuilt here
+# (build_stamp.py is written by that build, not a source)
+SOLVER_SOURCES := $(filter-out engine/solver/build_stamp.py,$(wildcard engine/solver/*.py))
+
+$(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+## (Re)build the compiled solver in place after editing engine/solver/ (until then the
+## source runs: engine/solver/loading.py); `GLINTWICK_PURE_PYTHON=1 make solver` builds none.
+solver: | $(STAMP)
+	$(BIN)/python setup.py --quiet build_ext --inplace
+	@# the install is current again, unless its own files changed since
+	@if [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt setup.py ]; then touch $(STAMP); fi
+	$(BIN)/python -c "import engine.solver as s; print('solver:', s.SOLVER_FORM)"
 
 ## The main job: serve gRPC on 127.0.0.1:50051 and HTTP on 127.0.0.1:8080, embedded store.
 run: $(STAMP)
@@ -65,7 +76,8 @@ loadtest: $(STAMP) redis-server
 	$(BIN)/python -m loadtests.run $(LOADTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info engine/*.so .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info engine/*.so engine/solver/*.so engine/solver/build_stamp.py \
+		.pytest_cache .mypy_cache .ruff_cache
 
 ## Regenerate the Python code of proto/ (committed; `make test` checks it is current).
 proto: $(STAMP)

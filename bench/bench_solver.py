@@ -33,7 +33,7 @@ from engine import solver  # noqa: E402
 from engine.cards import Card, cards_from_codes  # noqa: E402
 from engine.rulesets import RuleSet, ruleset  # noqa: E402
 from engine.solver import analyse, best_selection, can_lay, missing_cards  # noqa: E402
-from tests.solver_source import load_solver_source  # noqa: E402
+from engine.solver.loading import load_source_form, unload_source_form  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 FILES = ("solver-cases.jsonl", "solver-edge-cases.jsonl", "missing-cases.jsonl")
@@ -142,9 +142,10 @@ def _throughput(
     solver (compiled where setup.py could build it) and its interpreted source,
     interleaved, with their ratio."""
     forms: dict[str, ModuleType] = {"running": solver}
+    source_name = "engine._solver_source_bench"
     if solver.COMPILED:
-        forms["source"] = load_solver_source("engine._solver_source_bench")
-    out: dict[str, Any] = {"compiled": solver.COMPILED}
+        forms["source"] = load_source_form(source_name)
+    out: dict[str, Any] = {"compiled": solver.COMPILED, "form": solver.SOLVER_FORM}
     for fname in ("best_selection", "analyse"):
         best = dict.fromkeys(forms, math.inf)
         for _ in range(passes):
@@ -159,6 +160,7 @@ def _throughput(
         if "source" in best:
             entry["source_over_running"] = round(best["source"] / best["running"], 2)
         out[fname] = entry
+    unload_source_form(source_name)
     return out
 
 
@@ -167,7 +169,7 @@ def _print(report: dict[str, Any]) -> None:
         f"Python {report['python']}, {report['hands']} hands, median of {report['repeats']} runs "
         f"per hand; calibration loop {report['calibration_us']} us"
     )
-    print(f"solver compiled: {report['throughput']['compiled']}")
+    print(f"solver form: {report['throughput']['form']}")
     print(f"{'function':<16}{'rules':<14}{'n':>5}{'median us':>12}{'p99 us':>12}{'max us':>12}")
     for name in FUNCTIONS:
         if name not in report:

@@ -30,6 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from engine.solver import SOLVER_FORM
 from glintwick.v1 import game_pb2 as pb
 from services.api import GameService, ServiceConfig
 from services.config import ServerOptions, add_arguments, options_from
@@ -206,6 +207,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         store=options.store.split("@")[-1],
         pid=os.getpid(),
         event_loop=loop_name(),
+        solver=SOLVER_FORM,
     )
     return RunningServer(server, port, runner, http_port, service, health, sweeper)
 

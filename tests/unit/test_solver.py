@@ -471,26 +471,26 @@ def test_outs_lower_missing(deal: tuple[RuleSet, int, list[Card]]) -> None:
 @given(st.sets(st.integers(0, 120), max_size=8), st.sets(st.integers(0, 120), max_size=8))
 def test_id_masks_compare_like_sorted_lists(a: set[int], b: set[int]) -> None:
     # the solver compares selections' id lists as bit masks (rule 3)
-    from engine.solver import _lex_less
+    from engine.solver.card_ids import lex_less
 
     ma = sum(1 << i for i in a)
     mb = sum(1 << i for i in b)
-    assert _lex_less(ma, mb) == (sorted(a) < sorted(b))
+    assert lex_less(ma, mb) == (sorted(a) < sorted(b))
 
 
 def test_equal_rule_sets_share_the_solver_tables_however_many_objects() -> None:
     """A service decodes a new RuleSet object with every stored game: equal rule sets
     must not rebuild the tables (the load test's cliff above 64 games per process)."""
-    from engine import solver
+    from engine.solver import tables
 
-    copies = [RuleSet.from_dict(CONTRACT.to_dict()) for _ in range(solver._PREPS_KEPT + 10)]
+    copies = [RuleSet.from_dict(CONTRACT.to_dict()) for _ in range(tables.TABLES_KEPT + 10)]
     assert len({id(c) for c in copies}) == len(copies)
-    first = solver._prep(copies[0])
-    assert all(solver._prep(c) is first for c in copies)
+    first = tables.rule_tables(copies[0])
+    assert all(tables.rule_tables(c) is first for c in copies)
     # custom rule sets beyond the limit evict the least recently used, not the presets
-    for n in range(solver._PREPS_KEPT + 5):
+    for n in range(tables.TABLES_KEPT + 5):
         custom = dataclasses.replace(CONTRACT, name=f"custom-{n}")
-        solver._prep(custom)
-        solver._prep(CONTRACT)
-    assert solver._prep(CONTRACT) is solver._prep(RuleSet.from_dict(CONTRACT.to_dict()))
-    assert len(solver._PREPS) <= solver._PREPS_KEPT
+        tables.rule_tables(custom)
+        tables.rule_tables(CONTRACT)
+    assert tables.rule_tables(CONTRACT) is tables.rule_tables(RuleSet.from_dict(CONTRACT.to_dict()))
+    assert len(tables._TABLES) <= tables.TABLES_KEPT

@@ -1,0 +1,510 @@
+"""The branch and bound for the best selection: runs first (skeletons), then
+sets (in count space: once the runs are fixed every natural of a rank is as
+good as any other for a set, except for its id).
+"""
+
+from __future__ import annotations
+
+from .best_so_far import BestSoFar, ChosenMeld
+from .planes import SUIT_MASK, copies_per_suit, popcount, rank_count, sets_fit, suit_positions
+from .skeletons import FIRST_FIELD, kept_run_skeletons
+
+# Candidates of the best-selection search, best first: (score bound, naturals'
+# points, least jokers, most jokers, kinds, suit, skeleton) for a run, and
+# (score bound, naturals' points, least jokers, most jokers, rank, naturals) for a set.
+RunCandidate = tuple[int, int, int, int, int, int, int]
+
+
+SetCandidate = tuple[int, int, int, int, int, int]
+
+
+class BestSearch:
+    """The branch and bound of search_best: runs first (skeletons), then sets (counts).
+
+    The recursions are methods with plain int arguments, not closures: that is
+    what the compiled solver (setup.py) calls without boxing a value.
+    """
+
+    __slots__ = (
+        "best_so_far",
+        "counts",
+        "current_sets",
+        "distinct",
+        "exact",
+        "joker_count",
+        "joker_penalty",
+        "left",
+        "left1",
+        "left2",
+        "left3",
+        "left4",
+        "max_jokers",
+        "meld_jokers",
+        "min_naturals",
+        "nruns",
+        "nsets",
+        "penalty",
+        "ranks",
+        "rest_cap",
+        "rest_nat",
+        "run_cands",
+        "run_idx",
+        "run_len",
+        "set_idx",
+        "set_max",
+        "set_memo",
+        "set_size",
+        "suit_counts",
+        "used",
+    )
+
+    def __init__(
+        self,
+        best_so_far: BestSoFar,
+        meld_jokers: int,
+        ranks: list[int],
+        counts: list[int],
+        run_cands: dict[int, list[RunCandidate]],
+        rest_nat: list[int],
+        rest_cap: list[int],
+    ) -> None:
+        tables = best_so_far.tables
+        shape = best_so_far.shape
+        self.best_so_far = best_so_far
+        self.joker_count = best_so_far.joker_count
+        self.exact = tables.exact
+        self.max_jokers = tables.max_jokers
+        self.min_naturals = tables.min_naturals
+        self.joker_penalty = tables.joker_penalty
+        self.penalty = tables.penalty
+        self.set_max = tables.set_max
+        self.distinct = tables.distinct
+        self.meld_jokers = meld_jokers  # jokers one meld can take
+        self.run_len = shape.run_len
+        self.run_idx = shape.run_idx
+        self.nruns = len(shape.run_len)
+        self.run_cands = run_cands  # per run length: every skeleton of the full hand
+        self.set_size = shape.set_size
+        self.set_idx = shape.set_idx
+        self.nsets = len(shape.set_size)
+        self.ranks = ranks  # ranks that can hold a set
+        self.counts = counts  # naturals per rank a set may take (distinct suits or not)
+        # bounds of what the requirements from index i on could lay at most
+        # (runs, then sets)
+        self.rest_nat = rest_nat
+        self.rest_cap = rest_cap
+        # (the set search's state; used only by contracts with sets)
+        self.set_memo: dict[tuple[int, ...], dict[int, list[SetCandidate]]] = {}
+        # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
+        self.current_sets: dict[int, list[SetCandidate]] = {}
+        self.left = [0] * 14  # naturals a rank still offers (sets of any suits)
+        self.used: dict[int, list[int]] = {}  # set sizes per rank (distinct suits)
+        # the planes the runs left
+        self.left1 = 0
+        self.left2 = 0
+        self.left3 = 0
+        self.left4 = 0
+        self.suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
+
+    def set_candidates(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
+        # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
+        key = tuple([avail.get(r, 0) for r in self.ranks])
+        set_memo = self.set_memo
+        got = set_memo.get(key)
+        if got is not None:
+            return got
+        exact = self.exact
+        meld_jokers = self.meld_jokers
+        min_naturals = self.min_naturals
+        set_max = self.set_max
+        max_jokers = self.max_jokers
+        joker_penalty = self.joker_penalty
+        joker_count = self.joker_count
+        penalty = self.penalty
+        cands: dict[int, list[SetCandidate]] = {}
+        for s in self.set_size:
+            if s in cands:
+                continue
+            lst: list[SetCandidate] = []
+            lo = s - meld_jokers
+            if lo < min_naturals:
+                lo = min_naturals
+            for r, a in avail.items():
+                hi = (s if a > s else a) if exact else (set_max if a > set_max else a)
+                p = penalty[r]
+                for n in range(hi, lo - 1, -1):
+                    if exact:
+                        j = s - n
+                        lst.append((p * n + joker_penalty * j, p * n, j, j, r, n))
+                    else:
+                        j = s - n if n < s else 0
+                        c = set_max - n
+                        if c > max_jokers:
+                            c = max_jokers
+                        lst.append(
+                            (
+                                p * n + joker_penalty * (c if c < joker_count else joker_count),
+                                p * n,
+                                j,
+                                c,
+                                r,
+                                n,
+                            )
+                        )
+            lst.sort(key=FIRST_FIELD, reverse=True)
+            cands[s] = lst
+        set_memo[key] = cands
+        return cands
+
+    def rec_sets(
+        self,
+        i: int,
+        start: int,
+        natural_points: int,
+        min_jokers: int,
+        cap: int,
+        chosen: tuple[ChosenMeld, ...],
+    ) -> None:
+        best_so_far = self.best_so_far
+        if i == self.nsets:
+            best_so_far.leaf(natural_points, min_jokers, cap, chosen)
+            return
+        set_size = self.set_size
+        s = set_size[i]
+        candidates = self.current_sets[s]
+        if i == 0 or set_size[i - 1] != s:
+            start = 0
+        joker_count = self.joker_count
+        joker_penalty = self.joker_penalty
+        k = self.nruns + i + 1
+        base = natural_points + self.rest_nat[k]
+        cap_rest = cap + self.rest_cap[k]
+        loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
+        ix = self.set_idx[i]
+        distinct = self.distinct
+        left = self.left
+        used = self.used
+        for idx in range(start, len(candidates)):
+            cand_score, cand_points, cand_min_jokers, cand_cap, r, n = candidates[idx]
+            if loose + cand_score < best_so_far.best_points:
+                break
+            tot = cap_rest + cand_cap
+            if (
+                base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
+                < best_so_far.best_points
+            ):
+                continue
+            if min_jokers + cand_min_jokers > joker_count:
+                continue
+            meld: ChosenMeld = (False, ix, r, n, cand_min_jokers, cand_cap)
+            if distinct:
+                prev = used.get(r)
+                if prev is None:
+                    prev = used[r] = []
+                elif prev:
+                    suit_counts = self.suit_counts
+                    rank_copies = suit_counts.get(r)
+                    if rank_copies is None:
+                        rank_copies = suit_counts[r] = copies_per_suit(
+                            r, self.left1, self.left2, self.left3, self.left4
+                        )
+                    if not sets_fit([*prev, n], rank_copies):
+                        continue
+                prev.append(n)
+                self.rec_sets(
+                    i + 1,
+                    idx,
+                    natural_points + cand_points,
+                    min_jokers + cand_min_jokers,
+                    cap + cand_cap,
+                    (*chosen, meld),
+                )
+                prev.pop()
+            else:
+                if left[r] < n:
+                    continue
+                left[r] -= n
+                self.rec_sets(
+                    i + 1,
+                    idx,
+                    natural_points + cand_points,
+                    min_jokers + cand_min_jokers,
+                    cap + cand_cap,
+                    (*chosen, meld),
+                )
+                left[r] += n
+
+    def sets_phase(
+        self,
+        left1: int,
+        left2: int,
+        left3: int,
+        left4: int,
+        natural_points: int,
+        min_jokers: int,
+        cap: int,
+        chosen: tuple[ChosenMeld, ...],
+    ) -> None:
+        avail: dict[int, int] = {}
+        if self.nruns:
+            distinct = self.distinct
+            min_naturals = self.min_naturals
+            for r in self.ranks:
+                a = rank_count(r, left1, left2, left3, left4, distinct)
+                if a >= min_naturals:
+                    avail[r] = a
+            if not avail:
+                return
+        else:
+            counts = self.counts
+            for r in self.ranks:
+                avail[r] = counts[r]
+        self.current_sets = self.set_candidates(avail)
+        left = self.left
+        for r, a in avail.items():
+            left[r] = a
+        self.left1 = left1
+        self.left2 = left2
+        self.left3 = left3
+        self.left4 = left4
+        self.suit_counts.clear()
+        self.rec_sets(0, 0, natural_points, min_jokers, cap, chosen)
+
+    def rec_runs(
+        self,
+        i: int,
+        start: int,
+        left1: int,
+        left2: int,
+        left3: int,
+        left4: int,
+        natural_points: int,
+        min_jokers: int,
+        cap: int,
+        chosen: tuple[ChosenMeld, ...],
+    ) -> None:
+        best_so_far = self.best_so_far
+        if i == self.nruns:
+            if self.nsets:
+                self.sets_phase(left1, left2, left3, left4, natural_points, min_jokers, cap, chosen)
+            else:
+                best_so_far.leaf(natural_points, min_jokers, cap, chosen)
+            return
+        run_len = self.run_len
+        length = run_len[i]
+        candidates = self.run_cands[length]
+        if i == 0 or run_len[i - 1] != length:
+            start = 0
+        joker_count = self.joker_count
+        joker_penalty = self.joker_penalty
+        base = natural_points + self.rest_nat[i + 1]
+        cap_rest = cap + self.rest_cap[i + 1]
+        loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
+        ix = self.run_idx[i]
+        for idx in range(start, len(candidates)):
+            cand_score, cand_points, cand_min_jokers, cand_cap, kinds, s, r_mask = candidates[idx]
+            if loose + cand_score < best_so_far.best_points:
+                break
+            if kinds & left1 != kinds:
+                continue
+            tot = cap_rest + cand_cap
+            if (
+                base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
+                < best_so_far.best_points
+            ):
+                continue
+            if min_jokers + cand_min_jokers > joker_count:
+                continue
+            other_kinds = ~kinds
+            meld: ChosenMeld = (True, ix, s, r_mask, cand_min_jokers, cand_cap)
+            self.rec_runs(
+                i + 1,
+                idx,
+                (left1 & other_kinds) | (left2 & kinds),
+                (left2 & other_kinds) | (left3 & kinds),
+                (left3 & other_kinds) | (left4 & kinds),
+                left4 & other_kinds,
+                natural_points + cand_points,
+                min_jokers + cand_min_jokers,
+                cap + cand_cap,
+                (*chosen, meld),
+            )
+
+
+def search_best(
+    best_so_far: BestSoFar,
+    held1: int,
+    held2: int,
+    held3: int,
+    held4: int,
+    rank_naturals: list[int],
+    rank_suits: list[int],
+) -> None:
+    """Fill best_so_far.best_* with the best selection, if there is one."""
+    tables = best_so_far.tables
+    shape = best_so_far.shape
+    joker_count = best_so_far.joker_count
+    exact = tables.exact
+    max_jokers = tables.max_jokers
+    min_naturals = tables.min_naturals
+    joker_penalty = tables.joker_penalty
+    penalty = tables.penalty
+    set_max = tables.set_max
+    distinct = tables.distinct
+    meld_jokers = (
+        joker_count if joker_count < max_jokers else max_jokers
+    )  # jokers one meld can take
+
+    # ---- sets: ranks that can hold one, and what sets could lay at most
+    set_size = shape.set_size
+    nsets = len(set_size)
+    counts = rank_suits if distinct else rank_naturals
+    ranks: list[int] = []
+    set_ub_nat: list[int] = []
+    set_ub_cap: list[int] = []
+    if nsets:
+        ranks = [r for r in range(1, 14) if counts[r] >= min_naturals]
+        # a set needs `need` naturals of one rank, so a rank holds at most
+        # count // need disjoint sets (rc counts every copy, for sets of
+        # distinct suits too: each set takes at most one copy of a kind)
+        need = min(set_size) - meld_jokers
+        if need < min_naturals:
+            need = min_naturals
+        hosts = 0
+        for r in ranks:
+            hosts += rank_naturals[r] // need
+        if hosts < nsets:
+            return
+        prev_s = 0
+        ub = c = 0
+        for s in set_size:
+            if s != prev_s:  # contracts repeat sizes: bound each size once
+                prev_s = s
+                need = s - meld_jokers
+                if need < min_naturals:
+                    need = min_naturals
+                top_n = s if exact else set_max
+                ub = -1
+                for r in ranks:
+                    a = counts[r]
+                    if a >= need:
+                        v = penalty[r] * (a if a < top_n else top_n)
+                        if v > ub:
+                            ub = v
+                if ub < 0:
+                    return
+                c = (s if exact else set_max) - min_naturals
+                c = min(c, meld_jokers if exact else max_jokers)
+            set_ub_nat.append(ub)
+            set_ub_cap.append(c)
+
+    # ---- runs: every skeleton of the full hand, best first
+    run_len = shape.run_len
+    nruns = len(run_len)
+    run_cands: dict[int, list[tuple[int, int, int, int, int, int, int]]] = {}
+    run_ub_nat: list[int] = []
+    run_ub_cap: list[int] = []
+    if nruns:
+        run_points = tables.run_points
+        ace_high = tables.top == 14
+        ps = (
+            suit_positions(held1, 0, ace_high),
+            suit_positions(held1, 1, ace_high),
+            suit_positions(held1, 2, ace_high),
+            suit_positions(held1, 3, ace_high),
+        )
+        spare = -1
+        if not exact:
+            # Without exact sizes a natural a run could take but leaves in hand
+            # is worth its points more, for one joker less, so a skeleton that
+            # skips one is beaten by the one that takes it; unless that natural
+            # can serve another meld, or the hand holds more jokers than a run
+            # could take (then a joker in that place is worth more).
+            most = 0
+            for s in range(4):
+                most = max(most, popcount((held1 >> (13 * s)) & SUIT_MASK))
+            if joker_count < min(max_jokers, 13 - most) and nruns == 1:
+                spare = 0
+                if nsets:
+                    for r in range(1, 14):
+                        if counts[r] >= min_naturals:
+                            spare |= 1 << r
+                    if spare & 2:
+                        spare |= 1 << 14
+        ubs: dict[int, tuple[int, int]] = {}
+        for length in run_len:
+            if length not in ubs:
+                lst = []
+                need = length - meld_jokers
+                if need < min_naturals:
+                    need = min_naturals
+                top_nat = top_cap = 0
+                for s, p in enumerate(ps):
+                    if popcount(p) >= need:
+                        shift = 13 * s
+                        for r_mask, naturals, run_length in kept_run_skeletons(
+                            tables, p, length, meld_jokers, spare
+                        ):
+                            min_jokers = run_length - naturals
+                            if exact:
+                                cap = min_jokers
+                            else:
+                                cap = 13 - naturals
+                                if cap > max_jokers:
+                                    cap = max_jokers
+                            natural_points = run_points[r_mask]
+                            if natural_points > top_nat:
+                                top_nat = natural_points
+                            if cap > top_cap:
+                                top_cap = cap
+                            kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << shift
+                            lst.append(
+                                (
+                                    natural_points
+                                    + joker_penalty * (cap if cap < joker_count else joker_count),
+                                    natural_points,
+                                    min_jokers,
+                                    cap,
+                                    kinds,
+                                    s,
+                                    r_mask,
+                                )
+                            )
+                if not lst:
+                    return
+                lst.sort(key=FIRST_FIELD, reverse=True)
+                run_cands[length] = lst
+                ubs[length] = (top_nat, top_cap)
+            top_nat, top_cap = ubs[length]
+            run_ub_nat.append(top_nat)
+            run_ub_cap.append(top_cap)
+
+    if nruns == 1 and not nsets:
+        # one run: the candidates come best first, each one is a whole selection
+        ix = shape.run_idx[0]
+        for cand_score, cand_points, cand_min_jokers, cand_cap, _, s, r_mask in run_cands[
+            run_len[0]
+        ]:
+            if cand_score < best_so_far.best_points:
+                break
+            if cand_min_jokers <= joker_count:
+                best_so_far.leaf(
+                    cand_points,
+                    cand_min_jokers,
+                    cand_cap,
+                    ((True, ix, s, r_mask, cand_min_jokers, cand_cap),),
+                )
+        return
+    ub_nat = run_ub_nat + set_ub_nat
+    ub_cap = run_ub_cap + set_ub_cap
+    nreq = nruns + nsets
+    rest_nat = [0] * (nreq + 1)
+    rest_cap = [0] * (nreq + 1)
+    for i in range(nreq - 1, -1, -1):
+        rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
+        rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
+    search = BestSearch(best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap)
+    if nruns:
+        search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, ())
+    else:
+        search.sets_phase(held1, held2, held3, held4, 0, 0, 0, ())
