@@ -1,8 +1,7 @@
-"""Scenario tests of the game state machine (engine/game.py).
+"""Scenario tests of the game state machine (engine/game/).
 
 One or more tests for every rule of RULES.md and for both columns of every row of
-its decision table, plus the engine's own decisions (the module docstring of
-engine/game.py).
+its decision table, plus the engine's own decisions (docs/DECISIONS.md).
 
 Positions are built with :func:`build`: card codes name physical cards in order of
 appearance (hands seat by seat, then table melds, discard pile bottom to top, stock
