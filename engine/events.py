@@ -7,9 +7,9 @@ it was dealt, the penalty card a claim gave it.  ``Event.for_seat(viewer)``
 merges the two for one viewer; ``viewer=None`` is a spectator (public only).
 
 Cards are rendered as ``{"id": int, "code": "7H"}`` and melds as
-``{"index", "kind", "rank", "suit", "owner", "cards"}`` (see :func:`card_json`
-and :func:`meld_json`).  The event types and their payloads are listed in
-:class:`EventType`.
+``{"index", "kind", "rank", "suit", "owner", "cards"}`` (:func:`engine.cards.card_json`
+and :func:`engine.melds.meld_json`, re-exported here).  The event types and their
+payloads are listed in :class:`EventType`.
 """
 
 from __future__ import annotations

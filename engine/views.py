@@ -8,7 +8,7 @@ Never another hand, the stock's order or the seed while the game runs; once the
 game is over the seed is shown so the round commitments can be checked.
 
 Cards are rendered as ``{"id": int, "code": "7H"}`` and melds as in
-:func:`engine.events.meld_json`.
+:func:`engine.melds.meld_json`.
 """
 
 from __future__ import annotations
