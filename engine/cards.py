@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine.errors import InvalidActionError
 
@@ -161,3 +162,12 @@ def cards_from_codes(codes: Iterable[str], decks: int = 2, jokers: int = 4) -> l
 
 def codes(cards: Sequence[Card]) -> list[str]:
     return [c.code for c in cards]
+
+
+def card_json(c: Card) -> dict[str, Any]:
+    """A card as views and events show it: ``{"id": 7, "code": "8C"}``."""
+    return {"id": c.id, "code": c.code}
+
+
+def cards_json(cards: Iterable[Card]) -> list[dict[str, Any]]:
+    return [{"id": c.id, "code": c.code} for c in cards]

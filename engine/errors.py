@@ -9,6 +9,7 @@ machine-readable :class:`Reason`.  Either way the state is left unchanged.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class Reason(StrEnum):
@@ -62,3 +63,17 @@ class IllegalActionError(GlintwickError):
         super().__init__(f"{reason.value}: {message}")
         self.reason = reason
         self.message = message
+
+
+def checked_int(value: Any, what: str, low: int = 0, high: int | None = None) -> int:
+    """``value`` when it is an int in ``low..high``, else InvalidActionError (stored input)."""
+    if type(value) is not int or value < low or (high is not None and value > high):
+        raise InvalidActionError(f"{what} must be an integer in {low}..{high}, not {value!r}")
+    return value
+
+
+def checked_bool(value: Any, what: str) -> bool:
+    """``value`` when it is a bool, else InvalidActionError (stored input)."""
+    if type(value) is not bool:
+        raise InvalidActionError(f"{what} must be true or false, not {value!r}")
+    return value

@@ -7,21 +7,23 @@ it was dealt, the penalty card a claim gave it.  ``Event.for_seat(viewer)``
 merges the two for one viewer; ``viewer=None`` is a spectator (public only).
 
 Cards are rendered as ``{"id": int, "code": "7H"}`` and melds as
-``{"index", "kind", "rank", "suit", "owner", "cards"}`` (see :func:`card_json`
-and :func:`meld_json`).  The event types and their payloads are listed in
-:class:`EventType`.
+``{"index", "kind", "rank", "suit", "owner", "cards"}`` (:func:`engine.cards.card_json`
+and :func:`engine.melds.meld_json`, re-exported here).  The event types and their
+payloads are listed in :class:`EventType`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from engine.cards import SUITS, Card
+from engine.cards import card_json, cards_json
 from engine.errors import InvalidActionError
-from engine.melds import Meld
+from engine.melds import meld_json
+
+__all__ = ["Event", "EventType", "card_json", "cards_json", "meld_json"]
 
 
 class EventType(StrEnum):
@@ -117,22 +119,3 @@ class Event:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidActionError(f"malformed event: {exc}") from exc
-
-
-def card_json(c: Card) -> dict[str, Any]:
-    return {"id": c.id, "code": c.code}
-
-
-def cards_json(cards: Iterable[Card]) -> list[dict[str, Any]]:
-    return [{"id": c.id, "code": c.code} for c in cards]
-
-
-def meld_json(m: Meld, index: int) -> dict[str, Any]:
-    return {
-        "index": index,
-        "kind": m.kind.value,
-        "rank": m.rank,
-        "suit": SUITS[m.suit] if m.suit >= 0 else None,
-        "owner": m.owner,
-        "cards": cards_json(m.cards),
-    }

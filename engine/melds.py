@@ -9,12 +9,14 @@ stands for the set's rank.  Rank 14 is an ace above the king (rule sets with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import attrgetter
+from typing import Any
 
-from engine.cards import NO_SUIT, Card
-from engine.errors import IllegalActionError, InvalidActionError, Reason
+from engine.cards import JOKER_RANK, NO_SUIT, SUITS, Card, card, cards_json
+from engine.errors import IllegalActionError, InvalidActionError, Reason, checked_int
 from engine.rulesets import MeldKind, RuleSet
 
 
@@ -252,22 +254,60 @@ def _lay_off_on_run(meld: Meld, c: Card, rules: RuleSet, end: End | None) -> Mel
     return Meld(MeldKind.RUN, (*meld.cards, c), meld.rank, meld.suit, meld.owner)
 
 
-def layoff_ends(meld: Meld, c: Card, rules: RuleSet) -> list[End | None]:
-    """The ways ``c`` may be laid off on ``meld``: [None] for a set, the ends for a run."""
+def layoff_ends(meld: Meld, c: Card, rules: RuleSet) -> tuple[End | None, ...]:
+    """The ``end`` values with which ``c`` may be laid off on ``meld`` (empty: it does not
+    fit), as ``legal_actions`` lists them: None where there is one way (a set, a natural
+    that fits one end), each end by name for a joker on a run and for an ace that fits
+    both ends.  The same answers as trying :func:`lay_off`, without raising: the hot path
+    of every list of legal actions."""
+    cards = meld.cards
+    size = len(cards)
+    if c.rank == JOKER_RANK:
+        if not rules.layoff_jokers:
+            return ()
+        most = rules.max_jokers_per_meld
+        if most is not None and sum(1 for x in cards if x.rank == JOKER_RANK) >= most:
+            return ()
+        if meld.kind is MeldKind.SET:
+            if rules.set_max is not None and size >= rules.set_max:
+                return ()
+            return _ONE_WAY
+        if size >= 13:
+            return ()
+        if meld.rank > 1:
+            if meld.rank + size - 1 < rules.highest_run_rank:
+                return _BOTH_ENDS
+            return _LOW_END
+        if meld.rank + size - 1 < rules.highest_run_rank:
+            return _HIGH_END
+        return ()
     if meld.kind is MeldKind.SET:
-        candidates: list[End | None] = [None]
-    elif c.is_joker:
-        candidates = [End.LOW, End.HIGH]
-    else:
-        candidates = [None]
-    result: list[End | None] = []
-    for end in candidates:
-        try:
-            lay_off(meld, c, rules, end)
-        except IllegalActionError:
-            continue
-        result.append(end)
-    return result
+        if c.rank != meld.rank:
+            return ()
+        if rules.set_max is not None and size >= rules.set_max:
+            return ()
+        if rules.set_distinct_suits:
+            suit = c.suit
+            for x in cards:
+                if x.suit == suit:
+                    return ()
+        return _ONE_WAY
+    if c.suit != meld.suit or size >= 13:
+        return ()
+    low = meld.rank > 1 and c.rank == meld.rank - 1
+    above = meld.rank + size
+    high = above <= rules.highest_run_rank and (c.rank == above or (c.rank == 1 and above == 14))
+    if low and high:
+        return _BOTH_ENDS
+    if low or high:
+        return _ONE_WAY
+    return ()
+
+
+_ONE_WAY: tuple[End | None, ...] = (None,)
+_BOTH_ENDS: tuple[End | None, ...] = (End.LOW, End.HIGH)
+_LOW_END: tuple[End | None, ...] = (End.LOW,)
+_HIGH_END: tuple[End | None, ...] = (End.HIGH,)
 
 
 def swap_joker(meld: Meld, natural: Card, rules: RuleSet) -> tuple[Meld, Card]:
@@ -290,3 +330,71 @@ def swap_joker(meld: Meld, natural: Card, rules: RuleSet) -> tuple[Meld, Card]:
     raise IllegalActionError(
         Reason.SWAP_DOES_NOT_MATCH, f"no joker in that run stands for {natural.code}"
     )
+
+
+# ---------------------------------------------------------------------- forms
+
+
+def meld_json(m: Meld, index: int) -> dict[str, Any]:
+    """A table meld as views and events show it (``index``: its place on the table)."""
+    return {
+        "index": index,
+        "kind": m.kind.value,
+        "rank": m.rank,
+        "suit": SUITS[m.suit] if m.suit >= 0 else None,
+        "owner": m.owner,
+        "cards": cards_json(m.cards),
+    }
+
+
+def meld_from_json(data: Mapping[str, Any], decks: int) -> Meld:
+    """The meld :func:`meld_json` shows (what a client reads back from a view)."""
+    suit = data.get("suit") or ""
+    return Meld(
+        MeldKind(str(data["kind"])),
+        tuple(card(int(c["id"]), decks) for c in data.get("cards", [])),
+        int(data.get("rank", 0)),
+        SUITS.index(suit) if suit else NO_SUIT,
+        int(data.get("owner", -1)),
+    )
+
+
+def meld_to_dict(m: Meld) -> dict[str, Any]:
+    """A table meld's stored form (card ids, lossless; see :func:`meld_from_dict`)."""
+    return {
+        "kind": m.kind.value,
+        "cards": [c.id for c in m.cards],
+        "rank": m.rank,
+        "suit": m.suit,
+        "owner": m.owner,
+    }
+
+
+_BY_ID = attrgetter("id")
+
+
+def meld_from_dict(data: Any, rules: RuleSet, seats: int, what: str) -> Meld:
+    """The table meld of a stored form, validated (InvalidActionError names it ``what``).
+
+    A set must be stored in id order, a run in rank order as laid (its jokers' places
+    are its history); ``suit`` is implied by the cards.
+    """
+    if not isinstance(data, Mapping):
+        raise InvalidActionError(f"{what} must be an object")
+    kind = MeldKind(data["kind"])
+    ids = data["cards"]
+    if not isinstance(ids, list | tuple) or not ids:
+        raise InvalidActionError(f"{what} needs cards")
+    cs = tuple(card(checked_int(i, "meld card", 0, rules.deck_size - 1), rules.decks) for i in ids)
+    owner = checked_int(data["owner"], "owner", 0, seats - 1)
+    rank = checked_int(data["rank"], "rank", 1, 14)
+    if kind is MeldKind.SET:
+        built = build_set(cs, rules)
+        if built.rank != rank or built.cards != tuple(sorted(cs, key=_BY_ID)):
+            raise InvalidActionError(f"{what} is not a valid set")
+        return built.with_owner(owner)
+    built = build_run(cs, rules, start=rank)
+    for mine, theirs in zip(cs, built.cards, strict=True):
+        if mine.is_joker != theirs.is_joker or (not mine.is_joker and mine is not theirs):
+            raise InvalidActionError(f"{what} is not a valid run in this order")
+    return Meld(MeldKind.RUN, cs, rank, built.suit, owner)

@@ -8,42 +8,23 @@ Never another hand, the stock's order or the seed while the game runs; once the
 game is over the seed is shown so the round commitments can be checked.
 
 Cards are rendered as ``{"id": int, "code": "7H"}`` and melds as in
-:func:`engine.events.meld_json`.
+:func:`engine.melds.meld_json`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import card
-from engine.errors import InvalidActionError
-from engine.events import card_json, cards_json, meld_json
-from engine.game import GameState, Phase
+from engine.cards import card, card_json, cards_json
+from engine.game import GameState, Phase, claims
+from engine.game.dealing import contract_json
+from engine.melds import meld_json
 from engine.shuffle import commitment, round_seed
-
-
-def _answer(value: bool | None) -> str | None:
-    if value is None:
-        return None
-    return "claim" if value else "pass"
 
 
 def _public(state: GameState) -> dict[str, Any]:
     rules = state.rules
-    contract = state.contract
     over = state.phase is Phase.GAME_OVER
-    claim: dict[str, Any] | None = None
-    if state.phase is Phase.CLAIM:
-        n = state.seats
-        discarder = (state.current - 1) % n
-        claim = {
-            "card": card_json(state.discards[-1]),
-            "discarder": discarder,
-            "answers": [
-                {"seat": s, "answer": _answer(state.claim_answers[s])}
-                for s in ((discarder + k) % n for k in range(1, n))
-            ],
-        }
     taken = state.taken_from_discard
     view: dict[str, Any] = {
         "rules": rules.name,
@@ -51,12 +32,7 @@ def _public(state: GameState) -> dict[str, Any]:
         "seats": state.seats,
         "round": state.round_number,
         "rounds": rules.rounds,
-        "contract": {
-            "name": contract.name,
-            "melds": [{"kind": m.kind.value, "size": m.size} for m in contract.melds],
-            "deal": contract.deal,
-            "discards": contract.discards,
-        },
+        "contract": contract_json(rules, state.round_number),
         "phase": state.phase.value,
         "current": state.current,
         "to_act": list(state.to_act),
@@ -77,7 +53,7 @@ def _public(state: GameState) -> dict[str, Any]:
             card_json(card(taken, rules.decks)) if taken is not None and not over else None
         ),
         "laid_this_turn": state.laid_this_turn,
-        "claim": claim,
+        "claim": claims.view(state),
         "exhaustions": state.exhaustions,
         "turns_completed": state.turns_completed,
         "action_count": state.action_count,
@@ -94,8 +70,7 @@ def _public(state: GameState) -> dict[str, Any]:
 
 def seat_view(state: GameState, seat: int) -> dict[str, Any]:
     """What ``seat`` may see: the public view plus its own hand."""
-    if type(seat) is not int or not 0 <= seat < state.seats:
-        raise InvalidActionError(f"no seat {seat!r} in a game of {state.seats}")
+    state.check_seat(seat)
     view = _public(state)
     view["seat"] = seat
     view["hand"] = cards_json(state.hands[seat])

@@ -1,8 +1,7 @@
-"""Scenario tests of the game state machine (engine/game.py).
+"""Scenario tests of the game state machine (engine/game/).
 
 One or more tests for every rule of RULES.md and for both columns of every row of
-its decision table, plus the engine's own decisions (the module docstring of
-engine/game.py).
+its decision table, plus the engine's own decisions (docs/DECISIONS.md).
 
 Positions are built with :func:`build`: card codes name physical cards in order of
 appearance (hands seat by seat, then table melds, discard pile bottom to top, stock
@@ -41,6 +40,7 @@ from engine.cards import SUITS, Card, card, cards_from_codes, full_deck
 from engine.errors import IllegalActionError, InvalidActionError, Reason
 from engine.events import Event, EventType
 from engine.game import GameState, Phase, arrange_deck
+from engine.game.state import evolve
 from engine.melds import End, build_meld
 from engine.rulesets import (
     CONTRACT,
@@ -1324,6 +1324,37 @@ def test_to_dict_round_trips_and_from_dict_validates() -> None:
     data["phase"] = "draw"  # claim answers outside a window
     with pytest.raises(InvalidActionError):
         GameState.from_dict(data)
+
+
+def test_stored_form_keys_follow_the_field_list_and_defaults_may_be_left_out() -> None:
+    state = discard_in_contract()
+    data = state.to_dict()
+    names = [f.name for f in dataclasses.fields(GameState) if f.init]
+    assert list(data) == [("round" if n == "round_number" else n) for n in names]
+    defaults = {f.name for f in dataclasses.fields(GameState) if f.init}
+    defaults -= {f.name for f in dataclasses.fields(GameState) if f.default is dataclasses.MISSING}
+    dealt = GameState.new_game(W, 3, SEED)
+    short = {k: v for k, v in dealt.to_dict().items() if k not in defaults}
+    assert GameState.from_dict(short) == dealt
+    claim_without_answers = {k: v for k, v in data.items() if k != "claim_answers"}
+    with pytest.raises(InvalidActionError, match="claim window needs"):
+        GameState.from_dict(claim_without_answers)
+
+
+def test_evolve_is_dataclasses_replace() -> None:
+    state = discard_in_contract()
+    changes: dict[str, Any] = {
+        "phase": Phase.DRAW,
+        "current": 2,
+        "claim_answers": (),
+        "turns_completed": 9,
+        "taken_from_discard": state.discards[-1].id,
+    }
+    made = evolve(state, **changes)
+    assert made == dataclasses.replace(state, **changes) and made is not state
+    assert made._memo is None and made.stock is state.stock  # unchanged fields are shared
+    with pytest.raises(TypeError):
+        evolve(state, no_such_field=1)
 
 
 def test_replaying_the_same_actions_gives_the_same_states_and_events() -> None:

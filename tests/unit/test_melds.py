@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from engine.cards import Card, cards_from_codes
-from engine.errors import IllegalActionError, Reason
-from engine.melds import End, build_run, build_set, lay_off, swap_joker
-from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.cards import Card, cards_from_codes, full_deck
+from engine.errors import IllegalActionError, InvalidActionError, Reason
+from engine.melds import (
+    End,
+    Meld,
+    build_run,
+    build_set,
+    lay_off,
+    layoff_ends,
+    meld_from_dict,
+    meld_from_json,
+    meld_json,
+    meld_to_dict,
+    swap_joker,
+)
+from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet
 
 
 def cs(*codes: str) -> list[Card]:
@@ -122,3 +136,64 @@ def test_contract_group_layoff_needs_a_new_suit_and_room() -> None:
     # whiskertrail sets have no upper size and allow twins
     wset = build_set(cs("8S", "8D", "8H"), WHISKERTRAIL)
     assert len(lay_off(wset, cs("8S", "8S")[1], WHISKERTRAIL).cards) == 4
+
+
+def _melds(rules: RuleSet) -> list[Meld]:
+    runs = [
+        ("2S", "3S", "4S", "5S"),
+        ("AS", "2S", "3S", "4S"),
+        ("2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH"),
+        ("5D", "6D", "JK", "8D"),
+        ("JC", "QC", "KC", "JK"),
+    ]
+    sets = [("8S", "8D", "8H"), ("8S", "8D", "JK"), ("8S", "8D", "8H", "8C")]
+    melds = []
+    for codes in runs:
+        try:
+            melds.append(build_run(cs(*codes), rules))
+        except IllegalActionError:
+            continue
+    for codes in sets:
+        try:
+            melds.append(build_set(cs(*codes), rules))
+        except IllegalActionError:
+            continue
+    return melds
+
+
+@pytest.mark.parametrize("rules", [WHISKERTRAIL, CONTRACT], ids=lambda r: r.name)
+def test_layoff_ends_are_exactly_the_ends_lay_off_accepts(rules: RuleSet) -> None:
+    for meld in _melds(rules):
+        for c in full_deck(rules.decks, rules.jokers):
+            accepted = []
+            for end in (None, End.LOW, End.HIGH):
+                if meld.kind is MeldKind.SET and end is not None:
+                    continue
+                try:
+                    accepted.append((end, lay_off(meld, c, rules, end)))
+                except IllegalActionError:
+                    continue
+            listed = layoff_ends(meld, c, rules)
+            assert bool(listed) == bool(accepted), (meld.describe(), c.code)
+            ways = {grown for _, grown in accepted}
+            for end in listed:
+                assert lay_off(meld, c, rules, end) in ways
+            # one listed form per distinct way the meld can grow
+            assert len(listed) == len(ways), (meld.describe(), c.code, listed)
+
+
+def test_meld_forms_round_trip() -> None:
+    for rules in (WHISKERTRAIL, CONTRACT):
+        for meld in _melds(rules):
+            owned = meld.with_owner(1)
+            stored = json.loads(json.dumps(meld_to_dict(owned)))
+            assert meld_from_dict(stored, rules, 2, "table[0]") == owned
+            assert meld_from_json(meld_json(owned, 3), rules.decks) == owned
+
+
+def test_meld_from_dict_validates() -> None:
+    run = meld_to_dict(build_run(cs("5D", "6D", "JK", "8D"), WHISKERTRAIL).with_owner(0))
+    with pytest.raises(InvalidActionError, match=r"table\[2\] is not a valid run"):
+        meld_from_dict({**run, "cards": list(reversed(run["cards"]))}, WHISKERTRAIL, 2, "table[2]")
+    with pytest.raises(InvalidActionError, match="owner"):
+        meld_from_dict({**run, "owner": 2}, WHISKERTRAIL, 2, "table[0]")

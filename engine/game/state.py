@@ -1,0 +1,300 @@
+"""The game state: an immutable GameState, its queries, and the front door to the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from enum import StrEnum
+from operator import attrgetter
+from typing import Any
+
+from engine.actions import Action
+from engine.cards import Card
+from engine.errors import IllegalActionError, InvalidActionError
+from engine.events import Event
+from engine.melds import Meld
+from engine.rulesets import Contract, RuleSet, Stalemate
+from engine.solver import Selection, best_selection, can_lay
+
+
+class Phase(StrEnum):
+    """Where the game stands.  In ``CLAIM`` (a May I? window after a discard, see
+    :mod:`engine.game.claims`) ``current`` is already the seat whose turn comes next."""
+
+    DRAW = "draw"  # current seat must draw
+    PLAY = "play"  # current seat has drawn: melds, lay-offs, swaps, discard / end turn
+    CLAIM = "claim"  # May-I window after a discard: seats answer claim/pass
+    GAME_OVER = "game_over"
+
+
+Result = tuple["GameState", list[Event]]
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """One moment of a game.  Immutable: transitions return new states.
+
+    A game is fully determined by its rule set, seats, seed (and arranged deck orders)
+    and the accepted actions: the engine has no I/O, no clock and no randomness but the
+    seeded shuffle of :mod:`engine.shuffle`.  Every rule reads a field of the RuleSet,
+    never its name.  Where the rules are silent, docs/DECISIONS.md says what it does.
+    This field list is the one definition of a state: :func:`evolve` and the stored
+    form (:mod:`engine.game.codec`) are derived from it.
+    """
+
+    rules: RuleSet
+    seats: int
+    seed: bytes
+    round_number: int  # 1-based
+    phase: Phase
+    current: int  # the seat whose turn it is (CLAIM: the seat whose turn comes next)
+    hands: tuple[tuple[Card, ...], ...]  # each sorted by card id
+    stock: tuple[Card, ...]  # stock[0] is the top (drawn next)
+    discards: tuple[Card, ...]  # discards[-1] is the top
+    table: tuple[Meld, ...]  # in the order laid; index = meld id for LayOff/SwapJoker
+    opened: tuple[bool, ...]
+    scores: tuple[int, ...]  # cumulative
+    taken_from_discard: int | None = None  # card id drawn from the discard pile this turn
+    laid_this_turn: bool = False  # the current seat laid its contract this turn
+    claim_answers: tuple[bool | None, ...] = ()  # CLAIM: per seat, None = not answered yet
+    exhaustions: int = 0  # stock exhaustions this round (stalemate EXHAUSTIONS)
+    epoch: int = 0  # reshuffles so far this round (the shuffle epoch of the last one)
+    turns_completed: int = 0  # this round
+    action_count: int = 0  # actions accepted since the game began
+    stock_orders: tuple[tuple[int, tuple[int, ...]], ...] = ()  # arranged decks by round
+    # the solver's answers for this state's hands (a state never changes, so neither do they)
+    _memo: dict[Any, Any] | None = field(default=None, init=False, compare=False, repr=False)
+
+    # ------------------------------------------------------------------ creation
+    @classmethod
+    def new_game(
+        cls,
+        rules: RuleSet,
+        seats: int,
+        seed: bytes,
+        stock_orders: Mapping[int, Sequence[int]] | None = None,
+    ) -> GameState:
+        """A new game, round 1 dealt.  ``stock_orders``: optional arranged deck per round
+        (every card id of the deck once, top first) used instead of the seeded deal."""
+        return cls.new_game_with_events(rules, seats, seed, stock_orders)[0]
+
+    @classmethod
+    def new_game_with_events(
+        cls,
+        rules: RuleSet,
+        seats: int,
+        seed: bytes,
+        stock_orders: Mapping[int, Sequence[int]] | None = None,
+    ) -> Result:
+        """Like :meth:`new_game`, also returning the events of the first deal."""
+        if not isinstance(rules, RuleSet):
+            raise InvalidActionError("rules must be a RuleSet")
+        if type(seats) is not int or not rules.min_players <= seats <= rules.max_players:
+            raise InvalidActionError(
+                f"{rules.name} is played by {rules.min_players}..{rules.max_players} seats,"
+                f" not {seats!r}"
+            )
+        if not isinstance(seed, bytes | bytearray):
+            raise InvalidActionError("the seed must be bytes")
+        orders = _dealing.check_stock_orders(rules, stock_orders or {})
+        return _dealing.deal(rules, seats, bytes(seed), 1, (0,) * seats, orders, 0)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def contract(self) -> Contract:
+        return self.rules.contracts[self.round_number - 1]
+
+    @property
+    def claim_discarder(self) -> int | None:
+        """In a claim window, the seat that discarded; None otherwise."""
+        if self.phase is not Phase.CLAIM:
+            return None
+        return _claims.discarder(self)
+
+    @property
+    def to_act(self) -> tuple[int, ...]:
+        """Seats that may act now (in a claim window, those yet to answer, by priority)."""
+        phase = self.phase
+        if phase is Phase.GAME_OVER:
+            return ()
+        if phase is Phase.CLAIM:
+            return _claims.waiting(self)
+        return (self.current,)
+
+    def is_terminal(self) -> bool:
+        return self.phase is Phase.GAME_OVER
+
+    def returns(self) -> tuple[float, ...]:
+        """Minus the cumulative score of each seat (higher is better)."""
+        return tuple(float(-s) for s in self.scores)
+
+    def winners(self) -> tuple[int, ...]:
+        """The seats with the lowest cumulative score (all of them on a tie)."""
+        best = min(self.scores)
+        return tuple(i for i, s in enumerate(self.scores) if s == best)
+
+    def all_cards(self) -> list[Card]:
+        cards = [c for hand in self.hands for c in hand]
+        cards.extend(self.stock)
+        cards.extend(self.discards)
+        for m in self.table:
+            cards.extend(m.cards)
+        return cards
+
+    # ------------------------------------------------------------------ shared rules
+    def check_seat(self, seat: int) -> None:
+        """InvalidActionError unless ``seat`` is a seat of this game."""
+        if type(seat) is not int or not 0 <= seat < self.seats:
+            raise InvalidActionError(f"no seat {seat!r} in a game of {self.seats}")
+
+    def stock_draw_allowed(self) -> bool:
+        """Whether ``Draw(STOCK)`` is allowed by the stock (it may be empty: a reshuffle)."""
+        if self.stock:
+            return True
+        rules = self.rules
+        return not (
+            rules.stalemate is Stalemate.EXHAUSTIONS and rules.draw_from_discard and self.discards
+        )
+
+    @property
+    def blocked_card(self) -> int | None:
+        """The card taken from the discard pile this turn, in a round with discards: it
+        may not be discarded, nor be left as the only card in hand."""
+        taken = self.taken_from_discard
+        if taken is None or not self.contract.discards:
+            return None
+        return taken
+
+    def strands_blocked_card(self, left: Sequence[Card]) -> bool:
+        """Whether a hand left with ``left`` would hold only :attr:`blocked_card`."""
+        blocked = self.blocked_card
+        return blocked is not None and len(left) == 1 and left[0].id == blocked
+
+    def automatic_selection(self, seat: int) -> Selection | None:
+        """The melds ``LayContract()`` lays for ``seat`` (the solver's choice), if any."""
+        memo = self._memo_dict()
+        key = ("sel", seat)
+        if key not in memo:
+            memo[key] = best_selection(self.hands[seat], self.rules, self.round_number)
+        result: Selection | None = memo[key]
+        return result
+
+    def can_lay_contract(self, seat: int) -> bool:
+        """Whether ``seat``'s hand holds the round's contract (cheaper than the selection)."""
+        memo = self._memo_dict()
+        key = ("sel", seat)
+        if key in memo:
+            return memo[key] is not None
+        key = ("can", seat)
+        if key not in memo:
+            memo[key] = can_lay(self.hands[seat], self.rules, self.round_number)
+        return bool(memo[key])
+
+    def _memo_dict(self) -> dict[Any, Any]:
+        memo = self._memo
+        if memo is None:
+            memo = {}
+            _set_memo(self, memo)
+        return memo
+
+    # ------------------------------------------------------------------ the rules
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every legal action of ``seat`` now, canonical forms where many card choices are
+        equivalent (docs/DECISIONS.md); ``[]`` for a seat that may not act."""
+        return _moves.legal_actions(self, seat)
+
+    def apply_action(self, seat: int, action: Action) -> Result:
+        """The new state and the events after ``seat`` takes ``action``.
+
+        Raises InvalidActionError (malformed) or IllegalActionError (forbidden now);
+        ``self`` never changes.
+        """
+        self.check_seat(seat)
+        handler = _transitions.HANDLERS.get(type(action))
+        if handler is None:
+            raise InvalidActionError(f"not an action: {action!r}")
+        return handler(self, seat, action)
+
+    def check(self, seat: int, action: Action) -> None:
+        """Dry run: raises exactly as :meth:`apply_action` would, returns nothing."""
+        self.apply_action(seat, action)
+
+    # ------------------------------------------------------------------ stored form
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form, lossless (secrets included: for the store only)."""
+        return _codec.state_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameState:
+        """Rebuild a state from :meth:`to_dict`'s form, validating it (InvalidActionError).
+
+        Hands are normalised to id order.  ``rules`` may also be a preset's name, or a
+        RuleSet itself (what a service that keeps its rule sets decoded passes).
+        """
+        try:
+            return _codec.state_from_dict(data)
+        except InvalidActionError:
+            raise
+        except IllegalActionError as exc:
+            raise InvalidActionError(f"malformed game state: {exc.message}") from exc
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise InvalidActionError(f"malformed game state: {exc!r}") from exc
+
+
+# ---------------------------------------------------------------------- hands
+
+_BY_ID = attrgetter("id")
+
+
+def hand_with(hand: tuple[Card, ...], *cards: Card) -> tuple[Card, ...]:
+    """``hand`` with ``cards`` added, kept in card id order (as every hand is)."""
+    return tuple(sorted((*hand, *cards), key=_BY_ID))
+
+
+def hand_without(hand: tuple[Card, ...], c: Card) -> tuple[Card, ...]:
+    """``hand`` without the physical card ``c``."""
+    return tuple(x for x in hand if x is not c)
+
+
+# ---------------------------------------------------------------------- fast copies
+
+_KEEP: Any = object()
+_set_memo: Callable[[GameState, Any], None] = GameState.__dict__["_memo"].__set__
+
+
+def _write_evolve() -> Callable[..., GameState]:
+    """:func:`evolve`, written from GameState's field list as dataclasses writes an
+    ``__init__``: one keyword per field and one slot write each, nothing looked up by
+    name when it runs."""
+    scope: dict[str, Any] = {"new_state": object.__new__, "GameState": GameState, "KEEP": _KEEP}
+    keywords: list[str] = []
+    body = ["    new = new_state(GameState)"]
+    for f in fields(GameState):
+        setter = f"set_{f.name}"
+        scope[setter] = GameState.__dict__[f.name].__set__
+        if f.init:
+            keywords.append(f"{f.name}=KEEP")
+            body.append(f"    {setter}(new, s.{f.name} if {f.name} is KEEP else {f.name})")
+        else:  # derived caches start empty
+            assert f.default is not MISSING
+            scope[f"default_{f.name}"] = f.default
+            body.append(f"    {setter}(new, default_{f.name})")
+    source = "\n".join([f"def evolve(s, *, {', '.join(keywords)}):", *body, "    return new"])
+    exec(source, scope)
+    written: Callable[..., GameState] = scope["evolve"]
+    return written
+
+
+#: ``evolve(state, field=value, ...)``: a copy of ``state`` with these fields changed.
+#: The same result as ``dataclasses.replace`` but about four times faster: the hot path
+#: of every action.  (Typed loosely: its keywords are GameState's fields.)
+evolve: Callable[..., GameState] = _write_evolve()
+
+
+# The rules build on GameState and evolve above, and GameState's methods are their
+# front door: imported last, as modules, so either side may be imported first.
+from engine.game import claims as _claims  # noqa: E402
+from engine.game import codec as _codec  # noqa: E402
+from engine.game import dealing as _dealing  # noqa: E402
+from engine.game import moves as _moves  # noqa: E402
+from engine.game import transitions as _transitions  # noqa: E402
