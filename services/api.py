@@ -41,8 +41,8 @@ from engine.rulesets import PRESETS, RuleSet
 from engine.solver import Analysis, analyse, best_selection
 from engine.views import seat_view, spectator_view
 from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
-from glintwick.v1 import storage_pb2 as spb
 from services import codec
 from services.errors import (
     ServiceError,

@@ -24,8 +24,8 @@ from glintwick.convert import (
     rules_to_pb,
     unfloat,
 )
+from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
-from glintwick.v1 import storage_pb2 as spb
 
 _ANSWER_TO_PB = {
     None: spb.CLAIM_ANSWER_PENDING,

@@ -30,8 +30,8 @@ from engine.game import GameState
 from engine.rulesets import PRESETS, WHISKERTRAIL
 from engine.views import seat_view
 from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
-from glintwick.v1 import storage_pb2 as spb
 from services.api import replay_events
 from services.config import ServerOptions
 from services.server import start_bot_pool

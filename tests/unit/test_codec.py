@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from glintwick import convert
-from glintwick.v1 import storage_pb2 as spb
+from glintwick.storage.v1 import storage_pb2 as spb
 from services import codec
 from tests.harness import CUSTOM_MAYI, CUSTOM_MIX
 
