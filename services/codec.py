@@ -1,12 +1,16 @@
 """The stored forms: engine state and events ⇄ the store's protobuf messages.
 
 The stored game state has its own compact message (``EngineState``), written
-field by field because it is on the hot path of every move.  Conversions of the
+field by field from one table (``_FIELDS``) because it is on the hot path of every
+move: a move rewrites only the fields it changed.  Conversions of the
 public messages live in :mod:`glintwick.convert`, shared with the clients.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
@@ -87,35 +91,206 @@ def fill_event_pb(
 
 
 # ------------------------------------------------------------------ the stored state
+#
+# The stored state's fields are listed once, in _FIELDS: each says how the engine
+# state's value is written into an empty message, rewritten after a move, and read
+# back (as GameState.from_dict's form, which validates it).  The message's layout
+# is storage.proto's EngineState, whose field names are GameState.to_dict's keys;
+# tests/unit/test_codec.py checks that the table, the message and to_dict agree.
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str  # the field's name in EngineState, and its value's in GameState.to_dict
+    write: Callable[[spb.EngineState, GameState], None]
+    # a move's rewrite: given the message holding ``before``, make it hold ``after``
+    update: Callable[[spb.EngineState, GameState, GameState], None]
+    read: Callable[[spb.EngineState], Any]  # the value as GameState.from_dict takes it
+
+
+def _scalar(
+    name: str,
+    attribute: str | None = None,
+    encode: Callable[[Any], Any] | None = None,
+    decode: Callable[[Any], Any] | None = None,
+) -> _Field:
+    """A scalar field (``attribute``: the state's name for it, when another), set
+    whatever it holds: a set costs less than a comparison."""
+    value: Callable[[Any], Any] = operator.attrgetter(attribute or name)
+    if encode is not None:
+        plain, convert_value = value, encode
+        value = lambda state: convert_value(plain(state))  # noqa: E731
+
+    def write(message: spb.EngineState, state: GameState) -> None:
+        setattr(message, name, value(state))
+
+    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
+        setattr(message, name, value(after))
+
+    read: Callable[[Any], Any] = operator.attrgetter(name)
+    if decode is not None:
+        stored, convert_read = read, decode
+        read = lambda message: convert_read(stored(message))  # noqa: E731
+    return _Field(name, write, update, read)
+
+
+def _optional(name: str) -> _Field:
+    """A scalar with presence: unset for None."""
+
+    def write(message: spb.EngineState, state: GameState) -> None:
+        value = getattr(state, name)
+        if value is not None:
+            setattr(message, name, value)
+
+    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
+        value = getattr(after, name)
+        if value is None:
+            message.ClearField(name)  # type: ignore[arg-type]
+        else:
+            setattr(message, name, value)
+
+    def read(message: spb.EngineState) -> Any:
+        return getattr(message, name) if message.HasField(name) else None  # type: ignore[arg-type]
+
+    return _Field(name, write, update, read)
+
+
+def _repeated(
+    name: str,
+    encode: Callable[[Any], Any] | None = None,
+    decode: Callable[[Any], Any] | None = None,
+) -> _Field:
+    """A repeated scalar field, rewritten when its values changed."""
+
+    def values(state: GameState) -> Any:
+        value = getattr(state, name)
+        return value if encode is None else [encode(v) for v in value]
+
+    def write(message: spb.EngineState, state: GameState) -> None:
+        getattr(message, name).extend(values(state))
+
+    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
+        if getattr(after, name) != getattr(before, name):
+            _rewrite(getattr(message, name), values(after))
+
+    def read(message: spb.EngineState) -> Any:
+        stored = getattr(message, name)
+        return list(stored) if decode is None else [decode(v) for v in stored]
+
+    return _Field(name, write, update, read)
+
+
+def _cards(name: str) -> _Field:
+    """A repeated field of card ids, rewritten unless the cards are the same object."""
+
+    def write(message: spb.EngineState, state: GameState) -> None:
+        getattr(message, name).extend([c.id for c in getattr(state, name)])
+
+    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
+        _update_ids(getattr(message, name), getattr(before, name), getattr(after, name))
+
+    def read(message: spb.EngineState) -> Any:
+        return list(getattr(message, name))
+
+    return _Field(name, write, update, read)
+
+
+def _write_hands(message: spb.EngineState, state: GameState) -> None:
+    for hand in state.hands:
+        message.hands.add().ids.extend([c.id for c in hand])
+
+
+def _update_hands(message: spb.EngineState, before: GameState, after: GameState) -> None:
+    if after.hands is before.hands:
+        return
+    hands = message.hands
+    if len(hands) != len(after.hands) or len(before.hands) != len(after.hands):
+        del hands[:]
+        _write_hands(message, after)
+    else:
+        for index, hand in enumerate(after.hands):
+            _update_ids(hands[index].ids, before.hands[index], hand)
+
+
+def _write_table(message: spb.EngineState, state: GameState) -> None:
+    for meld in state.table:
+        _add_meld(message.table, meld)
+
+
+def _update_table(message: spb.EngineState, before: GameState, after: GameState) -> None:
+    """The melds after the first one the move replaced (laid melds are shared)."""
+    if after.table is before.table:
+        return
+    table = message.table
+    kept = 0
+    for old, new in zip(before.table, after.table, strict=False):
+        if old is not new:
+            break
+        kept += 1
+    del table[kept:]
+    for meld in after.table[kept:]:
+        _add_meld(table, meld)
+
+
+def _read_table(message: spb.EngineState) -> Any:
+    return [
+        {
+            "kind": KIND_FROM_PB[m.kind].value,
+            "cards": list(m.cards),
+            "rank": m.rank,
+            "suit": m.suit,
+            "owner": m.owner,
+        }
+        for m in message.table
+    ]
+
+
+def _write_stock_orders(message: spb.EngineState, state: GameState) -> None:
+    for round_number, order in state.stock_orders:
+        message.stock_orders.add(round=round_number, cards=order)
+
+
+def _update_stock_orders(message: spb.EngineState, before: GameState, after: GameState) -> None:
+    if after.stock_orders != before.stock_orders:
+        del message.stock_orders[:]
+        _write_stock_orders(message, after)
+
+
+_FIELDS: tuple[_Field, ...] = (
+    _scalar("seats"),
+    _scalar("seed", decode=bytes.hex),
+    _scalar("round", "round_number"),
+    _scalar("phase", encode=operator.attrgetter("value")),
+    _scalar("current"),
+    _Field("hands", _write_hands, _update_hands, lambda m: [list(h.ids) for h in m.hands]),
+    _cards("stock"),
+    _cards("discards"),
+    _Field("table", _write_table, _update_table, _read_table),
+    _repeated("opened"),
+    _repeated("scores"),
+    _optional("taken_from_discard"),
+    _scalar("laid_this_turn"),
+    _repeated("claim_answers", _ANSWER_TO_PB.__getitem__, _ANSWER_FROM_PB.__getitem__),
+    _scalar("exhaustions"),
+    _scalar("epoch"),
+    _scalar("turns_completed"),
+    _scalar("action_count"),
+    _Field(
+        "stock_orders",
+        _write_stock_orders,
+        _update_stock_orders,
+        lambda m: {str(o.round): list(o.cards) for o in m.stock_orders},
+    ),
+)
+# (the rule set, apart: written from the message the caller shares, read as given)
+STATE_FIELDS = frozenset(field.name for field in _FIELDS) | {"rules"}
 
 
 def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> spb.EngineState:
-    message = spb.EngineState(
-        seats=state.seats,
-        seed=state.seed,
-        round=state.round_number,
-        phase=state.phase.value,
-        current=state.current,
-        stock=[c.id for c in state.stock],
-        discards=[c.id for c in state.discards],
-        opened=state.opened,
-        scores=state.scores,
-        laid_this_turn=state.laid_this_turn,
-        claim_answers=[_ANSWER_TO_PB[a] for a in state.claim_answers],
-        exhaustions=state.exhaustions,
-        epoch=state.epoch,
-        turns_completed=state.turns_completed,
-        action_count=state.action_count,
-    )
+    message = spb.EngineState()
     message.rules.CopyFrom(rules_message if rules_message is not None else rules_to_pb(state.rules))
-    for hand in state.hands:
-        message.hands.add().ids.extend(c.id for c in hand)
-    for meld in state.table:
-        _add_meld(message.table, meld)
-    if state.taken_from_discard is not None:
-        message.taken_from_discard = state.taken_from_discard
-    for round_number, order in state.stock_orders:
-        message.stock_orders.add(round=round_number, cards=order)
+    for field in _FIELDS:
+        field.write(message, state)
     return message
 
 
@@ -130,51 +305,15 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
     """
     if after.rules is not before.rules and after.rules != before.rules:
         message.rules.CopyFrom(rules_to_pb(after.rules))
-    message.seats = after.seats
-    message.seed = after.seed
-    message.round = after.round_number
-    message.phase = after.phase.value
-    message.current = after.current
-    _update_ids(message.stock, before.stock, after.stock)
-    _update_ids(message.discards, before.discards, after.discards)
-    if after.hands is not before.hands:
-        hands = message.hands
-        if len(hands) != len(after.hands) or len(before.hands) != len(after.hands):
-            del hands[:]
-            for hand in after.hands:
-                hands.add().ids.extend([c.id for c in hand])
-        else:
-            for index, hand in enumerate(after.hands):
-                _update_ids(hands[index].ids, before.hands[index], hand)
-    if after.table is not before.table:
-        table = message.table
-        kept = 0
-        for old, new in zip(before.table, after.table, strict=False):
-            if old is not new:
-                break
-            kept += 1
-        del table[kept:]
-        for meld in after.table[kept:]:
-            _add_meld(table, meld)
-    if after.opened != before.opened:
-        _rewrite(message.opened, after.opened)
-    if after.scores != before.scores:
-        _rewrite(message.scores, after.scores)
-    if after.taken_from_discard is None:
-        message.ClearField("taken_from_discard")
-    else:
-        message.taken_from_discard = after.taken_from_discard
-    message.laid_this_turn = after.laid_this_turn
-    if after.claim_answers != before.claim_answers:
-        _rewrite(message.claim_answers, [_ANSWER_TO_PB[a] for a in after.claim_answers])
-    message.exhaustions = after.exhaustions
-    message.epoch = after.epoch
-    message.turns_completed = after.turns_completed
-    message.action_count = after.action_count
-    if after.stock_orders != before.stock_orders:
-        del message.stock_orders[:]
-        for round_number, order in after.stock_orders:
-            message.stock_orders.add(round=round_number, cards=order)
+    for field in _FIELDS:
+        field.update(message, before, after)
+
+
+def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
+    """The engine state a stored message holds (validated by GameState.from_dict)."""
+    data = {field.name: field.read(message) for field in _FIELDS}
+    data["rules"] = rules or rules_from_pb(message.rules)
+    return GameState.from_dict(data)
 
 
 def _add_meld(table: Any, meld: Meld) -> None:
@@ -197,41 +336,3 @@ def _rewrite(field: Any, values: Any) -> None:
     """A repeated scalar field's values replaced by ``values``."""
     del field[:]
     field.extend(values)
-
-
-def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
-    """The engine state a stored message holds (validated by GameState.from_dict)."""
-    data: dict[str, Any] = {
-        "rules": rules or rules_from_pb(message.rules),
-        "seats": message.seats,
-        "seed": message.seed.hex(),
-        "round": message.round,
-        "phase": message.phase,
-        "current": message.current,
-        "hands": [list(h.ids) for h in message.hands],
-        "stock": list(message.stock),
-        "discards": list(message.discards),
-        "table": [
-            {
-                "kind": KIND_FROM_PB[m.kind].value,
-                "cards": list(m.cards),
-                "rank": m.rank,
-                "suit": m.suit,
-                "owner": m.owner,
-            }
-            for m in message.table
-        ],
-        "opened": list(message.opened),
-        "scores": list(message.scores),
-        "taken_from_discard": (
-            message.taken_from_discard if message.HasField("taken_from_discard") else None
-        ),
-        "laid_this_turn": message.laid_this_turn,
-        "claim_answers": [_ANSWER_FROM_PB[a] for a in message.claim_answers],
-        "exhaustions": message.exhaustions,
-        "epoch": message.epoch,
-        "turns_completed": message.turns_completed,
-        "action_count": message.action_count,
-        "stock_orders": {str(o.round): list(o.cards) for o in message.stock_orders},
-    }
-    return GameState.from_dict(data)

@@ -63,6 +63,12 @@ def test_updating_the_stored_state_move_by_move_equals_writing_it_whole(
         state = after
 
 
+def test_the_field_table_is_the_stored_message_and_the_state_s_plain_form() -> None:
+    state = GameState.new_game(WHISKERTRAIL, 2, b"codec")
+    assert set(spb.EngineState.DESCRIPTOR.fields_by_name) == codec.STATE_FIELDS
+    assert set(state.to_dict()) == codec.STATE_FIELDS
+
+
 def test_an_unchanged_field_is_not_rewritten_and_a_changed_one_is() -> None:
     """The rewrite follows the engine's sharing: a field whose value is the same
     object is left alone (a stale message shows it), any other field is written."""
