@@ -1,8 +1,8 @@
 """The stored forms: engine state and events ⇄ the store's protobuf messages.
 
-The stored game state has its own compact message (``EngineState``), written
-field by field from one table (``_FIELDS``) because it is on the hot path of every
-move: a move rewrites only the fields it changed.  Conversions of the
+The stored game state has its own compact message (``EngineState``), whose fields
+are listed once, in a table (``_FIELDS``) that the whole write and the read iterate;
+a move, on the hot path, rewrites only the fields it changed.  Conversions of the
 public messages live in :mod:`glintwick.convert`, shared with the clients.
 """
 
@@ -92,107 +92,74 @@ def fill_event_pb(
 
 # ------------------------------------------------------------------ the stored state
 #
-# The stored state's fields are listed once, in _FIELDS: each says how the engine
-# state's value is written into an empty message, rewritten after a move, and read
-# back (as GameState.from_dict's form, which validates it).  The message's layout
-# is storage.proto's EngineState, whose field names are GameState.to_dict's keys;
-# tests/unit/test_codec.py checks that the table, the message and to_dict agree.
+# The stored state's fields are listed once, in _FIELDS (in the message's order),
+# each by its kind: how the engine state's value is written into an empty message
+# and read back (as GameState.from_dict's form, which validates it).  The message's
+# layout is storage.proto's EngineState, whose field names are GameState.to_dict's
+# keys; tests/unit/test_codec.py checks that the table, the message and to_dict
+# agree.  A move's rewrite (update_state_pb) is the one place written out field by
+# field, for speed; the same test file checks it against the table's whole write.
 
 
 @dataclass(frozen=True, slots=True)
-class _Field:
-    name: str  # the field's name in EngineState, and its value's in GameState.to_dict
-    write: Callable[[spb.EngineState, GameState], None]
-    # a move's rewrite: given the message holding ``before``, make it hold ``after``
-    update: Callable[[spb.EngineState, GameState, GameState], None]
-    read: Callable[[spb.EngineState], Any]  # the value as GameState.from_dict takes it
+class _Scalar:
+    name: str
+    attribute: str = ""  # the state's name for it (dotted: a part of it), when another
+    decode: Callable[[Any], Any] | None = None
+
+    def write(self, message: spb.EngineState, state: GameState) -> None:
+        setattr(message, self.name, operator.attrgetter(self.attribute or self.name)(state))
+
+    def read(self, message: spb.EngineState) -> Any:
+        value = getattr(message, self.name)
+        return value if self.decode is None else self.decode(value)
 
 
-def _scalar(
-    name: str,
-    attribute: str | None = None,
-    encode: Callable[[Any], Any] | None = None,
-    decode: Callable[[Any], Any] | None = None,
-) -> _Field:
-    """A scalar field (``attribute``: the state's name for it, when another), set
-    whatever it holds: a set costs less than a comparison."""
-    value: Callable[[Any], Any] = operator.attrgetter(attribute or name)
-    if encode is not None:
-        plain, convert_value = value, encode
-        value = lambda state: convert_value(plain(state))  # noqa: E731
-
-    def write(message: spb.EngineState, state: GameState) -> None:
-        setattr(message, name, value(state))
-
-    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
-        setattr(message, name, value(after))
-
-    read: Callable[[Any], Any] = operator.attrgetter(name)
-    if decode is not None:
-        stored, convert_read = read, decode
-        read = lambda message: convert_read(stored(message))  # noqa: E731
-    return _Field(name, write, update, read)
-
-
-def _optional(name: str) -> _Field:
+@dataclass(frozen=True, slots=True)
+class _Optional:
     """A scalar with presence: unset for None."""
 
-    def write(message: spb.EngineState, state: GameState) -> None:
-        value = getattr(state, name)
+    name: str
+
+    def write(self, message: spb.EngineState, state: GameState) -> None:
+        value = getattr(state, self.name)
         if value is not None:
-            setattr(message, name, value)
+            setattr(message, self.name, value)
 
-    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
-        value = getattr(after, name)
-        if value is None:
-            message.ClearField(name)  # type: ignore[arg-type]
-        else:
-            setattr(message, name, value)
-
-    def read(message: spb.EngineState) -> Any:
-        return getattr(message, name) if message.HasField(name) else None  # type: ignore[arg-type]
-
-    return _Field(name, write, update, read)
+    def read(self, message: spb.EngineState) -> Any:
+        present = message.HasField(self.name)  # type: ignore[arg-type]
+        return getattr(message, self.name) if present else None
 
 
-def _repeated(
-    name: str,
-    encode: Callable[[Any], Any] | None = None,
-    decode: Callable[[Any], Any] | None = None,
-) -> _Field:
-    """A repeated scalar field, rewritten when its values changed."""
+@dataclass(frozen=True, slots=True)
+class _Repeated:
+    """Scalar values (card ids: ``cards``)."""
 
-    def values(state: GameState) -> Any:
-        value = getattr(state, name)
-        return value if encode is None else [encode(v) for v in value]
+    name: str
+    cards: bool = False
+    encode: Callable[[Any], Any] | None = None
+    decode: Callable[[Any], Any] | None = None
 
-    def write(message: spb.EngineState, state: GameState) -> None:
-        getattr(message, name).extend(values(state))
+    def write(self, message: spb.EngineState, state: GameState) -> None:
+        values = getattr(state, self.name)
+        if self.cards:
+            values = [c.id for c in values]
+        elif self.encode is not None:
+            values = [self.encode(v) for v in values]
+        getattr(message, self.name).extend(values)
 
-    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
-        if getattr(after, name) != getattr(before, name):
-            _rewrite(getattr(message, name), values(after))
-
-    def read(message: spb.EngineState) -> Any:
-        stored = getattr(message, name)
-        return list(stored) if decode is None else [decode(v) for v in stored]
-
-    return _Field(name, write, update, read)
+    def read(self, message: spb.EngineState) -> Any:
+        stored = getattr(message, self.name)
+        return list(stored) if self.decode is None else [self.decode(v) for v in stored]
 
 
-def _cards(name: str) -> _Field:
-    """A repeated field of card ids, rewritten unless the cards are the same object."""
+@dataclass(frozen=True, slots=True)
+class _Nested:
+    """Messages, by functions of their own."""
 
-    def write(message: spb.EngineState, state: GameState) -> None:
-        getattr(message, name).extend([c.id for c in getattr(state, name)])
-
-    def update(message: spb.EngineState, before: GameState, after: GameState) -> None:
-        _update_ids(getattr(message, name), getattr(before, name), getattr(after, name))
-
-    def read(message: spb.EngineState) -> Any:
-        return list(getattr(message, name))
-
-    return _Field(name, write, update, read)
+    name: str
+    write: Callable[[spb.EngineState, GameState], None]
+    read: Callable[[spb.EngineState], Any]
 
 
 def _write_hands(message: spb.EngineState, state: GameState) -> None:
@@ -200,36 +167,9 @@ def _write_hands(message: spb.EngineState, state: GameState) -> None:
         message.hands.add().ids.extend([c.id for c in hand])
 
 
-def _update_hands(message: spb.EngineState, before: GameState, after: GameState) -> None:
-    if after.hands is before.hands:
-        return
-    hands = message.hands
-    if len(hands) != len(after.hands) or len(before.hands) != len(after.hands):
-        del hands[:]
-        _write_hands(message, after)
-    else:
-        for index, hand in enumerate(after.hands):
-            _update_ids(hands[index].ids, before.hands[index], hand)
-
-
 def _write_table(message: spb.EngineState, state: GameState) -> None:
     for meld in state.table:
         _add_meld(message.table, meld)
-
-
-def _update_table(message: spb.EngineState, before: GameState, after: GameState) -> None:
-    """The melds after the first one the move replaced (laid melds are shared)."""
-    if after.table is before.table:
-        return
-    table = message.table
-    kept = 0
-    for old, new in zip(before.table, after.table, strict=False):
-        if old is not new:
-            break
-        kept += 1
-    del table[kept:]
-    for meld in after.table[kept:]:
-        _add_meld(table, meld)
 
 
 def _read_table(message: spb.EngineState) -> Any:
@@ -250,35 +190,30 @@ def _write_stock_orders(message: spb.EngineState, state: GameState) -> None:
         message.stock_orders.add(round=round_number, cards=order)
 
 
-def _update_stock_orders(message: spb.EngineState, before: GameState, after: GameState) -> None:
-    if after.stock_orders != before.stock_orders:
-        del message.stock_orders[:]
-        _write_stock_orders(message, after)
-
-
-_FIELDS: tuple[_Field, ...] = (
-    _scalar("seats"),
-    _scalar("seed", decode=bytes.hex),
-    _scalar("round", "round_number"),
-    _scalar("phase", encode=operator.attrgetter("value")),
-    _scalar("current"),
-    _Field("hands", _write_hands, _update_hands, lambda m: [list(h.ids) for h in m.hands]),
-    _cards("stock"),
-    _cards("discards"),
-    _Field("table", _write_table, _update_table, _read_table),
-    _repeated("opened"),
-    _repeated("scores"),
-    _optional("taken_from_discard"),
-    _scalar("laid_this_turn"),
-    _repeated("claim_answers", _ANSWER_TO_PB.__getitem__, _ANSWER_FROM_PB.__getitem__),
-    _scalar("exhaustions"),
-    _scalar("epoch"),
-    _scalar("turns_completed"),
-    _scalar("action_count"),
-    _Field(
+_FIELDS: tuple[_Scalar | _Optional | _Repeated | _Nested, ...] = (
+    _Scalar("seats"),
+    _Scalar("seed", decode=bytes.hex),
+    _Scalar("round", "round_number"),
+    _Scalar("phase", "phase.value"),
+    _Scalar("current"),
+    _Nested("hands", _write_hands, lambda m: [list(h.ids) for h in m.hands]),
+    _Repeated("stock", cards=True),
+    _Repeated("discards", cards=True),
+    _Nested("table", _write_table, _read_table),
+    _Repeated("opened"),
+    _Repeated("scores"),
+    _Optional("taken_from_discard"),
+    _Scalar("laid_this_turn"),
+    _Repeated(
+        "claim_answers", encode=_ANSWER_TO_PB.__getitem__, decode=_ANSWER_FROM_PB.__getitem__
+    ),
+    _Scalar("exhaustions"),
+    _Scalar("epoch"),
+    _Scalar("turns_completed"),
+    _Scalar("action_count"),
+    _Nested(
         "stock_orders",
         _write_stock_orders,
-        _update_stock_orders,
         lambda m: {str(o.round): list(o.cards) for o in m.stock_orders},
     ),
 )
@@ -294,6 +229,13 @@ def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> sp
     return message
 
 
+def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
+    """The engine state a stored message holds (validated by GameState.from_dict)."""
+    data = {field.name: field.read(message) for field in _FIELDS}
+    data["rules"] = rules or rules_from_pb(message.rules)
+    return GameState.from_dict(data)
+
+
 def update_state_pb(message: spb.EngineState, before: GameState, after: GameState) -> None:
     """Turn ``message``, which holds ``before`` as :func:`state_to_pb` writes it, into
     ``after``'s: the same message :func:`state_to_pb` would write for ``after``.
@@ -302,18 +244,54 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
     shares every value it does not change between the two states, so a field whose
     value is the same object is left as it is, and only the rest is rewritten.
     (Writing the whole state anew was a fifth of a move's own time in the server.)
+    Written out field by field: on every move, a loop over _FIELDS cost 60% more
+    (about 10.5 µs instead of 6.5).
     """
     if after.rules is not before.rules and after.rules != before.rules:
         message.rules.CopyFrom(rules_to_pb(after.rules))
-    for field in _FIELDS:
-        field.update(message, before, after)
-
-
-def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
-    """The engine state a stored message holds (validated by GameState.from_dict)."""
-    data = {field.name: field.read(message) for field in _FIELDS}
-    data["rules"] = rules or rules_from_pb(message.rules)
-    return GameState.from_dict(data)
+    message.seats = after.seats
+    message.seed = after.seed
+    message.round = after.round_number
+    message.phase = after.phase.value
+    message.current = after.current
+    _update_ids(message.stock, before.stock, after.stock)
+    _update_ids(message.discards, before.discards, after.discards)
+    if after.hands is not before.hands:
+        hands = message.hands
+        if len(hands) != len(after.hands) or len(before.hands) != len(after.hands):
+            del hands[:]
+            _write_hands(message, after)
+        else:
+            for index, hand in enumerate(after.hands):
+                _update_ids(hands[index].ids, before.hands[index], hand)
+    if after.table is not before.table:
+        table = message.table
+        kept = 0  # laid melds are shared: rewrite from the first one the move replaced
+        for old, new in zip(before.table, after.table, strict=False):
+            if old is not new:
+                break
+            kept += 1
+        del table[kept:]
+        for meld in after.table[kept:]:
+            _add_meld(table, meld)
+    if after.opened != before.opened:
+        _rewrite(message.opened, after.opened)
+    if after.scores != before.scores:
+        _rewrite(message.scores, after.scores)
+    if after.taken_from_discard is None:
+        message.ClearField("taken_from_discard")
+    else:
+        message.taken_from_discard = after.taken_from_discard
+    message.laid_this_turn = after.laid_this_turn
+    if after.claim_answers != before.claim_answers:
+        _rewrite(message.claim_answers, [_ANSWER_TO_PB[a] for a in after.claim_answers])
+    message.exhaustions = after.exhaustions
+    message.epoch = after.epoch
+    message.turns_completed = after.turns_completed
+    message.action_count = after.action_count
+    if after.stock_orders != before.stock_orders:
+        del message.stock_orders[:]
+        _write_stock_orders(message, after)
 
 
 def _add_meld(table: Any, meld: Meld) -> None:
