@@ -23,7 +23,7 @@ from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
-from services.errors import ServiceError, invalid, not_found, rate_limited
+from services.errors import ServiceError, invalid, not_found
 from services.store.base import GameStore
 
 from .records import Loaded
@@ -98,7 +98,7 @@ class Context:
     def __init__(self, store: GameStore, config: ServiceConfig) -> None:
         self.store = store
         self.config = config
-        self._limiter = RateLimiter(config.rate_per_second, config.rate_burst)
+        self.limiter = RateLimiter(config.rate_per_second, config.rate_burst)  # per game:seat
         # the newest revision of each game this process has seen (least recently
         # used first out): a load that finds the store at that revision skips the
         # decoding, and a move whose expected version matches it is applied and
@@ -147,14 +147,6 @@ class Context:
         loaded = Loaded(before.revision + 1, record, after)
         self.remember(record.game_id, loaded)
         return loaded
-
-    def allow(self, game_id: str, seat: int) -> bool:
-        """Take a request from the seat's bucket; False when it is empty."""
-        return self._limiter.allow(f"{game_id}:{seat}")
-
-    def limit(self, game_id: str, seat: int) -> None:
-        if not self.allow(game_id, seat):
-            raise rate_limited()
 
     def _rules(self, message: pb.RuleSet) -> RuleSet:
         blob = message.SerializeToString(deterministic=True)

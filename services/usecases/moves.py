@@ -68,16 +68,19 @@ async def validate_action(
 async def submit_action(
     ctx: Context, request: pb.SubmitActionRequest, caller: Caller
 ) -> pb.SubmitActionResponse:
-    if len(request.request_id) > MAX_REQUEST_ID:
+    # (each field read once: a protobuf field read is a call into upb)
+    request_id = request.request_id
+    if len(request_id) > MAX_REQUEST_ID:
         raise invalid(f"request_id has at most {MAX_REQUEST_ID} characters")
     action = decode_action(request.action)
     game_id = request.game_id
+    expected = request.expected_version
     requested = requested_seat(request)
     # First the cached game when the client and this process agree on the newest
     # version (one store round trip: the compare-and-set alone judges whether it is
     # still the store's), then a fresh load (None), whose answer is final.
     cached = ctx.cached(game_id)
-    on_version = cached is not None and cached.version == request.expected_version
+    on_version = cached is not None and cached.version == expected
     tries = (cached, None) if on_version else (None,)
     charged = False  # this request took its token from the seat's bucket
     for candidate in tries:
@@ -90,7 +93,7 @@ async def submit_action(
                 continue  # (a seat joined since the cached revision, say)
             raise
         assert seat is not None
-        idem_key = f"{seat}:{request.request_id}" if request.request_id else None
+        idem_key = f"{seat}:{request_id}" if request_id else None
         # (on the cache no look-up: the compare-and-set refuses a stored request id)
         if not on_cache and idem_key is not None:
             earlier = await ctx.store.idempotent_response(game_id, idem_key)
@@ -98,13 +101,13 @@ async def submit_action(
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return pb.SubmitActionResponse.FromString(earlier)
         if not charged:
-            charged = ctx.allow(game_id, seat)
+            charged = ctx.limiter.allow(f"{game_id}:{seat}")
             if not charged:
                 if on_cache:
                     continue  # judged fresh: a retry of a landed move gets its answer
                 raise rate_limited()
-        if request.expected_version != loaded.version:
-            raise stale(request.expected_version, loaded.version)
+        if expected != loaded.version:
+            raise stale(expected, loaded.version)
         try:
             state, events = loaded.state.apply_action(seat, action)
         except GlintwickError as exc:
@@ -115,11 +118,15 @@ async def submit_action(
             ctx, loaded, seat, action, state, events, idem_key, by_deadline=False
         )
         if response is not None:
+            house_bot = loaded.record.seats[seat].bot
             log.info(
                 "action_applied",
-                **_fields(request, caller, seat, loaded),
+                game_id=game_id,
+                seat=seat,
+                request_id=request_id or caller.request_id,
                 action=action.KIND,
                 version=response.version,
+                **({"house_bot": house_bot} if house_bot else {}),
             )
             return response
         if on_cache:
