@@ -372,12 +372,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["auto", "json", "console"],
         default=env("GLINTWICK_LOG_FORMAT", "auto"),
     )
-    serve_parser = sub.add_parser(
-        "serve", help="serve gRPC and HTTP/JSON (embedded store by default)"
-    )
+    serve = sub.add_parser("serve", help="serve gRPC and HTTP/JSON (embedded store by default)")
     from services.config import add_arguments
 
-    add_arguments(serve_parser, house_bots=HOUSE_BOTS)
+    add_arguments(serve, house_bots=HOUSE_BOTS)
     return parser
 
 
