@@ -84,4 +84,4 @@ proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --mypy_out=. \
 		--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy \
 		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
-		--grpc_python_out=. --mypy_grpc_out=. proto/glintwick/v1/*.proto
+		--grpc_python_out=. --mypy_grpc_out=. proto/glintwick/v1/*.proto proto/glintwick/storage/v1/*.proto

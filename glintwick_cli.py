@@ -7,10 +7,19 @@ Each subcommand maps to its layer's own entry point, imported lazily so that
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from services.config import ServerOptions
+    from services.server import RunningServer, Sidecar
+    from services.store.base import GameStore
 
 
 def _solve_line(line: str) -> dict[str, Any]:
@@ -228,6 +237,85 @@ def bots(args: argparse.Namespace) -> int:
     return asyncio.run(main())
 
 
+# --------------------------------------------------------------------------- serve
+# The server and its in-process house-bot pool meet here, and only here: the service
+# imports no client, so this command hands it the names of the bots the pool plays
+# and the pool itself (a sidecar of services.server).
+
+# The house bots a game may seat unless --house-bots says otherwise.  Anyone may
+# create a game and seat house bots, whose moves cost the bot pool's CPU, so by
+# default only the cheap fair ones: not ``montecarlo`` (tens of milliseconds a move)
+# nor ``oracle`` (for measuring; through the API it is ``montecarlo``).
+HOUSE_BOTS = "random,greedy,strong"
+# what FillWithBots seats when the request names no bot
+FILL_BOT = "greedy"
+
+
+def with_house_bots(options: ServerOptions) -> ServerOptions:
+    """``options`` with the house bots checked against the bots the pool can play
+    (ValueError for a name it cannot), HOUSE_BOTS when none were given, and FILL_BOT."""
+    from clients.bots import BOTS
+    from services.config import bot_names
+
+    names = bot_names(HOUSE_BOTS) if options.house_bots is None else options.house_bots
+    unknown = names - set(BOTS)
+    if unknown:
+        raise ValueError(f"--house-bots: unknown bots {sorted(unknown)}; known: {sorted(BOTS)}")
+    return dataclasses.replace(
+        options, house_bots=names, default_house_bot=options.default_house_bot or FILL_BOT
+    )
+
+
+async def house_bot_pool(address: str, token: str, *, concurrency: int) -> None:
+    """The in-process house-bot pool (a sidecar of the server at ``address``):
+    ``clients.botpool`` through the SDK, the very path of a ``glintwick bots`` worker."""
+    import asyncio
+
+    import structlog
+
+    from clients.botpool import BotPool
+    from clients.sdk import GlintwickClient
+
+    client = GlintwickClient(address)
+    pool = BotPool(client, token, concurrency=max(1, concurrency), name="in-process")
+    try:
+        await pool.run()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        structlog.get_logger("glintwick.server").exception("bot_pool_failed")
+    finally:
+        await client.close()
+
+
+def bot_pool_for(options: ServerOptions) -> Sidecar:
+    """The house-bot pool sidecar of a server with ``options`` (picklable, for --workers)."""
+    return functools.partial(house_bot_pool, concurrency=options.bot_concurrency)
+
+
+async def start_server(options: ServerOptions, store: GameStore | None = None) -> RunningServer:
+    """``services.server.start`` with this command's house bots (no pool: see start_bot_pool)."""
+    from services.server import start
+
+    return await start(with_house_bots(options), store)
+
+
+def start_bot_pool(running: RunningServer, options: ServerOptions) -> list[asyncio.Task[None]]:
+    """The in-process house-bot pool of a started server, as ``serve`` runs it."""
+    from services.server import start_sidecar
+
+    return [start_sidecar(running, options, bot_pool_for(options))]
+
+
+def serve(args: argparse.Namespace) -> int:
+    """``glintwick serve``: the server, with its house-bot pool in process when wanted."""
+    from services.config import options_from
+    from services.server import run
+
+    options = with_house_bots(options_from(args))
+    return run(options, bot_pool_for(options))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glintwick", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -287,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve gRPC and HTTP/JSON (embedded store by default)")
     from services.config import add_arguments
 
-    add_arguments(serve)
+    add_arguments(serve, house_bots=HOUSE_BOTS)
     return parser
 
 
@@ -302,10 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "bots":
         return bots(args)
     if args.command == "serve":
-        from services.config import options_from
-        from services.server import run
-
-        return run(options_from(args))
+        return serve(args)
     raise AssertionError(f"unhandled command {args.command}")
 
 

@@ -1,12 +1,16 @@
 """The stored forms: engine state and events ⇄ the store's protobuf messages.
 
-The stored game state has its own compact message (``EngineState``), written
-field by field because it is on the hot path of every move.  Conversions of the
+The stored game state has its own compact message (``EngineState``), whose fields
+are listed once, in a table (``_FIELDS``) that the whole write and the read iterate;
+a move, on the hot path, rewrites only the fields it changed.  Conversions of the
 public messages live in :mod:`glintwick.convert`, shared with the clients.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
@@ -24,8 +28,8 @@ from glintwick.convert import (
     rules_to_pb,
     unfloat,
 )
+from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
-from glintwick.v1 import storage_pb2 as spb
 
 _ANSWER_TO_PB = {
     None: spb.CLAIM_ANSWER_PENDING,
@@ -87,36 +91,149 @@ def fill_event_pb(
 
 
 # ------------------------------------------------------------------ the stored state
+#
+# The stored state's fields are listed once, in _FIELDS (in the message's order),
+# each by its kind: how the engine state's value is written into an empty message
+# and read back (as GameState.from_dict's form, which validates it).  The message's
+# layout is storage.proto's EngineState, whose field names are GameState.to_dict's
+# keys; tests/unit/test_codec.py checks that the table, the message and to_dict
+# agree.  A move's rewrite (update_state_pb) is the one place written out field by
+# field, for speed; the same test file checks it against the table's whole write.
+
+
+@dataclass(frozen=True, slots=True)
+class _Scalar:
+    name: str
+    attribute: str = ""  # the state's name for it (dotted: a part of it), when another
+    decode: Callable[[Any], Any] | None = None
+
+    def write(self, message: spb.EngineState, state: GameState) -> None:
+        setattr(message, self.name, operator.attrgetter(self.attribute or self.name)(state))
+
+    def read(self, message: spb.EngineState) -> Any:
+        value = getattr(message, self.name)
+        return value if self.decode is None else self.decode(value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Optional:
+    """A scalar with presence: unset for None."""
+
+    name: str
+
+    def write(self, message: spb.EngineState, state: GameState) -> None:
+        value = getattr(state, self.name)
+        if value is not None:
+            setattr(message, self.name, value)
+
+    def read(self, message: spb.EngineState) -> Any:
+        present = message.HasField(self.name)  # type: ignore[arg-type]
+        return getattr(message, self.name) if present else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Repeated:
+    """Scalar values (card ids: ``cards``)."""
+
+    name: str
+    cards: bool = False
+    encode: Callable[[Any], Any] | None = None
+    decode: Callable[[Any], Any] | None = None
+
+    def write(self, message: spb.EngineState, state: GameState) -> None:
+        values = getattr(state, self.name)
+        if self.cards:
+            values = [c.id for c in values]
+        elif self.encode is not None:
+            values = [self.encode(v) for v in values]
+        getattr(message, self.name).extend(values)
+
+    def read(self, message: spb.EngineState) -> Any:
+        stored = getattr(message, self.name)
+        return list(stored) if self.decode is None else [self.decode(v) for v in stored]
+
+
+@dataclass(frozen=True, slots=True)
+class _Nested:
+    """Messages, by functions of their own."""
+
+    name: str
+    write: Callable[[spb.EngineState, GameState], None]
+    read: Callable[[spb.EngineState], Any]
+
+
+def _write_hands(message: spb.EngineState, state: GameState) -> None:
+    for hand in state.hands:
+        message.hands.add().ids.extend([c.id for c in hand])
+
+
+def _write_table(message: spb.EngineState, state: GameState) -> None:
+    for meld in state.table:
+        _add_meld(message.table, meld)
+
+
+def _read_table(message: spb.EngineState) -> Any:
+    return [
+        {
+            "kind": KIND_FROM_PB[m.kind].value,
+            "cards": list(m.cards),
+            "rank": m.rank,
+            "suit": m.suit,
+            "owner": m.owner,
+        }
+        for m in message.table
+    ]
+
+
+def _write_stock_orders(message: spb.EngineState, state: GameState) -> None:
+    for round_number, order in state.stock_orders:
+        message.stock_orders.add(round=round_number, cards=order)
+
+
+_FIELDS: tuple[_Scalar | _Optional | _Repeated | _Nested, ...] = (
+    _Scalar("seats"),
+    _Scalar("seed", decode=bytes.hex),
+    _Scalar("round", "round_number"),
+    _Scalar("phase", "phase.value"),
+    _Scalar("current"),
+    _Nested("hands", _write_hands, lambda m: [list(h.ids) for h in m.hands]),
+    _Repeated("stock", cards=True),
+    _Repeated("discards", cards=True),
+    _Nested("table", _write_table, _read_table),
+    _Repeated("opened"),
+    _Repeated("scores"),
+    _Optional("taken_from_discard"),
+    _Scalar("laid_this_turn"),
+    _Repeated(
+        "claim_answers", encode=_ANSWER_TO_PB.__getitem__, decode=_ANSWER_FROM_PB.__getitem__
+    ),
+    _Scalar("exhaustions"),
+    _Scalar("epoch"),
+    _Scalar("turns_completed"),
+    _Scalar("action_count"),
+    _Nested(
+        "stock_orders",
+        _write_stock_orders,
+        lambda m: {str(o.round): list(o.cards) for o in m.stock_orders},
+    ),
+)
+# (the rule set, apart: written from the message the caller shares, read as given)
+STATE_FIELDS = frozenset(field.name for field in _FIELDS) | {"rules"}
 
 
 def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> spb.EngineState:
-    message = spb.EngineState(
-        seats=state.seats,
-        seed=state.seed,
-        round=state.round_number,
-        phase=state.phase.value,
-        current=state.current,
-        stock=[c.id for c in state.stock],
-        discards=[c.id for c in state.discards],
-        opened=state.opened,
-        scores=state.scores,
-        laid_this_turn=state.laid_this_turn,
-        claim_answers=[_ANSWER_TO_PB[a] for a in state.claim_answers],
-        exhaustions=state.exhaustions,
-        epoch=state.epoch,
-        turns_completed=state.turns_completed,
-        action_count=state.action_count,
-    )
+    message = spb.EngineState()
     message.rules.CopyFrom(rules_message if rules_message is not None else rules_to_pb(state.rules))
-    for hand in state.hands:
-        message.hands.add().ids.extend(c.id for c in hand)
-    for meld in state.table:
-        _add_meld(message.table, meld)
-    if state.taken_from_discard is not None:
-        message.taken_from_discard = state.taken_from_discard
-    for round_number, order in state.stock_orders:
-        message.stock_orders.add(round=round_number, cards=order)
+    for field in _FIELDS:
+        field.write(message, state)
     return message
+
+
+def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
+    """The engine state a stored message holds (validated by GameState.from_dict)."""
+    data = {field.name: field.read(message) for field in _FIELDS}
+    data["rules"] = rules or rules_from_pb(message.rules)
+    return GameState.from_dict(data)
 
 
 def update_state_pb(message: spb.EngineState, before: GameState, after: GameState) -> None:
@@ -127,6 +244,8 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
     shares every value it does not change between the two states, so a field whose
     value is the same object is left as it is, and only the rest is rewritten.
     (Writing the whole state anew was a fifth of a move's own time in the server.)
+    Written out field by field: on every move, a loop over _FIELDS cost 60% more
+    (about 10.5 µs instead of 6.5).
     """
     if after.rules is not before.rules and after.rules != before.rules:
         message.rules.CopyFrom(rules_to_pb(after.rules))
@@ -141,14 +260,13 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
         hands = message.hands
         if len(hands) != len(after.hands) or len(before.hands) != len(after.hands):
             del hands[:]
-            for hand in after.hands:
-                hands.add().ids.extend([c.id for c in hand])
+            _write_hands(message, after)
         else:
             for index, hand in enumerate(after.hands):
                 _update_ids(hands[index].ids, before.hands[index], hand)
     if after.table is not before.table:
         table = message.table
-        kept = 0
+        kept = 0  # laid melds are shared: rewrite from the first one the move replaced
         for old, new in zip(before.table, after.table, strict=False):
             if old is not new:
                 break
@@ -173,8 +291,7 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
     message.action_count = after.action_count
     if after.stock_orders != before.stock_orders:
         del message.stock_orders[:]
-        for round_number, order in after.stock_orders:
-            message.stock_orders.add(round=round_number, cards=order)
+        _write_stock_orders(message, after)
 
 
 def _add_meld(table: Any, meld: Meld) -> None:
@@ -197,41 +314,3 @@ def _rewrite(field: Any, values: Any) -> None:
     """A repeated scalar field's values replaced by ``values``."""
     del field[:]
     field.extend(values)
-
-
-def state_from_pb(message: spb.EngineState, rules: RuleSet | None = None) -> GameState:
-    """The engine state a stored message holds (validated by GameState.from_dict)."""
-    data: dict[str, Any] = {
-        "rules": rules or rules_from_pb(message.rules),
-        "seats": message.seats,
-        "seed": message.seed.hex(),
-        "round": message.round,
-        "phase": message.phase,
-        "current": message.current,
-        "hands": [list(h.ids) for h in message.hands],
-        "stock": list(message.stock),
-        "discards": list(message.discards),
-        "table": [
-            {
-                "kind": KIND_FROM_PB[m.kind].value,
-                "cards": list(m.cards),
-                "rank": m.rank,
-                "suit": m.suit,
-                "owner": m.owner,
-            }
-            for m in message.table
-        ],
-        "opened": list(message.opened),
-        "scores": list(message.scores),
-        "taken_from_discard": (
-            message.taken_from_discard if message.HasField("taken_from_discard") else None
-        ),
-        "laid_this_turn": message.laid_this_turn,
-        "claim_answers": [_ANSWER_FROM_PB[a] for a in message.claim_answers],
-        "exhaustions": message.exhaustions,
-        "epoch": message.epoch,
-        "turns_completed": message.turns_completed,
-        "action_count": message.action_count,
-        "stock_orders": {str(o.round): list(o.cards) for o in message.stock_orders},
-    }
-    return GameState.from_dict(data)

@@ -22,13 +22,23 @@ class ServerOptions:
     reuse_port: bool = False
     bots: bool = True  # False (--no-bots): never run the in-process bot pool
     bot_pool: str = "auto"  # the in-process house-bot pool: auto (memory store only) | on | off
-    house_bots: str = "random,greedy,strong"  # the strategies a game may seat as house bots
+    # The bots a game may seat as house bots (--house-bots; None: any name) and the one
+    # FillWithBots seats when the request names none (""): the names of whatever bot
+    # pool plays them, which the service does not know (the `glintwick` command does)
+    house_bots: frozenset[str] | None = None
+    default_house_bot: str = ""
     bot_concurrency: int = 4  # house-bot turns the in-process pool plays at once
     log_format: str = "auto"  # auto | json | console
     event_loop: str = "auto"  # auto (uvloop when installed) | uvloop | asyncio
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def bot_names(text: str) -> frozenset[str]:
+    """The names of a comma-separated list (``--house-bots``)."""
+    return frozenset(n.strip() for n in text.split(",") if n.strip())
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = None) -> None:
+    """The server's flags; ``house_bots``: the --house-bots default (None: any name)."""
     env = os.environ.get
     parser.add_argument(
         "--grpc", default=env("GLINTWICK_GRPC", "127.0.0.1:50051"), help="gRPC host:port"
@@ -49,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--house-bots",
-        default=env("GLINTWICK_HOUSE_BOTS", "random,greedy,strong"),
+        default=env("GLINTWICK_HOUSE_BOTS", house_bots),
         help="comma-separated bots a game may seat as house bots (CreateGame bots, FillWithBots)",
     )
     parser.add_argument(
@@ -102,7 +112,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         workers=args.workers,
         operator_token=args.operator_token or None,
         bot_pool_token=args.bot_pool_token or None,
-        house_bots=args.house_bots,
+        house_bots=None if args.house_bots is None else bot_names(args.house_bots),
         finished_ttl=args.finished_ttl,
         rate_per_second=args.rate,
         rate_burst=args.burst,

@@ -1,6 +1,9 @@
 """Bootstrap: the grpc.aio server and the HTTP face in one process, health,
-reflection, the deadline sweeper, the in-process house-bot pool, graceful
-shutdown, and ``--workers N``.
+reflection, the deadline sweeper, graceful shutdown, and ``--workers N``.
+
+The in-process house-bot pool is not the service's: the ``glintwick`` command (the
+composition root) hands :func:`run` a :data:`Sidecar` that plays it, and the names
+of the bots it plays (``ServerOptions.house_bots``).  The service imports no client.
 
 One Python process saturates one core; with the Redis store, ``--workers N``
 starts N processes that share the ports (SO_REUSEPORT, as in grpc's
@@ -9,17 +12,17 @@ multiprocessing example): the stateless design paying off on one machine.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import gc
 import logging
 import multiprocessing
 import os
+import secrets
 import signal
 import sys
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import grpc
@@ -33,7 +36,7 @@ from grpc_reflection.v1alpha import reflection
 from engine.solver import SOLVER_FORM
 from glintwick.v1 import game_pb2 as pb
 from services.api import GameService, ServiceConfig
-from services.config import ServerOptions, add_arguments, options_from
+from services.config import ServerOptions
 from services.grpc_api import Servicer, add_to_server
 from services.rest import build_app
 from services.store.base import GameStore
@@ -42,6 +45,11 @@ from services.store.memory import MemoryStore
 log = structlog.get_logger("glintwick.server")
 
 T = TypeVar("T")
+
+# Something that runs beside the server for as long as it serves, given the server's
+# gRPC address (host:port, reachable from this process) and the credential of the
+# house-bot calls: the in-process house-bot pool, when `bot_pool_wanted`.
+Sidecar = Callable[[str, str], Awaitable[None]]
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
 
@@ -161,7 +169,8 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
             bot_pool_token=options.bot_pool_token,
             rate_per_second=options.rate_per_second,
             rate_burst=options.rate_burst,
-            bot_strategies=_bot_strategies(options.house_bots),
+            house_bots=options.house_bots,
+            default_house_bot=options.default_house_bot,
         ),
     )
     server = grpc.aio.server(
@@ -212,7 +221,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
     return RunningServer(server, port, runner, http_port, service, health, sweeper)
 
 
-async def serve(options: ServerOptions) -> None:
+async def serve(options: ServerOptions, bot_pool: Sidecar | None = None) -> None:
     running = await start(options)
     # What start-up built (modules, rule tables, the server) lives as long as the
     # process: frozen out of the cyclic collector's sight, it is no longer walked
@@ -224,8 +233,8 @@ async def serve(options: ServerOptions) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     extra: list[asyncio.Task[None]] = []
-    if bot_pool_wanted(options):
-        extra.extend(start_bot_pool(running, options))
+    if bot_pool is not None and bot_pool_wanted(options):
+        extra.append(start_sidecar(running, options, bot_pool))
     await stopping.wait()
     log.info("shutting_down")
     for task in extra:
@@ -236,22 +245,6 @@ async def serve(options: ServerOptions) -> None:
     await running.stop()
 
 
-def _bot_strategies(allowed: str) -> frozenset[str]:
-    """The house-bot strategies a game may name (``--house-bots``): registered bots only.
-
-    Anyone may create a game and seat house bots, whose moves cost the bot pool's
-    CPU, so by default only the cheap fair ones: not ``montecarlo`` (tens of
-    milliseconds a move) nor ``oracle`` (for measuring; through the API it is
-    ``montecarlo``)."""
-    from clients.bots import BOTS
-
-    names = {n.strip() for n in allowed.split(",") if n.strip()}
-    unknown = names - set(BOTS)
-    if unknown:
-        raise ValueError(f"--house-bots: unknown bots {sorted(unknown)}; known: {sorted(BOTS)}")
-    return frozenset(names)
-
-
 def bot_pool_wanted(options: ServerOptions) -> bool:
     """Whether ``serve`` plays house-bot seats in process (``--bot-pool``, ``--no-bots``):
     by default with the embedded store; with Redis, run ``glintwick bots`` workers."""
@@ -260,17 +253,14 @@ def bot_pool_wanted(options: ServerOptions) -> bool:
     return options.bot_pool == "on" or options.store == "memory"
 
 
-def start_bot_pool(running: RunningServer, options: ServerOptions) -> list[asyncio.Task[None]]:
-    """Start the in-process house-bot pool: ``clients.botpool`` through the SDK against
-    this server's own gRPC port, so house bots take the very path an outside
-    ``glintwick bots`` worker does.  It uses the bot-pool credential, else the
-    operator's; with neither it gets a random bot-pool credential of its own (one for
-    all ``--workers``), good for the house-bot calls only."""
-    import secrets
-
-    from clients.botpool import BotPool
-    from clients.sdk import GlintwickClient
-
+def start_sidecar(
+    running: RunningServer, options: ServerOptions, sidecar: Sidecar
+) -> asyncio.Task[None]:
+    """Run ``sidecar`` against this server's own gRPC port, so that an in-process bot
+    pool takes the very path an outside ``glintwick bots`` worker does.  It gets the
+    bot-pool credential, else the operator's; with neither, a random bot-pool
+    credential of its own (one for all ``--workers``), good for the house-bot calls
+    only."""
     config = running.service.config
     token = config.bot_pool_token or config.operator_token
     if not token:
@@ -280,44 +270,41 @@ def start_bot_pool(running: RunningServer, options: ServerOptions) -> list[async
         host = "127.0.0.1"
     if ":" in host:
         host = f"[{host}]"
-    client = GlintwickClient(f"{host}:{running.grpc_port}")
-    pool = BotPool(client, token, concurrency=max(1, options.bot_concurrency), name="in-process")
 
-    async def play() -> None:
+    async def accompany() -> None:
         try:
-            await pool.run()
+            await sidecar(f"{host}:{running.grpc_port}", token)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("bot_pool_failed")
-        finally:
-            await client.close()
+            log.exception("sidecar_failed")
 
-    return [asyncio.create_task(play())]
+    return asyncio.create_task(accompany())
 
 
-def _worker(options: ServerOptions) -> None:
+def _worker(options: ServerOptions, bot_pool: Sidecar | None) -> None:
     configure_logging(options.log_format)
-    run_async(serve(options), options.event_loop)
+    run_async(serve(options, bot_pool), options.event_loop)
 
 
-def run(options: ServerOptions) -> int:
+def run(options: ServerOptions, bot_pool: Sidecar | None = None) -> int:
+    """Serve until SIGTERM/SIGINT; ``bot_pool`` (picklable, for ``--workers``) runs in
+    every process when :func:`bot_pool_wanted`."""
     configure_logging(options.log_format)
     if options.workers <= 1:
-        run_async(serve(options), options.event_loop)
+        run_async(serve(options, bot_pool), options.event_loop)
         return 0
     if options.store == "memory":
         log.error("workers_need_redis", hint="several processes share state only through Redis")
         return 2
-    options.reuse_port = True
-    if bot_pool_wanted(options) and not (options.operator_token or options.bot_pool_token):
+    options = replace(options, reuse_port=True)
+    pooled = bot_pool is not None and bot_pool_wanted(options)
+    if pooled and not (options.operator_token or options.bot_pool_token):
         # every process's pool may reach any process through the shared port: one
         # credential for all of them
-        import secrets
-
-        options.bot_pool_token = secrets.token_urlsafe(32)
+        options = replace(options, bot_pool_token=secrets.token_urlsafe(32))
     processes = [
-        multiprocessing.get_context("spawn").Process(target=_worker, args=(options,))
+        multiprocessing.get_context("spawn").Process(target=_worker, args=(options, bot_pool))
         for _ in range(options.workers)
     ]
     for process in processes:
@@ -334,9 +321,3 @@ def run(options: ServerOptions) -> int:
     for process in processes:
         process.join()
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="glintwick serve")
-    add_arguments(parser)
-    return run(options_from(parser.parse_args(argv)))

@@ -50,8 +50,9 @@ from engine.shuffle import round_seed
 from engine.views import seat_view, spectator_view
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
+from glintwick_cli import start_server as start
 from services.config import ServerOptions
-from services.server import RunningServer, start
+from services.server import RunningServer
 from tests.harness import eager_policy
 
 OPERATOR_TOKEN = "operator-e2e-credential"

@@ -30,11 +30,11 @@ from engine.game import GameState
 from engine.rulesets import PRESETS, WHISKERTRAIL
 from engine.views import seat_view
 from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
-from glintwick.v1 import storage_pb2 as spb
+from glintwick_cli import start_bot_pool
 from services.api import replay_events
 from services.config import ServerOptions
-from services.server import start_bot_pool
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env
 from tests.redis_server import free_port, redis_server
@@ -63,7 +63,7 @@ async def until_over(client: GlintwickClient, game_ids: Sequence[str], timeout: 
 
 @contextlib.asynccontextmanager
 async def in_process_pool(env: Env) -> AsyncIterator[None]:
-    """The server's own in-process pool (``services.server.start_bot_pool``)."""
+    """The server's own in-process pool (``glintwick_cli.start_bot_pool``)."""
     tasks = start_bot_pool(env.running, ServerOptions(grpc_address="127.0.0.1:0"))
     try:
         yield

@@ -23,7 +23,7 @@ from clients.sdk import GlintwickClient, Seat, actions
 from engine.game import GameState, Phase
 from engine.rulesets import PRESETS
 from glintwick import convert
-from glintwick.v1 import storage_pb2 as spb
+from glintwick.storage.v1 import storage_pb2 as spb
 from services.api import GameService
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Env, Mirror, health_status, play_game, race_writers

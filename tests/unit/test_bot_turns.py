@@ -15,7 +15,7 @@ from engine.rulesets import WHISKERTRAIL
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from services.api import Caller, GameService, ServiceConfig
-from services.config import add_arguments, options_from
+from services.config import ServerOptions, add_arguments, options_from
 from services.errors import ServiceError
 from services.server import bot_pool_wanted
 from services.store.memory import MemoryStore
@@ -35,7 +35,8 @@ class Clock:
 def make_service(clock: Clock | None = None) -> GameService:
     config = ServiceConfig(
         operator_token=OPERATOR.token,
-        bot_strategies=frozenset(BOTS),
+        house_bots=frozenset(BOTS),
+        default_house_bot="greedy",
         clock=clock or Clock(),
     )
     return GameService(MemoryStore(), config)
@@ -256,24 +257,30 @@ async def test_a_turn_leased_while_its_game_has_a_move_in_flight_is_played_next(
 async def test_house_bots_are_the_cheap_fair_bots_unless_configured(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from services.server import _bot_strategies
+    """``glintwick serve`` hands the service the house bots it may seat: by default the
+    cheap fair ones, else the registered bots --house-bots names."""
+    from glintwick_cli import build_parser, with_house_bots
+
+    def serving(*argv: str) -> ServerOptions:
+        return with_house_bots(options_from(build_parser().parse_args(["serve", *argv])))
 
     monkeypatch.delenv("GLINTWICK_HOUSE_BOTS", raising=False)
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    options = options_from(parser.parse_args([]))
-    allowed = _bot_strategies(options.house_bots)
-    assert allowed == {"random", "greedy", "strong"}
-    service = GameService(MemoryStore(), ServiceConfig(bot_strategies=allowed))
+    options = serving()
+    allowed = options.house_bots
+    assert allowed == frozenset({"random", "greedy", "strong"})
+    assert options.default_house_bot == "greedy"
+    service = GameService(MemoryStore(), ServiceConfig(house_bots=allowed))
     request = pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, bots={1: "montecarlo"})
     with pytest.raises(ServiceError) as caught:
         await service.create_game(request, Caller())
     assert caught.value.reason == "UNKNOWN_BOT"
-    wider = _bot_strategies("greedy,montecarlo")
-    assert "montecarlo" in wider
-    game = await GameService(MemoryStore(), ServiceConfig(bot_strategies=wider)).create_game(
+    wider = serving("--house-bots", "greedy,montecarlo").house_bots
+    assert wider is not None and "montecarlo" in wider
+    game = await GameService(MemoryStore(), ServiceConfig(house_bots=wider)).create_game(
         request, Caller()
     )
     assert game.seat_info[1].bot == "montecarlo"
+    monkeypatch.setenv("GLINTWICK_HOUSE_BOTS", "random")
+    assert serving().house_bots == frozenset({"random"})
     with pytest.raises(ValueError, match="unknown bots"):
-        _bot_strategies("greedy,nobody")
+        serving("--house-bots", "greedy,nobody")

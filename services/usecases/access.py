@@ -1,0 +1,92 @@
+"""Who may act or see for which seat: seat tokens and the operator credentials."""
+
+from __future__ import annotations
+
+import hmac
+
+from glintwick.v1 import game_pb2 as pb
+from services.errors import denied, invalid, unauthenticated
+
+from .context import Caller, ServiceConfig
+from .records import Loaded, token_hash
+
+
+def seat_of(loaded: Loaded, caller: Caller, required: bool) -> int | None:
+    """The seat whose token the caller brings (None: a spectator, when allowed)."""
+    if caller.token is None:
+        if required:
+            raise unauthenticated("this call needs a seat token (authorization: Bearer …)")
+        return None
+    digest = token_hash(caller.token)
+    for seat, info in enumerate(loaded.record.seats):
+        if info.joined and hmac.compare_digest(info.token_hash, digest):
+            return seat
+    raise unauthenticated("the token does not belong to a seat of this game")
+
+
+def is_operator(config: ServiceConfig, token: str, *, bots: bool) -> bool:
+    """The operator credential (or, for the house-bot calls, the bot pool's)."""
+    accepted = [config.operator_token]
+    if bots:
+        accepted.append(config.bot_pool_token)
+    return any(a and hmac.compare_digest(token.encode(), a.encode()) for a in accepted)
+
+
+def require_operator(config: ServiceConfig, caller: Caller, what: str) -> None:
+    """The house-bot calls: the operator's or the bot pool's credential."""
+    if not (config.operator_token or config.bot_pool_token):
+        raise denied(
+            f"{what} is disabled on this server (no operator credential)", "OPERATOR_DISABLED"
+        )
+    if caller.token is None or not is_operator(config, caller.token, bots=True):
+        raise unauthenticated(f"{what} needs the operator credential")
+
+
+def require_deck_operator(config: ServiceConfig, caller: Caller) -> None:
+    """Explicit decks: the operator credential only (never the bot pool's)."""
+    operator = config.operator_token
+    if not operator:
+        raise denied(
+            "explicit decks are disabled on this server (no operator credential)",
+            "OPERATOR_DISABLED",
+        )
+    if caller.token is None or not hmac.compare_digest(caller.token.encode(), operator.encode()):
+        raise unauthenticated("explicit decks need the operator credential")
+
+
+def acting_seat(
+    config: ServiceConfig, loaded: Loaded, caller: Caller, requested: int | None, required: bool
+) -> int | None:
+    """The seat a request acts or sees for.
+
+    Without ``requested``: the token's seat (None for a spectator).  With it: the
+    operator credential may name a house-bot seat (never a human's), a seat token
+    only its own seat.
+    """
+    if requested is None:
+        return seat_of(loaded, caller, required)
+    seats = loaded.record.seats
+    if requested >= len(seats):
+        raise invalid(f"no seat {requested} in a game of {len(seats)}", "NO_SUCH_SEAT")
+    if caller.token is None:
+        raise unauthenticated("naming a seat needs its token or the operator credential")
+    if is_operator(config, caller.token, bots=True):
+        if not seats[requested].bot:
+            raise denied(
+                f"seat {requested} is not a house bot: the operator acts for house bots only",
+                "NOT_A_HOUSE_BOT",
+            )
+        return requested
+    own = seat_of(loaded, caller, required=True)
+    if own != requested:
+        raise denied(f"this token is seat {own}'s, not seat {requested}'s", "NOT_YOUR_SEAT")
+    return requested
+
+
+def requested_seat(
+    request: pb.GetViewRequest
+    | pb.ListLegalActionsRequest
+    | pb.SubmitActionRequest
+    | pb.ValidateActionRequest,
+) -> int | None:
+    return request.seat if request.HasField("seat") else None

@@ -1,0 +1,158 @@
+"""What every use case shares: the configuration, the caller, and the :class:`Context`.
+
+Nothing here keeps game state between requests: any replica serves any game.
+The per-process things are caches — decoded records keyed by the store's revision
+(a record at a revision never changes, so a cached decode is never stale), and
+each game's newest cached revision, which may be stale and is only ever used under
+the compare-and-set — and the per-seat rate limiter (a replica limits what it
+serves).
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from engine.game import GameState
+from engine.rulesets import PRESETS, RuleSet
+from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
+from glintwick.v1 import game_pb2 as pb
+from services import codec
+from services.errors import ServiceError, invalid, not_found
+from services.store.base import GameStore
+
+from .records import Loaded
+
+# Request ids for calls that bring none: unique within the process by a counter,
+# across processes and restarts by a random prefix (a uuid4 per call costs a
+# getrandom() system call and ten times the time, on every RPC)
+_REQUEST_PREFIX = secrets.token_hex(6)
+_request_numbers = itertools.count(1)
+
+
+def new_request_id() -> str:
+    return f"{_REQUEST_PREFIX}-{next(_request_numbers):x}"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling: the bearer token (if any) and the request id for the logs."""
+
+    token: str | None = None
+    request_id: str = ""
+
+
+@dataclass
+class ServiceConfig:
+    operator_token: str | None = None
+    rate_per_second: float = 500.0
+    rate_burst: int = 1000
+    watch_poll_seconds: float = 5.0
+    cache_size: int = 4096
+    clock: Callable[[], float] = time.time
+    presets: Mapping[str, RuleSet] = field(default_factory=lambda: dict(PRESETS))
+    # The house bots a game may seat (None: any name).  The service plays no bot
+    # itself: whoever starts it and its bot pool hands it the names that pool plays,
+    # so a typo is refused instead of stalling a game.
+    house_bots: frozenset[str] | None = None
+    # FillWithBots' bot when the request names none ("": the request must name one);
+    # checked like a named one, when it is used
+    default_house_bot: str = ""
+    # a second credential for the house-bot calls only (never CreateGameFromDeck): the
+    # in-process bot pool's, when the server has no operator credential
+    bot_pool_token: str | None = None
+
+
+class RateLimiter:
+    """A token bucket per key: ``rate`` requests per second, bursts of ``burst``."""
+
+    def __init__(
+        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._rate = rate
+        self._burst = float(burst)
+        self._clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def allow(self, key: str) -> bool:
+        if self._rate <= 0:
+            return True
+        now = self._clock()
+        tokens, last = self._buckets.pop(key, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - last) * self._rate)
+        allowed = tokens >= 1.0
+        self._buckets[key] = (tokens - 1.0 if allowed else tokens, now)
+        if len(self._buckets) > 100_000:
+            self._buckets.popitem(last=False)
+        return allowed
+
+
+class Context:
+    """The store, the configuration, the caches and the rate limiter of one service."""
+
+    def __init__(self, store: GameStore, config: ServiceConfig) -> None:
+        self.store = store
+        self.config = config
+        self.limiter = RateLimiter(config.rate_per_second, config.rate_burst)  # per game:seat
+        # the newest revision of each game this process has seen (least recently
+        # used first out): a load that finds the store at that revision skips the
+        # decoding, and a move whose expected version matches it is applied and
+        # committed without a load
+        self._newest: OrderedDict[str, Loaded] = OrderedDict()
+        self._rules_cache: dict[bytes, RuleSet] = {}
+
+    async def load(self, game_id: str) -> Loaded:
+        """The game as the store holds it now."""
+        if not game_id or len(game_id) > 64:
+            raise invalid("game_id is required (at most 64 characters)")
+        snapshot = await self.store.load(game_id)
+        if snapshot is None:
+            raise not_found(game_id)
+        cached = self._newest.get(game_id)
+        if cached is not None and cached.revision == snapshot.revision:
+            self._newest.move_to_end(game_id)
+            return cached
+        record = spb.StoredGame.FromString(snapshot.record)
+        state = codec.state_from_pb(record.state, self._rules(record.state.rules))
+        loaded = Loaded(snapshot.revision, record, state)
+        self.remember(game_id, loaded)
+        return loaded
+
+    async def load_if_any(self, game_id: str) -> Loaded | None:
+        try:
+            return await self.load(game_id)
+        except ServiceError:
+            return None
+
+    def cached(self, game_id: str) -> Loaded | None:
+        """The newest revision of the game this process has seen: maybe stale, so
+        only ever written over with the compare-and-set."""
+        return self._newest.get(game_id)
+
+    def remember(self, game_id: str, loaded: Loaded) -> None:
+        newest = self._newest.get(game_id)
+        if newest is None or newest.revision <= loaded.revision:
+            self._newest[game_id] = loaded
+            self._newest.move_to_end(game_id)
+            if len(self._newest) > self.config.cache_size:
+                self._newest.popitem(last=False)
+
+    def committed(self, before: Loaded, record: spb.StoredGame, after: GameState) -> Loaded:
+        """Remember what a successful write of ``record`` over ``before`` stored."""
+        loaded = Loaded(before.revision + 1, record, after)
+        self.remember(record.game_id, loaded)
+        return loaded
+
+    def _rules(self, message: pb.RuleSet) -> RuleSet:
+        blob = message.SerializeToString(deterministic=True)
+        rules = self._rules_cache.get(blob)
+        if rules is None:
+            rules = convert.rules_from_pb(message)
+            if len(self._rules_cache) < 1024:
+                self._rules_cache[blob] = rules
+        return rules

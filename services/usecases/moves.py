@@ -1,0 +1,214 @@
+"""Moves: validating an action, and the one path of a submitted one.
+
+request → decode → on the game (the cached one when it is at the version the
+client expects, else a fresh load) authenticate the seat, answer a repeated
+request id, take the seat's rate-limit token, check the version → the engine
+applies the action (pure) → one compare-and-set write that also appends the log
+entry and remembers the idempotent response → respond.  On a cached game every
+doubt (the token not in its record, a refusal by the engine or the limiter, a lost
+compare-and-set) sends the move once more, on a fresh load, whose answer is final:
+so every answer is the one a fresh load gives (docs/ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from engine.actions import Action
+from engine.errors import GlintwickError, IllegalActionError, InvalidActionError
+from engine.events import Event
+from engine.game import GameState
+from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
+from glintwick.v1 import game_pb2 as pb
+from services import codec
+from services.errors import ServiceError, conflict, invalid, precondition, rate_limited, stale
+from services.store.base import LogItem
+
+from .access import acting_seat, requested_seat
+from .context import Caller, Context
+from .records import Loaded, next_deadline, store_write
+
+log = structlog.get_logger("glintwick.api")
+
+MAX_REQUEST_ID = 128
+
+
+def decode_action(message: pb.Action) -> Action:
+    try:
+        return convert.action_from_pb(message)
+    except InvalidActionError as exc:
+        raise invalid(str(exc), "MALFORMED_ACTION") from exc
+
+
+def engine_error(exc: GlintwickError) -> ServiceError:
+    if isinstance(exc, IllegalActionError):
+        return precondition(exc.reason.value, exc.message)
+    return invalid(str(exc), "MALFORMED_ACTION")
+
+
+async def validate_action(
+    ctx: Context, request: pb.ValidateActionRequest, caller: Caller
+) -> pb.ValidateActionResponse:
+    loaded = await ctx.load(request.game_id)
+    seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
+    assert seat is not None
+    action = decode_action(request.action)
+    try:
+        loaded.state.check(seat, action)
+    except IllegalActionError as exc:
+        return pb.ValidateActionResponse(
+            legal=False, reason=exc.reason.value, message=exc.message, version=loaded.version
+        )
+    except InvalidActionError as exc:
+        raise invalid(str(exc)) from exc
+    return pb.ValidateActionResponse(legal=True, version=loaded.version)
+
+
+async def submit_action(
+    ctx: Context, request: pb.SubmitActionRequest, caller: Caller
+) -> pb.SubmitActionResponse:
+    # (each field read once: a protobuf field read is a call into upb)
+    request_id = request.request_id
+    if len(request_id) > MAX_REQUEST_ID:
+        raise invalid(f"request_id has at most {MAX_REQUEST_ID} characters")
+    action = decode_action(request.action)
+    game_id = request.game_id
+    expected = request.expected_version
+    requested = requested_seat(request)
+    # First the cached game when the client and this process agree on the newest
+    # version (one store round trip: the compare-and-set alone judges whether it is
+    # still the store's), then a fresh load (None), whose answer is final.
+    cached = ctx.cached(game_id)
+    on_version = cached is not None and cached.version == expected
+    tries = (cached, None) if on_version else (None,)
+    charged = False  # this request took its token from the seat's bucket
+    for candidate in tries:
+        on_cache = candidate is not None
+        loaded = candidate if candidate is not None else await ctx.load(game_id)
+        try:
+            seat = acting_seat(ctx.config, loaded, caller, requested, required=True)
+        except ServiceError:
+            if on_cache:
+                continue  # (a seat joined since the cached revision, say)
+            raise
+        assert seat is not None
+        idem_key = f"{seat}:{request_id}" if request_id else None
+        # (on the cache no look-up: the compare-and-set refuses a stored request id)
+        if not on_cache and idem_key is not None:
+            earlier = await ctx.store.idempotent_response(game_id, idem_key)
+            if earlier is not None:
+                log.info("action_replayed", **_fields(request, caller, seat, loaded))
+                return pb.SubmitActionResponse.FromString(earlier)
+        if not charged:
+            charged = ctx.limiter.allow(f"{game_id}:{seat}")
+            if not charged:
+                if on_cache:
+                    continue  # judged fresh: a retry of a landed move gets its answer
+                raise rate_limited()
+        if expected != loaded.version:
+            raise stale(expected, loaded.version)
+        try:
+            state, events = loaded.state.apply_action(seat, action)
+        except GlintwickError as exc:
+            if on_cache:
+                continue  # a stale cache must answer ABORTED, not this: judged fresh
+            raise engine_error(exc) from exc
+        response = await commit_move(
+            ctx, loaded, seat, action, state, events, idem_key, by_deadline=False
+        )
+        if response is not None:
+            house_bot = loaded.record.seats[seat].bot
+            log.info(
+                "action_applied",
+                game_id=game_id,
+                seat=seat,
+                request_id=request_id or caller.request_id,
+                action=action.KIND,
+                version=response.version,
+                **({"house_bot": house_bot} if house_bot else {}),
+            )
+            return response
+        if on_cache:
+            continue  # the cache was stale (or the request landed before)
+        # the game moved on since the load, or the same request landed meanwhile
+        if idem_key is not None:
+            earlier = await ctx.store.idempotent_response(game_id, idem_key)
+            if earlier is not None:
+                return pb.SubmitActionResponse.FromString(earlier)
+        log.info("action_conflict", **_fields(request, caller, seat, loaded))
+        raise conflict()
+    raise AssertionError("the try on a fresh load answers")
+
+
+def _fields(
+    request: pb.SubmitActionRequest, caller: Caller, seat: int, loaded: Loaded
+) -> dict[str, object]:
+    """A move's log fields."""
+    fields: dict[str, object] = {
+        "game_id": request.game_id,
+        "seat": seat,
+        "request_id": request.request_id or caller.request_id,
+    }
+    house_bot = loaded.record.seats[seat].bot
+    if house_bot:
+        fields["house_bot"] = house_bot
+    return fields
+
+
+async def apply_move(
+    ctx: Context, loaded: Loaded, seat: int, action: Action, *, by_deadline: bool
+) -> pb.SubmitActionResponse | None:
+    """Apply and commit a move without a request (a default action); None when
+    another writer changed the game first."""
+    try:
+        state, events = loaded.state.apply_action(seat, action)
+    except GlintwickError as exc:
+        raise engine_error(exc) from exc
+    return await commit_move(ctx, loaded, seat, action, state, events, None, by_deadline)
+
+
+async def commit_move(
+    ctx: Context,
+    loaded: Loaded,
+    seat: int,
+    action: Action,
+    state: GameState,
+    events: list[Event],
+    idem_key: str | None,
+    by_deadline: bool,
+) -> pb.SubmitActionResponse | None:
+    """One compare-and-set of an applied move; None when the game moved on first
+    (or ``idem_key`` is stored already)."""
+    version = state.action_count
+    record = spb.StoredGame()
+    record.CopyFrom(loaded.record)
+    codec.update_state_pb(record.state, loaded.state, state)
+    record.deadline_unix = next_deadline(record, loaded.state, state, ctx.config.clock)
+    entry = spb.LogEntry(
+        version=version,
+        seat=seat,
+        action=convert.action_to_pb(action),
+        by_deadline=by_deadline,
+        request_id=idem_key or "",
+    )
+    stored = entry.events
+    for event in events:
+        codec.fill_stored_event(stored.add(), event)
+    # the mover's events as a watcher of that seat gets them from the log
+    response = pb.SubmitActionResponse(version=version)
+    add_event = response.events.add
+    for event_message in stored:
+        codec.fill_event_pb(add_event(), event_message, seat, version)
+    write = store_write(
+        loaded,
+        record,
+        state,
+        entry=LogItem(version, entry.SerializeToString()),
+        idempotency_key=idem_key,
+        response=response.SerializeToString() if idem_key else None,
+    )
+    if not await ctx.store.commit(record.game_id, loaded.revision, write):
+        return None
+    ctx.committed(loaded, record, state)
+    return response

@@ -1,0 +1,119 @@
+"""A stored game as the use cases see it, and the pure rules of its record.
+
+Everything here is a function of the record and the engine states alone (no
+store, no cache): which house-bot seat may act, when the running deadline passes,
+what a write of a new record must tell the store's indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.game import GameState, Phase
+from glintwick.storage.v1 import storage_pb2 as spb
+from glintwick.v1 import game_pb2 as pb
+from services.store.base import LogItem, Write
+
+
+@dataclass
+class Loaded:
+    """A game at one revision of the store: its record and the state it holds."""
+
+    revision: int
+    record: spb.StoredGame
+    state: GameState
+
+    @property
+    def version(self) -> int:
+        return self.state.action_count
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
+    """The house-bot seat that may act now, if any (the first by claim priority).
+
+    House bots play once the table is full (every seat joined, by a player or a
+    bot) and until the game is over.
+    """
+    seats = record.seats
+    # (who may act first: on most moves none is a bot, and that settles it)
+    waiting = next((seat for seat in state.to_act if seats[seat].bot), None)
+    if waiting is None or state.is_terminal() or not all(s.joined for s in seats):
+        return None
+    return waiting
+
+
+def next_deadline(
+    record: spb.StoredGame, before: GameState | None, after: GameState, clock: Callable[[], float]
+) -> float:
+    """When the running deadline passes (0: none).
+
+    A turn's deadline starts when the turn starts and runs through its draw and
+    plays; a claim window's starts when the window opens.
+    """
+    if after.is_terminal():
+        return 0.0
+    limits = record.deadlines
+    seconds = limits.claim_seconds if after.phase is Phase.CLAIM else limits.turn_seconds
+    if not seconds:
+        return 0.0
+    same_stage = (
+        before is not None
+        and before.round_number == after.round_number
+        and (before.phase is Phase.CLAIM) == (after.phase is Phase.CLAIM)
+        and before.current == after.current
+        and record.deadline_unix > 0
+    )
+    if same_stage:
+        return record.deadline_unix
+    return clock() + seconds
+
+
+def store_write(
+    before: Loaded | None,
+    record: spb.StoredGame,
+    after: GameState,
+    *,
+    entry: LogItem | None = None,
+    idempotency_key: str | None = None,
+    response: bytes | None = None,
+) -> Write:
+    """The store write of ``record`` (holding ``after``) over ``before`` (None: a new
+    game): its deadline and bot-turn index fields worked out in one place, so no
+    write can forget them (a game missing from the bot-turn index stalls)."""
+    bot_turn = bot_seat(record, after) is not None
+    bot_turn_before = before is not None and bot_seat(before.record, before.state) is not None
+    return Write(
+        record=record.SerializeToString(),
+        entry=entry,
+        idempotency_key=idempotency_key,
+        response=response,
+        finished=after.is_terminal(),
+        deadline=record.deadline_unix or None,
+        deadline_changed=before is None or record.deadline_unix != before.record.deadline_unix,
+        bot_turn=bot_turn,
+        bot_turn_changed=bot_turn or bot_turn_before,
+    )
+
+
+def game_message(loaded: Loaded) -> pb.Game:
+    """The public ``Game`` message of a stored game."""
+    record = loaded.record
+    return pb.Game(
+        game_id=record.game_id,
+        rule_set=record.state.rules,
+        seats=loaded.state.seats,
+        seat_info=[
+            pb.SeatInfo(seat=i, joined=s.joined, name=s.name, bot=s.bot)
+            for i, s in enumerate(record.seats)
+        ],
+        version=loaded.version,
+        finished=loaded.state.is_terminal(),
+        deadlines=record.deadlines,
+        arranged=record.arranged,
+    )

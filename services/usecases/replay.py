@@ -1,0 +1,59 @@
+"""The replay of a finished game (with its seed), and re-running one on the engine."""
+
+from __future__ import annotations
+
+from engine.events import Event
+from engine.game import GameState
+from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
+from glintwick.v1 import game_pb2 as pb
+from services.errors import precondition
+
+from .context import Caller, Context
+from .records import game_message
+
+
+async def get_replay(ctx: Context, request: pb.GetReplayRequest, caller: Caller) -> pb.Replay:
+    loaded = await ctx.load(request.game_id)
+    if not loaded.state.is_terminal():
+        raise precondition(
+            "GAME_NOT_FINISHED", "the replay (with the seed) is published once the game is over"
+        )
+    replay = pb.Replay(
+        game=game_message(loaded),
+        seed=loaded.state.seed,
+        scores=loaded.state.scores,
+        winners=loaded.state.winners(),
+        decks=[
+            pb.DeckOrder(round=o.round, cards=o.cards) for o in loaded.record.state.stock_orders
+        ],
+    )
+    after = 0
+    while True:
+        items = await ctx.store.read_log(request.game_id, after)
+        if not items:
+            break
+        for item in items:
+            entry = spb.LogEntry.FromString(item.entry)
+            replay.steps.append(
+                pb.ReplayStep(
+                    version=item.version,
+                    seat=entry.seat,
+                    action=entry.action,
+                    by_deadline=entry.by_deadline,
+                )
+            )
+            after = item.version
+    return replay
+
+
+def replay_events(replay: pb.Replay) -> list[Event]:
+    """Re-run a replay from its seed with the engine; the events of every step (for checks)."""
+    rules = convert.rules_from_pb(replay.game.rule_set)
+    orders = {d.round: list(d.cards) for d in replay.decks}
+    state = GameState.new_game(rules, replay.game.seats, replay.seed, stock_orders=orders or None)
+    events: list[Event] = []
+    for step in replay.steps:
+        state, produced = state.apply_action(step.seat, convert.action_from_pb(step.action))
+        events.extend(produced)
+    return events
