@@ -52,7 +52,7 @@ from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from services.config import ServerOptions
 from services.server import RunningServer, start
-from tests.harness import eager_policy
+from tests.support import eager_policy
 
 OPERATOR_TOKEN = "operator-e2e-credential"
 _HASH_ID = re.compile(r"#(\d+)")

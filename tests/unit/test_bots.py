@@ -15,10 +15,12 @@ from clients.bots.strong import StrongBot, live_outs
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
 from clients.tournament.stats import bot_stats
+from clients.turn import engine_turn
 from engine.game import GameState
-from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.solver import analyse
 from engine.views import seat_view
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
 
@@ -47,18 +49,38 @@ def test_bots_play_contract_legally(name: str) -> None:
     while not state.is_terminal() and steps < 3000:
         seat = state.to_act[0]
         legal = state.legal_actions(seat)
-        action = bots[seat].choose(seat_view(state, seat), legal, rng)
+        state, action, _ = engine_turn(state, seat, bots[seat], rng)
         assert action in legal
-        state, _ = state.apply_action(seat, action)
         steps += 1
     assert state.is_terminal()
+
+
+@pytest.mark.parametrize(
+    "rules", [WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI], ids=lambda r: r.name
+)
+def test_a_situation_from_the_state_is_the_one_its_view_states(rules: RuleSet) -> None:
+    """In process a bot gets ``Situation.from_state``; through the API the one read from
+    the seat view: along random games, every seat's two are equal at every step."""
+    for game in range(3):
+        seats = rules.min_players + game % (rules.max_players - rules.min_players + 1)
+        state = GameState.new_game(rules, seats, f"situation/{game}".encode())
+        rng = random.Random(game)
+        player = make_bot("random", game)
+        while True:
+            for seat in range(seats):
+                direct = Situation.from_state(state, seat)
+                assert direct == Situation.from_view(seat_view(state, seat), rules)
+            if state.is_terminal():
+                break
+            seat = state.to_act[rng.randrange(len(state.to_act))]
+            state, _, _ = engine_turn(state, seat, player, rng)
 
 
 def test_determinization_matches_the_view() -> None:
     state = GameState.new_game(SHORT, 3, b"det")
     view = seat_view(state, 0)
     sit = Situation.from_view(view, SHORT)
-    world = determinize(view, sit, random.Random(1))
+    world = determinize(sit, random.Random(1))
     assert world is not None
     assert world.hands[0] == state.hands[0]
     assert [len(h) for h in world.hands] == [len(h) for h in state.hands]
@@ -108,10 +130,9 @@ def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
         seat = state.to_act[0]
         legal = state.legal_actions(seat)
         if seat == 0:
-            view = seat_view(state, 0)
             if state.discards:
                 tops.add(state.discards[-1].id)
-            action = bot.choose(view, legal, rng)
+            action = bot.choose(Situation.from_state(state, 0), legal, rng)
         else:
             action = legal[rng.randrange(len(legal))]
         state, _ = state.apply_action(seat, action)
@@ -123,7 +144,7 @@ def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
         assert seen[kind] >= 1
     assert sum(seen.values()) >= len(sit.hand) + len(tops - known.keys())
     # a new deal forgets: only what the view itself shows is counted
-    bot._watch({"exhaustions": 0}, dataclasses.replace(sit, round_number=2, discard_top=None))
+    bot._watch(dataclasses.replace(sit, round_number=2, discard_top=None, exhaustions=0))
     assert sum(bot.seen(sit).values()) == len(sit.hand) + sum(len(m.cards) for m in sit.table) + (
         1 if sit.discard_top is not None else 0
     )

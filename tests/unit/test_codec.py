@@ -13,7 +13,7 @@ from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from glintwick import convert
 from glintwick.v1 import storage_pb2 as spb
 from services import codec
-from tests.harness import CUSTOM_MAYI, CUSTOM_MIX
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 
 ALL_RULES = (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI)
 
