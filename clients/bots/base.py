@@ -66,7 +66,7 @@ class Situation:
             round_number=state.round_number,
             seat=seat,
             phase=state.phase.value,
-            hand=tuple(sorted(state.hands[seat])),
+            hand=state.hands[seat],  # the engine keeps hands in card order
             opened=state.opened[seat],
             table=tuple(state.table),
             discard_top=state.discards[-1] if state.discards else None,
@@ -97,7 +97,7 @@ class Situation:
             round_number=int(view["round"]),
             seat=seat,
             phase=str(view.get("phase", "")),
-            hand=tuple(sorted(card(int(c["id"]), decks) for c in view.get("hand", []))),
+            hand=tuple(sorted((card(int(c["id"]), decks) for c in view.get("hand", [])), key=_id)),
             opened=opened,
             table=tuple(meld_from_json(m, decks) for m in view.get("table", [])),
             discard_top=_card(view.get("discard_top"), decks),
@@ -136,6 +136,10 @@ class Bot(ABC):
 
 
 # --------------------------------------------------------------------------- reading views
+
+
+def _id(c: Card) -> int:
+    return c.id
 
 
 def _card(data: Mapping[str, Any] | None, decks: int) -> Card | None:
