@@ -135,9 +135,16 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
     from pathlib import Path
 
     from clients.bots.registry import resolve_specs
-    from clients.tournament import report
-    from clients.tournament.tournament import Config, run
 
+    try:
+        from clients.tournament import report
+        from clients.tournament.tournament import Config, run
+    except ModuleNotFoundError as exc:  # the server's install leaves the extra out
+        sys.stderr.write(
+            f"glintwick tournament: needs the tournament extra ({exc.name} is missing):"
+            " pip install 'glintwick[tournament]'\n"
+        )
+        return 2
     rules = _ruleset_arg(args.ruleset)
     sprt = None
     if args.sprt:

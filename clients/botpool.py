@@ -47,7 +47,7 @@ import grpc
 import structlog
 
 from clients.bots.base import Bot
-from clients.bots.registry import make_bot
+from clients.bots.registry import BotSpecError, make_bot
 from clients.sdk import GlintwickClient, GlintwickError
 from clients.turn import wire_choice
 from engine.rulesets import RuleSet
@@ -217,6 +217,9 @@ class BotPool:
             )
         except GlintwickError as exc:
             self._failed(bound, exc, request_id)
+        except BotSpecError as exc:  # a strategy this worker cannot load: one line, no trace
+            self.stats.errors += 1
+            bound.warning("bot_unavailable", error=str(exc), request_id=request_id)
         except asyncio.CancelledError:
             raise
         except Exception:

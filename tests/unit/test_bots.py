@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from clients.bots import BOTS, make_bot
+from clients.bots import BOTS, Bot, BotSpecError, known_bots, make_bot, resolve
 from clients.bots.base import Situation
+from clients.bots.greedy import GreedyBot
 from clients.bots.montecarlo import determinize
 from clients.bots.strong import StrongBot, live_outs
 from clients.tournament import schedule as sched
@@ -177,3 +182,66 @@ def test_pairs_compare_bots_deal_set_by_deal_set() -> None:
     assert (pair.deal_sets, pair.mean_difference, pair.a_better_share) == (2, -5.0, 0.5)
     assert pair.ci_low == -20.0 and pair.ci_high == 10.0
     assert pair_stats(sets, "b", "c", seed=1) is None
+
+
+# --------------------------------------------------------------------------- the registry
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "lowball_bot.py"
+
+
+def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
+    assert known_bots() == ["greedy", "montecarlo", "oracle", "random", "strong"]
+    assert resolve("strong") is StrongBot and isinstance(make_bot("greedy", 3), GreedyBot)
+    assert make_bot("strong", 3).seed == 3
+
+
+def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "my_lowball.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    by_module = resolve("my_lowball:LowballBot")
+    by_file = resolve(f"{tmp_path / 'my_lowball.py'}:LowballBot")
+    for cls in (by_module, by_file):
+        assert issubclass(cls, Bot) and cls.__name__ == "LowballBot"
+    assert resolve(f"{tmp_path / 'my_lowball.py'}:LowballBot") is by_file  # loaded once
+
+
+@pytest.mark.parametrize(
+    ("source", "spec", "message"),
+    [
+        ("", "nobody", r"unknown bot 'nobody'; known: greedy, montecarlo, oracle, random, strong"),
+        ("", "no_such_module_here:Bot", r"cannot import no_such_module_here: ModuleNotFoundError"),
+        ("raise RuntimeError('boom')\n", "FILE:Bot", r"cannot import .*: RuntimeError: boom"),
+        ("x = 1\n", "FILE:Missing", r"has no Missing"),
+        ("class NotABot:\n    pass\n", "FILE:NotABot", r"is not a Bot subclass"),
+        (
+            "from clients.bots import Bot\nclass Half(Bot):\n    pass\n",
+            "FILE:Half",
+            r"Half does not implement choose",
+        ),
+        ("", "FILE:", r"expected module:Class or path/to/file.py:Class"),
+        ("", "/no/such/dir/bot.py:Bot", r"bot file /no/such/dir/bot.py does not exist"),
+    ],
+)
+def test_a_spec_that_names_no_usable_bot_is_one_clear_line(
+    tmp_path: Path, source: str, spec: str, message: str
+) -> None:
+    path = tmp_path / "broken_bot.py"
+    path.write_text(source)
+    with pytest.raises(BotSpecError, match=message) as caught:
+        resolve(spec.replace("FILE", str(path)))
+    assert "\n" not in str(caught.value)
+
+
+def test_the_documented_example_is_the_file_and_passes_mypy_strict() -> None:
+    assert EXAMPLE.read_text() in (ROOT / "docs" / "BOTS.md").read_text()
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", str(EXAMPLE.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
