@@ -236,10 +236,9 @@ def test_contract_round_ends_even_when_nobody_can_go_out() -> None:
 def _some_state() -> GameState:
     state = GameState.new_game(WHISKERTRAIL, 3, b"harness-self-test")
     rng = random.Random(7)
+    agent = UniformBot()
     for _ in range(40):
-        seat = state.to_act[0]
-        legal = state.legal_actions(seat)
-        state, _ = state.apply_action(seat, legal[rng.randrange(len(legal))])
+        state, _, _ = engine_turn(state, state.to_act[0], agent, rng)
     return state
 
 
