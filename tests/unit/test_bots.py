@@ -19,7 +19,7 @@ from clients.bots.montecarlo import determinize
 from clients.bots.strong import StrongBot, live_outs
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
-from clients.tournament.stats import bot_stats
+from clients.tournament.stats import _resamples, bot_stats
 from clients.turn import engine_turn
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
@@ -245,3 +245,11 @@ def test_the_documented_example_is_the_file_and_passes_mypy_strict() -> None:
         timeout=600,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 17, 40])
+def test_the_bootstrap_resamples_are_randrange_s_numbers(n: int) -> None:
+    """The intervals reproduce those of earlier runs: the same draws as randrange."""
+    rng = random.Random(11)
+    expected = tuple(tuple(rng.randrange(n) for _ in range(n)) for _ in range(30))
+    assert _resamples(11, n, 30) == expected
