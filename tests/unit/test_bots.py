@@ -149,7 +149,7 @@ def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
         assert seen[kind] >= 1
     assert sum(seen.values()) >= len(sit.hand) + len(tops - known.keys())
     # a new deal forgets: only what the view itself shows is counted
-    bot._watch(dataclasses.replace(sit, round_number=2, discard_top=None, exhaustions=0))
+    bot._watch(sit._replace(round_number=2, discard_top=None, exhaustions=0))
     assert sum(bot.seen(sit).values()) == len(sit.hand) + sum(len(m.cards) for m in sit.table) + (
         1 if sit.discard_top is not None else 0
     )
