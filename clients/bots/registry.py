@@ -45,7 +45,9 @@ class BotSpecError(ValueError):
     """A bot spec that names no usable bot; the message is one line."""
 
 
+@functools.cache
 def _registered() -> dict[str, EntryPoint]:
+    # read once: what is installed does not change under a running process
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
