@@ -25,28 +25,28 @@ class PlayoutFailure(AssertionError):
     """An invariant broke (or the engine raised) during a random playout."""
 
 
-def _ids(cards: Iterable[Card]) -> list[int]:
+def card_ids(cards: Iterable[Card]) -> list[int]:
     return [c.id for c in cards]
 
 
-def _table_cards(state: GameState) -> list[Card]:
+def table_cards(state: GameState) -> list[Card]:
     return [c for m in state.table for c in m.cards]
 
 
-def _places(state: GameState) -> list[Card]:
+def card_places(state: GameState) -> list[Card]:
     """Every card in every place the state names, computed independently of all_cards()."""
     cards: list[Card] = [c for hand in state.hands for c in hand]
     cards.extend(state.stock)
     cards.extend(state.discards)
-    cards.extend(_table_cards(state))
+    cards.extend(table_cards(state))
     return cards
 
 
-def _penalty(rules: RuleSet, cards: Iterable[Card]) -> int:
+def penalty_of(rules: RuleSet, cards: Iterable[Card]) -> int:
     return sum(rules.penalty(c) for c in cards)
 
 
-def _action_cards(action: Action) -> list[int]:
+def action_card_ids(action: Action) -> list[int]:
     """Card ids an action names publicly (they go to the table or the discard pile)."""
     match action:
         case Discard(card=c) | LayOff(card=c) | SwapJoker(card=c):
@@ -58,5 +58,5 @@ def _action_cards(action: Action) -> list[int]:
     return []
 
 
-def _fmt(action: Action) -> str:
+def action_text(action: Action) -> str:
     return json.dumps(action_to_dict(action), sort_keys=True)

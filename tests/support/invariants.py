@@ -26,12 +26,12 @@ from engine.events import Event
 from engine.game import GameState, Phase
 from engine.melds import Meld, build_run, build_set, layoff_ends, swap_joker
 from engine.rulesets import Contract, MeldKind, RuleSet
-from tests.support.common import _fmt, _ids, _penalty, _places
+from tests.support.common import action_text, card_ids, card_places, penalty_of
 from tests.support.secrecy import (
-    _check_deal_events,
-    _check_events,
-    _check_views,
-    _public_now,
+    check_deal_events,
+    check_events,
+    check_views,
+    public_now,
 )
 
 # --------------------------------------------------------------------------- melds
@@ -45,7 +45,9 @@ def check_meld(meld: Meld, rules: RuleSet, seats: int) -> None:
     """
     cards = meld.cards
     assert 0 <= meld.owner < seats, f"meld owner {meld.owner} is not a seat"
-    assert len(set(_ids(cards))) == len(cards), f"a card appears twice in meld {meld.describe()}"
+    assert len(set(card_ids(cards))) == len(cards), (
+        f"a card appears twice in meld {meld.describe()}"
+    )
     for c in cards:
         assert c == card(c.id, rules.decks), f"card {c!r} does not match its id"
     naturals = [c for c in cards if not c.is_joker]
@@ -96,7 +98,7 @@ def _check_meld_growth(old: Meld, new: Meld, index: int) -> None:
     assert new.kind is old.kind and new.owner == old.owner, f"meld {index} changed kind or owner"
     if old.kind is MeldKind.SET:
         assert new.rank == old.rank, f"set {index} changed rank"
-        assert set(_ids(old.cards)) <= set(_ids(new.cards)), f"set {index} lost a card"
+        assert set(card_ids(old.cards)) <= set(card_ids(new.cards)), f"set {index} lost a card"
         return
     assert new.suit == old.suit, f"run {index} changed suit"
     shift = old.rank - new.rank
@@ -137,7 +139,7 @@ def check_conservation(state: GameState) -> None:
     if identities is None:
         identities = _IDENTITIES[key] = frozenset(id(c) for c in deck)
     for what, cards in (
-        ("hands+stock+discards+table", _places(state)),
+        ("hands+stock+discards+table", card_places(state)),
         ("all_cards()", state.all_cards()),
     ):
         # fast path: the engine's cards are the interned ones, each exactly once
@@ -176,7 +178,7 @@ def check_invariants(
     of every view, the to_dict/from_dict round trip and check()+apply of every
     legal action.  ``validated``: melds already checked (a cache, updated here).
     ``view_seats``: the seats whose views are checked (default and on deep checks:
-    every seat and the spectator).  ``memo``: see ``_check_views``.
+    every seat and the spectator).  ``memo``: see ``check_views``.
     """
     rules = state.rules
     check_conservation(state)
@@ -219,7 +221,7 @@ def check_invariants(
         else:
             assert to_act == (state.current,), f"to_act {to_act} in phase {state.phase}"
 
-    _check_views(
+    check_views(
         state,
         public,
         full=deep,
@@ -250,17 +252,19 @@ def _deep_checks(state: GameState) -> None:
         if seat not in to_act:
             assert legal == [], f"seat {seat} is not to act but has legal actions {legal}"
             continue
-        assert len({_fmt(a) for a in legal}) == len(legal), f"duplicate legal actions: {legal}"
+        assert len({action_text(a) for a in legal}) == len(legal), (
+            f"duplicate legal actions: {legal}"
+        )
         for action in legal:
             try:
                 state.check(seat, action)
                 nxt, events = state.apply_action(seat, action)
             except (IllegalActionError, InvalidActionError) as exc:
                 raise AssertionError(
-                    f"legal action {_fmt(action)} of seat {seat} refused: {exc}"
+                    f"legal action {action_text(action)} of seat {seat} refused: {exc}"
                 ) from exc
             check_conservation(nxt)
-            assert events, f"{_fmt(action)} produced no event"
+            assert events, f"{action_text(action)} produced no event"
         _check_completeness(state, seat, legal)
     assert json.dumps(state.to_dict(), sort_keys=True) == text, (
         "exploring actions mutated the state"
@@ -283,7 +287,7 @@ def _check_completeness(state: GameState, seat: int, legal: list[Action]) -> Non
     (the reference) says fits but that is not listed in some form.  Extra melds and
     explicit contract selections are only listed in canonical forms: not checked.
     """
-    listed = {_fmt(a) for a in legal}
+    listed = {action_text(a) for a in legal}
     simple: list[Action] = [
         Draw(DrawSource.STOCK),
         Draw(DrawSource.DISCARD),
@@ -294,8 +298,8 @@ def _check_completeness(state: GameState, seat: int, legal: list[Action]) -> Non
     ]
     simple.extend(Discard(c.id) for c in state.hands[seat])
     for action in simple:
-        if _fmt(action) not in listed:
-            assert _refused(state, seat, action), f"legal but not listed: {_fmt(action)}"
+        if action_text(action) not in listed:
+            assert _refused(state, seat, action), f"legal but not listed: {action_text(action)}"
     rules = state.rules
     offs = {(a.card, a.meld) for a in legal if isinstance(a, LayOff)}
     swaps = {(a.card, a.meld) for a in legal if isinstance(a, SwapJoker)}
@@ -304,14 +308,16 @@ def _check_completeness(state: GameState, seat: int, legal: list[Action]) -> Non
             if (c.id, i) not in offs:
                 for end in layoff_ends(meld, c, rules):
                     action = LayOff(c.id, i, end)
-                    assert _refused(state, seat, action), f"legal but not listed: {_fmt(action)}"
+                    assert _refused(state, seat, action), (
+                        f"legal but not listed: {action_text(action)}"
+                    )
             if rules.joker_swap and not c.is_joker and (c.id, i) not in swaps:
                 try:
                     swap_joker(meld, c, rules)
                 except IllegalActionError:
                     continue
                 action = SwapJoker(c.id, i)
-                assert _refused(state, seat, action), f"legal but not listed: {_fmt(action)}"
+                assert _refused(state, seat, action), f"legal but not listed: {action_text(action)}"
 
 
 # --------------------------------------------------------------------------- transitions
@@ -332,9 +338,9 @@ class InvariantChecker:
 
     def __post_init__(self) -> None:
         self._check_round_start(self.start)
-        self.public = _public_now(self.start)
+        self.public = public_now(self.start)
         check_invariants(self.start, deep=True, public=self.public, validated=self.validated)
-        _check_deal_events(self.start, self.start_events)
+        check_deal_events(self.start, self.start_events)
 
     def _check_round_start(self, state: GameState) -> None:
         if state.is_terminal():
@@ -382,7 +388,7 @@ class InvariantChecker:
                 for u in range(prev.seats):
                     if u != seat:
                         assert nxt.hands[u] == prev.hands[u], (
-                            f"{_fmt(action)} changed seat {u}'s hand"
+                            f"{action_text(action)} changed seat {u}'s hand"
                         )
             assert len(nxt.table) >= len(prev.table), "a meld left the table"
             for i, old in enumerate(prev.table):
@@ -396,19 +402,19 @@ class InvariantChecker:
 
         if new_round:
             self._check_round_start(nxt)
-            self.public = _public_now(nxt)
+            self.public = public_now(nxt)
         else:
             # a card seen face up stays known (also when taken from the discard pile),
             # unless it went back into the stock (a reshuffle) or from there, or from
             # under the pile's top, into a hand: where it is then is secret again
-            hidden = set(_ids(prev.stock)) | set(_ids(prev.discards[:-1]))
+            hidden = set(card_ids(prev.stock)) | set(card_ids(prev.discards[:-1]))
             for u in range(nxt.seats):
                 if nxt.hands[u] is not prev.hands[u]:
-                    entered = set(_ids(nxt.hands[u])) - set(_ids(prev.hands[u]))
+                    entered = set(card_ids(nxt.hands[u])) - set(card_ids(prev.hands[u]))
                     self.public -= entered & hidden
-            self.public |= _public_now(nxt)
-            self.public -= set(_ids(nxt.stock))
-        _check_events(
+            self.public |= public_now(nxt)
+            self.public -= set(card_ids(nxt.stock))
+        check_events(
             prev, seat, action, nxt, events, public_before, self.public, full=deep or ended
         )
         if ended:
@@ -435,7 +441,7 @@ class InvariantChecker:
                 assert nxt.discards and nxt.discards[-1].id == c, "the discard is not on top"
             case LayOff(card=c):
                 assert after == before - 1, f"lay-off: hand {before} -> {after}"
-                assert c not in _ids(nxt.hands[seat])
+                assert c not in card_ids(nxt.hands[seat])
             case ExtraMeld(meld=spec):
                 assert after == before - len(spec.cards)
                 assert len(nxt.table) == len(prev.table) + 1
@@ -449,7 +455,7 @@ class InvariantChecker:
                 _check_contract(added, contract, prev.rules, seat)
             case SwapJoker(card=c):
                 assert after == before, f"swap: hand {before} -> {after}"
-                assert c not in _ids(nxt.hands[seat])
+                assert c not in card_ids(nxt.hands[seat])
             case EndTurn() | Claim() | PassClaim():
                 pass
 
@@ -464,20 +470,20 @@ class InvariantChecker:
             return
         for u in range(prev.seats):
             if u != seat:
-                expected = _penalty(rules, prev.hands[u])
+                expected = penalty_of(rules, prev.hands[u])
                 assert deltas[u] == expected, (
                     f"seat {u} scored {deltas[u]} for a hand worth {expected}"
                 )
         hand = prev.hands[seat]
         match action:
             case Discard(card=c):
-                expected = _penalty(rules, [x for x in hand if x.id != c])
+                expected = penalty_of(rules, [x for x in hand if x.id != c])
             case Draw() | EndTurn():
-                expected = _penalty(rules, hand)
+                expected = penalty_of(rules, hand)
             case _:
                 expected = 0  # only going out ends a round on a meld, lay-off or swap
         assert deltas[seat] == expected, (
-            f"seat {seat} scored {deltas[seat]} after {_fmt(action)}, expected {expected}"
+            f"seat {seat} scored {deltas[seat]} after {action_text(action)}, expected {expected}"
         )
 
 

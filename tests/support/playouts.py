@@ -15,7 +15,7 @@ from engine.events import Event
 from engine.game import GameState
 from engine.rulesets import RuleSet
 from tests.support.agents import UniformBot
-from tests.support.common import PlayoutFailure, _fmt
+from tests.support.common import PlayoutFailure, action_text
 from tests.support.invariants import InvariantChecker
 
 # --------------------------------------------------------------------------- playouts
@@ -64,7 +64,7 @@ def random_playout(
             seat = to_act[rng.randrange(len(to_act))]
             last = f" by seat {seat} in {state.phase}"
             nxt, action, new_events = engine_turn(state, seat, player, rng)
-            last = f" at {_fmt(action)}{last}"
+            last = f" at {action_text(action)}{last}"
             steps += 1
             if keep_log:
                 actions.append((seat, action))

@@ -19,7 +19,7 @@ from engine.game import GameState
 from engine.rulesets import RuleSet
 from engine.shuffle import round_seed
 from engine.views import seat_view, spectator_view
-from tests.support.common import _action_cards, _fmt, _ids, _table_cards
+from tests.support.common import action_card_ids, action_text, card_ids, table_cards
 
 # --------------------------------------------------------------------------- secrecy
 
@@ -157,9 +157,7 @@ def _secret_strings_cached(
     return tuple(out)
 
 
-def _secret_strings(
-    state: GameState, rounds: Iterable[int], *, game_seed: bool = True
-) -> list[str]:
+def secret_strings(state: GameState, rounds: Iterable[int], *, game_seed: bool = True) -> list[str]:
     """The game seed's and these rounds' seeds' text forms (hex, HEX, base64)."""
     return list(_secret_strings_cached(state.seed, tuple(rounds), game_seed))
 
@@ -218,13 +216,13 @@ def check_no_leak(
         assert secret not in text, f"{what} reveals a seed"
 
 
-def _public_now(state: GameState) -> set[int]:
-    ids = set(_ids(state.discards))
-    ids.update(_ids(_table_cards(state)))
+def public_now(state: GameState) -> set[int]:
+    ids = set(card_ids(state.discards))
+    ids.update(card_ids(table_cards(state)))
     return ids
 
 
-def _check_views(
+def check_views(
     state: GameState,
     public: Collection[int],
     *,
@@ -243,9 +241,9 @@ def _check_views(
     """
     rules = state.rules
     running = not state.is_terminal()
-    forbidden = _secret_strings(state, [state.round_number]) if running else []
+    forbidden = secret_strings(state, [state.round_number]) if running else []
     stock = state.stock if running else ()
-    base = _public_now(state) | set(public)
+    base = public_now(state) | set(public)
     previous: dict[int | None, dict[str, Any]] = {}
     if memo is not None:
         if memo.get("round") != state.round_number:
@@ -272,27 +270,27 @@ def _check_views(
             stock=stock,
             full=full,
         )
-        _check_view_facts(state, view, "spectator_view")
+        check_view_facts(state, view, "spectator_view")
         assert "hand" not in view, "the spectator view shows a hand"
     for seat in range(state.seats) if seats is None else sorted(seats):
         view = seat_view(state, seat)
         check_no_leak(
             changed_part(seat, view),
             rules=rules,
-            allowed=base | set(_ids(state.hands[seat])),
+            allowed=base | set(card_ids(state.hands[seat])),
             what=f"seat_view(seat={seat})",
             forbidden_strings=forbidden,
             stock=stock,
             full=full,
         )
-        _check_view_facts(state, view, f"seat_view(seat={seat})")
-        own = _find_own_hand(view)
-        assert own == _ids(state.hands[seat]), (
-            f"seat_view(seat={seat}) shows hand {own}, not {_ids(state.hands[seat])}"
+        check_view_facts(state, view, f"seat_view(seat={seat})")
+        own = find_own_hand(view)
+        assert own == card_ids(state.hands[seat]), (
+            f"seat_view(seat={seat}) shows hand {own}, not {card_ids(state.hands[seat])}"
         )
 
 
-def _check_view_facts(state: GameState, view: Mapping[str, Any], what: str) -> None:
+def check_view_facts(state: GameState, view: Mapping[str, Any], what: str) -> None:
     """The public facts a view states agree with the state (where the view names them)."""
     players = view.get("players")
     if isinstance(players, list):
@@ -311,10 +309,10 @@ def _check_view_facts(state: GameState, view: Mapping[str, Any], what: str) -> N
         assert isinstance(top, Mapping) and top.get("id") == state.discards[-1].id, f"{what} top"
     if isinstance(view.get("table"), list):
         shown = [[c["id"] for c in m["cards"]] for m in view["table"]]
-        assert shown == [_ids(m.cards) for m in state.table], f"{what} table"
+        assert shown == [card_ids(m.cards) for m in state.table], f"{what} table"
 
 
-def _find_own_hand(view: Mapping[str, Any]) -> list[int]:
+def find_own_hand(view: Mapping[str, Any]) -> list[int]:
     """The viewer's own hand as the view lists it (``view["hand"]``, cards in order)."""
     hand = view.get("hand")
     assert isinstance(hand, list), "a seat view shows its hand as a list of cards"
@@ -365,7 +363,7 @@ def _check_event_list(
             )
 
 
-def _check_events(
+def check_events(
     prev: GameState,
     seat: int,
     action: Action,
@@ -392,29 +390,29 @@ def _check_events(
     all went face up; ``round_ended`` may reveal the old round's seed) and the rest by
     the new deal (own new hand, the new upcard).
     """
-    assert events, f"{_fmt(action)} produced no event"
+    assert events, f"{action_text(action)} produced no event"
     rules = prev.rules
     seats = prev.seats
-    named = _action_cards(action)
+    named = action_card_ids(action)
     round_changed = nxt.round_number != prev.round_number or nxt.is_terminal()
     running = [] if nxt.is_terminal() else [nxt.round_number]
 
     def forbidden_old(ev_type: str) -> list[str]:
         # the game seed stays secret until the game is over; a round's seed until it ends
-        out = _secret_strings(prev, running, game_seed=ev_type != "game_ended")
+        out = secret_strings(prev, running, game_seed=ev_type != "game_ended")
         if ev_type not in ("round_ended", "game_ended"):
-            out += _secret_strings(prev, [prev.round_number], game_seed=False)
+            out += secret_strings(prev, [prev.round_number], game_seed=False)
         return out
 
     def forbidden_new(ev_type: str) -> list[str]:
-        return _secret_strings(nxt, running)
+        return secret_strings(nxt, running)
 
     top = {prev.discards[-1].id} if prev.discards else set()
     if not round_changed:
         shared = set(public_after) | top | set(named)
-        shared.update(_ids(_table_cards(prev)))
-        shared.update(_ids(_table_cards(nxt)))
-        own = [set(_ids(prev.hands[v])) | set(_ids(nxt.hands[v])) for v in range(seats)]
+        shared.update(card_ids(table_cards(prev)))
+        shared.update(card_ids(table_cards(nxt)))
+        own = [set(card_ids(prev.hands[v])) | set(card_ids(nxt.hands[v])) for v in range(seats)]
         _check_event_list(
             events,
             rules=rules,
@@ -427,16 +425,16 @@ def _check_events(
         )
         return
     split = next((i for i, ev in enumerate(events) if ev.type == "round_started"), len(events))
-    shared = set(public_before) | _public_now(prev) | set(named)
+    shared = set(public_before) | public_now(prev) | set(named)
     if nxt.scores[seat] == prev.scores[seat]:
         # the actor went out: everything it held went to the table or the discards
-        shared.update(_ids(prev.hands[seat]))
+        shared.update(card_ids(prev.hands[seat]))
     _check_event_list(
         events[:split],
         rules=rules,
         seats=seats,
         shared=shared,
-        own=[set(_ids(prev.hands[v])) for v in range(seats)],
+        own=[set(card_ids(prev.hands[v])) for v in range(seats)],
         stock=prev.stock,
         forbidden=forbidden_old,
         full=full,
@@ -447,18 +445,18 @@ def _check_events(
         rules=rules,
         seats=seats,
         shared=set(public_after),
-        own=[set(_ids(nxt.hands[v])) for v in range(seats)],
+        own=[set(card_ids(nxt.hands[v])) for v in range(seats)],
         stock=nxt.stock,
         forbidden=forbidden_new,
         full=full,
     )
 
 
-def _check_deal_events(state: GameState, events: Sequence[Event]) -> None:
+def check_deal_events(state: GameState, events: Sequence[Event]) -> None:
     """The first deal's events show each seat its own hand and nobody anything else."""
     rules = state.rules
-    forbidden = _secret_strings(state, [state.round_number])
-    public = _public_now(state)
+    forbidden = secret_strings(state, [state.round_number])
+    public = public_now(state)
     for ev in events:
         check_no_leak(
             ev.for_seat(None),
@@ -472,7 +470,7 @@ def _check_deal_events(state: GameState, events: Sequence[Event]) -> None:
             check_no_leak(
                 ev.for_seat(viewer),
                 rules=rules,
-                allowed=public | set(_ids(state.hands[viewer])),
+                allowed=public | set(card_ids(state.hands[viewer])),
                 what=f"deal event {ev.type!r} for seat {viewer}",
                 stock=state.stock,
                 forbidden_strings=forbidden,
