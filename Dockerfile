@@ -1,5 +1,6 @@
-# The service image (k8s/ deploys it as glintwick:latest).
-# Build stage: a C compiler for the mypyc-compiled solver (setup.py), wheels for everything.
+# The service image (k8s/ deploys it as glintwick:latest): the server's install only, no
+# extras (no [tournament] plotting/ratings/progress bars, no [dev] tools such as grpcio-tools).
+# Build stage: a C compiler for the mypyc-compiled solver (setup.py), wheels for the rest.
 FROM python:3.11-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
@@ -9,6 +10,7 @@ COPY engine engine
 COPY services services
 COPY clients clients
 COPY glintwick glintwick
+# `.` without extras: the runtime dependencies of pyproject.toml, what serving needs
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 # Run stage: the wheels only, no compiler.

@@ -82,16 +82,19 @@ def solve(stdin: TextIO, stdout: TextIO) -> int:
 
 
 def simulate(args: argparse.Namespace, stdout: TextIO) -> int:
-    """Play bot-free random games in process and print a summary."""
+    """Play random games in process (the ``random`` bot at every seat) and print a summary."""
     import random
     import time
 
+    from clients.bots.random_bot import RandomBot
+    from clients.turn import engine_turn
     from engine.game import GameState
     from engine.rulesets import ruleset
 
     rules = ruleset(args.ruleset)
     seats = args.seats or rules.max_players
-    rng = random.Random(args.seed)
+    rng = random.Random(args.seed)  # one stream for every seat and game: reproducible runs
+    player = RandomBot(args.seed)
     steps = 0
     wins = [0.0] * seats
     totals = [0] * seats
@@ -101,8 +104,7 @@ def simulate(args: argparse.Namespace, stdout: TextIO) -> int:
         state = GameState.new_game(rules, seats, seed)
         while not state.is_terminal():
             seat = state.to_act[0] if len(state.to_act) == 1 else rng.choice(state.to_act)
-            action = rng.choice(state.legal_actions(seat))
-            state, _ = state.apply_action(seat, action)
+            state, _, _ = engine_turn(state, seat, player, rng)
             steps += 1
         winners = state.winners()
         for seat in winners:
@@ -141,15 +143,25 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
     import asyncio
     from pathlib import Path
 
-    from clients.tournament import report
-    from clients.tournament.tournament import Config, run
+    from clients.bots.registry import resolve_specs
 
+    try:
+        from clients.tournament import report
+        from clients.tournament.tournament import Config, run
+    except ModuleNotFoundError as exc:  # the server's install leaves the extra out
+        sys.stderr.write(
+            f"glintwick tournament: needs the tournament extra ({exc.name} is missing):"
+            " pip install 'glintwick[tournament]'\n"
+        )
+        return 2
     rules = _ruleset_arg(args.ruleset)
     sprt = None
     if args.sprt:
-        a, _, b = args.sprt.partition(",")
-        sprt = (a.strip(), b.strip())
-    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+        pair = resolve_specs(args.sprt)
+        if len(pair) != 2:
+            raise SystemExit(f"glintwick tournament: --sprt takes two bots, A,B: {args.sprt!r}")
+        sprt = (pair[0], pair[1])
+    bots = resolve_specs(args.bots)
     config = Config(
         rules=rules,
         bots=bots if sprt is None else list(sprt),
@@ -253,14 +265,13 @@ FILL_BOT = "greedy"
 
 def with_house_bots(options: ServerOptions) -> ServerOptions:
     """``options`` with the house bots checked against the bots the pool can play
-    (ValueError for a name it cannot), HOUSE_BOTS when none were given, and FILL_BOT."""
-    from clients.bots import BOTS
+    (BotSpecError, a ValueError, for a spec that names no usable bot), HOUSE_BOTS when
+    none were given, and FILL_BOT."""
+    from clients.bots.registry import resolve_specs
     from services.config import bot_names
 
     names = bot_names(HOUSE_BOTS) if options.house_bots is None else options.house_bots
-    unknown = names - set(BOTS)
-    if unknown:
-        raise ValueError(f"--house-bots: unknown bots {sorted(unknown)}; known: {sorted(BOTS)}")
+    resolve_specs(",".join(sorted(names)))  # every bot the server may seat must load
     return dataclasses.replace(
         options, house_bots=names, default_house_bot=options.default_house_bot or FILL_BOT
     )
@@ -330,7 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=1)
     tour = sub.add_parser("tournament", help="a bot tournament through the API (see docs/BOTS.md)")
     tour.add_argument("--ruleset", default="whiskertrail", help="preset name or rule-set JSON file")
-    tour.add_argument("--bots", default="random,greedy,strong", help="comma-separated bot names")
+    tour.add_argument(
+        "--bots",
+        default="random,greedy,strong",
+        help="comma-separated bots: names, module:Class or file.py:Class",
+    )
     tour.add_argument("--deals", type=int, default=4, help="deal sets per lineup (SPRT: at most)")
     tour.add_argument("--schedule", default="round-robin", choices=["round-robin", "gauntlet"])
     tour.add_argument("--seats", type=int, default=0, help="default: the rule set's minimum")
@@ -381,6 +396,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from clients.bots.registry import BotSpecError
+
+    try:
+        return _dispatch(args)
+    except BotSpecError as exc:  # a bot spec that names no usable bot: one line, no traceback
+        sys.stderr.write(f"glintwick {args.command}: {exc}\n")
+        return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "solve":
         return solve(sys.stdin, sys.stdout)
     if args.command == "simulate":

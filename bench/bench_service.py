@@ -48,7 +48,7 @@ from engine.rulesets import WHISKERTRAIL
 from glintwick.convert import action_to_pb
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
-from tests.redis_server import free_port, redis_server
+from loadtests.redis_process import free_port, redis_server
 
 ROOT = Path(__file__).parents[1]
 CORPUS = ROOT / "tests" / "data" / "solver-cases.jsonl"

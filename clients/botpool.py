@@ -40,16 +40,16 @@ import random
 import uuid
 import zlib
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
 import structlog
 
-from clients.bots.base import Bot, make_bot
+from clients.bots.base import Bot
+from clients.bots.registry import BotSpecError, make_bot
 from clients.sdk import GlintwickClient, GlintwickError
-from engine.actions import Action
+from clients.turn import wire_choice
 from engine.rulesets import RuleSet
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -205,19 +205,21 @@ class BotPool:
             if seat.version != view.version or not legal:
                 self.stats.races += 1
                 return
-            plain = convert.view_from_pb(view)
-            choices = [convert.action_from_pb(a) for a in legal]
             rng = move_rng(self.seed, turn.game_id, turn.seat, view.version)
-            action = await self._think(bot, plain, choices, rng)
-            response = await seat.act(
-                convert.action_to_pb(action), expected_version=view.version, request_id=request_id
-            )
+            action = await self._think(bot, view, legal, rng)
+            response = await seat.act(action, expected_version=view.version, request_id=request_id)
             self.stats.moves += 1
             bound.debug(
-                "bot_moved", action=action.KIND, version=response.version, request_id=request_id
+                "bot_moved",
+                action=action.WhichOneof("kind"),
+                version=response.version,
+                request_id=request_id,
             )
         except GlintwickError as exc:
             self._failed(bound, exc, request_id)
+        except BotSpecError as exc:  # a strategy this worker cannot load: one line, no trace
+            self.stats.errors += 1
+            bound.warning("bot_unavailable", error=str(exc), request_id=request_id)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -244,13 +246,13 @@ class BotPool:
         )
 
     async def _think(
-        self, bot: Bot, view: Mapping[str, Any], legal: list[Action], rng: random.Random
-    ) -> Action:
+        self, bot: Bot, view: pb.View, legal: list[pb.Action], rng: random.Random
+    ) -> pb.Action:
         """The bot's choice, in a worker thread by default (a strong bot thinks for tens
         of milliseconds: the event loop keeps serving meanwhile)."""
         if self.think_in_thread:
-            return await asyncio.to_thread(bot.choose, view, legal, rng)
-        return bot.choose(view, legal, rng)
+            return await asyncio.to_thread(wire_choice, bot, view, legal, rng)
+        return wire_choice(bot, view, legal, rng)
 
     async def _bot(self, turn: pb.BotTurn) -> Bot:
         key = (turn.game_id, turn.seat, turn.strategy)

@@ -22,6 +22,7 @@ import grpc
 
 from clients.bots.base import Bot
 from clients.sdk import GlintwickError, Seat
+from clients.turn import wire_choice
 from engine.rulesets import RuleSet
 from glintwick import convert
 
@@ -70,21 +71,20 @@ async def play_seat(
     try:
         while True:
             wake.clear()
-            view = convert.view_from_pb(await seat.view())
-            if view.get("game_over"):
-                result.final_view = view
+            view = await seat.view()
+            if view.game_over:
+                result.final_view = convert.view_from_pb(view)
                 return result
-            if not view.get("may_act"):
+            if not view.may_act:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), poll)
                 continue
             started = time.perf_counter()
             try:
-                legal = [convert.action_from_pb(a) for a in await seat.legal_actions()]
+                legal = await seat.legal_actions()
                 if not legal:
                     continue
-                action = bot.choose(view, legal, rng)
-                await seat.act(convert.action_to_pb(action))
+                await seat.act(wire_choice(bot, view, legal, rng))
             except GlintwickError as exc:
                 failures += 1
                 if exc.code in (

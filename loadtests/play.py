@@ -30,10 +30,10 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from clients.bots.base import make_bot
+from clients.bots.registry import make_bot
+from clients.turn import wire_choice
 from engine.errors import GlintwickError
 from engine.rulesets import ruleset
-from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 
@@ -318,8 +318,7 @@ def play_table(
             if legal.version != view.version or not legal.actions:
                 view = face.view(game_id, tokens[seat])
                 continue
-            choices = [convert.action_from_pb(a) for a in legal.actions]
-            action = bots[seat].choose(convert.view_from_pb(view), choices, rng)
+            action = wire_choice(bots[seat], view, legal.actions, rng)
             think()
             games.submitting(game_id, view.version + 1)
             try:
@@ -328,7 +327,7 @@ def play_table(
                     tokens[seat],
                     view.version,
                     uuid.uuid4().hex,
-                    convert.action_to_pb(action),
+                    action,
                 )
                 result.moves += 1
             except FaceError as error:

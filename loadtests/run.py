@@ -40,7 +40,7 @@ from typing import Any
 
 import psutil
 
-from tests.redis_server import free_port, redis_server
+from loadtests.redis_process import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"

@@ -169,11 +169,12 @@ def _final(state: GameState) -> dict[str, str]:
 
 def record(spec: GameSpec) -> dict[str, Any]:
     """Play one game and record its transcript."""
-    import clients.bots as bots  # only to record: a replay needs the engine alone
+    # only to record: a replay needs the engine alone
+    from clients.bots import Situation, make_bot
 
     state, first = GameState.new_game_with_events(spec.rules, spec.seats, spec.seed)
     rng = random.Random(spec.choice_seed)
-    greedy = [bots.make_bot("greedy", spec.choice_seed * 10 + s) for s in range(spec.seats)]
+    greedy = [make_bot("greedy", spec.choice_seed * 10 + s) for s in range(spec.seats)]
     for s, bot in enumerate(greedy):
         bot.setup(spec.rules, s)
     steps: list[list[Any]] = []
@@ -185,7 +186,9 @@ def record(spec: GameSpec) -> dict[str, Any]:
             action = legal[rng.randrange(len(legal))]
         else:
             seat = state.to_act[0]
-            action = greedy[seat].choose(seat_view(state, seat), state.legal_actions(seat), rng)
+            action = greedy[seat].choose(
+                Situation.from_state(state, seat), state.legal_actions(seat), rng
+            )
         state, events = state.apply_action(seat, action)
         steps.append(
             [seat, action_to_dict(action), legal_digest, digest([e.to_dict() for e in events])]

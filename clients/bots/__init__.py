@@ -1,16 +1,20 @@
-"""The built-in bots; importing this package registers them (see ``base.BOTS``)."""
+"""Bots: the interface (``base``), the registry (``registry``) and the built-in bots.
 
-from clients.bots import greedy, montecarlo, oracle, random_bot, strong
-from clients.bots.base import BOTS, Bot, make_bot, register
+The built-in bots register through the ``glintwick.bots`` entry-point group like any
+plugin (pyproject.toml); ``make_bot("greedy")`` or ``make_bot("pkg.mod:MyBot")``
+makes one.
+"""
+
+from clients.bots.base import Bot, Situation
+from clients.bots.registry import BOTS, BotFactory, BotSpecError, known_bots, make_bot, resolve
 
 __all__ = [
     "BOTS",
     "Bot",
-    "greedy",
+    "BotFactory",
+    "BotSpecError",
+    "Situation",
+    "known_bots",
     "make_bot",
-    "montecarlo",
-    "oracle",
-    "random_bot",
-    "register",
-    "strong",
+    "resolve",
 ]

@@ -1,30 +1,118 @@
-"""The bot interface, the bot registry and what every bot needs to read a view.
+"""The bot interface and what a bot sees: its seat's :class:`Situation`.
 
-A bot sees exactly what a seat sees through the public API: the engine-style seat
-view (``glintwick.convert.view_from_pb``, or ``engine.views.seat_view`` in process,
-the same dict) and the legal actions as engine :class:`~engine.actions.Action`
-values.  It may import ``engine`` to think (the solver, simulations), never to act:
-the runner (``clients/botrunner.py`` over gRPC, or the tournament's in-process
-runner) submits what :meth:`Bot.choose` returns.
+A bot sees exactly what a seat sees through the public API, in engine types: a
+:class:`Situation` (read from the seat's view over the API, or built straight from the
+engine state in process: the same content either way) and the legal actions as engine
+:class:`~engine.actions.Action` values.  It may import ``engine`` to think (the solver,
+simulations), never to act: whoever plays the seat (``clients.turn``) submits what
+:meth:`Bot.choose` returns.
 
-A new bot is a subclass with a ``name`` and a ``choose``, registered with
-:func:`register`; see docs/BOTS.md.
+A new bot is a subclass with a ``name`` and a ``choose``, registered through the
+``glintwick.bots`` entry-point group or named as ``module:Class``; see docs/BOTS.md.
 """
 
 from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from engine.actions import Action
 from engine.cards import SUITS, Card, card
+from engine.game import GameState, Phase
 from engine.melds import Meld
-from engine.rulesets import MeldKind, RuleSet, ruleset
+from engine.rulesets import MeldKind, RuleSet
 
-__all__ = ["BOTS", "Bot", "Situation", "make_bot", "register"]
+__all__ = ["Bot", "Situation"]
+
+
+class Situation(NamedTuple):
+    """What one seat knows of a game, in engine types: its view, nothing hidden.
+
+    The first nine fields are what most decisions need; the rest complete the public
+    picture (sizes, scores, counters) for bots that simulate or count cards.  Immutable;
+    a named tuple rather than a frozen dataclass because one is built for every move of
+    an in-process game, and a frozen dataclass takes three times as long to build."""
+
+    rules: RuleSet
+    round_number: int
+    seat: int
+    phase: str  # "draw" | "play" | "claim" | "game_over"
+    hand: tuple[Card, ...]  # in card order
+    opened: bool
+    table: tuple[Meld, ...]
+    discard_top: Card | None
+    taken_from_discard: int | None
+    seats: int = 0
+    current: int = 0
+    hand_sizes: tuple[int, ...] = ()
+    opened_seats: tuple[bool, ...] = ()
+    scores: tuple[int, ...] = ()
+    discard_size: int = 0
+    stock_size: int = 0
+    laid_this_turn: bool = False
+    exhaustions: int = 0
+    turns_completed: int = 0
+
+    @classmethod
+    def from_state(cls, state: GameState, seat: int) -> Situation:
+        """``seat``'s situation straight from the engine state (in-process play): the
+        same as :meth:`from_view` of ``engine.views.seat_view(state, seat)``."""
+        over = state.phase is Phase.GAME_OVER
+        taken = state.taken_from_discard
+        return cls(
+            rules=state.rules,
+            round_number=state.round_number,
+            seat=seat,
+            phase=state.phase.value,
+            hand=state.hands[seat],  # the engine keeps hands in card order
+            opened=state.opened[seat],
+            table=tuple(state.table),
+            discard_top=state.discards[-1] if state.discards else None,
+            taken_from_discard=taken if taken is not None and not over else None,
+            seats=state.seats,
+            current=state.current,
+            hand_sizes=tuple(len(h) for h in state.hands),
+            opened_seats=tuple(state.opened),
+            scores=tuple(state.scores),
+            discard_size=len(state.discards),
+            stock_size=len(state.stock),
+            laid_this_turn=state.laid_this_turn,
+            exhaustions=state.exhaustions,
+            turns_completed=state.turns_completed,
+        )
+
+    @classmethod
+    def from_view(cls, view: Mapping[str, Any], rules: RuleSet) -> Situation:
+        """The situation a seat view states (``glintwick.convert.view_from_pb`` of an
+        API view, or ``engine.views.seat_view``)."""
+        decks = rules.decks
+        seat = int(view.get("seat", 0))
+        players = view.get("players", [])
+        opened = bool(players[seat].get("opened", False)) if seat < len(players) else False
+        taken = _card(view.get("taken_from_discard"), decks)
+        return cls(
+            rules=rules,
+            round_number=int(view["round"]),
+            seat=seat,
+            phase=str(view.get("phase", "")),
+            hand=tuple(sorted((card(int(c["id"]), decks) for c in view.get("hand", [])), key=_id)),
+            opened=opened,
+            table=tuple(meld_from_json(m, decks) for m in view.get("table", [])),
+            discard_top=_card(view.get("discard_top"), decks),
+            taken_from_discard=taken.id if taken is not None else None,
+            seats=int(view.get("seats", len(players))),
+            current=int(view.get("current", 0)),
+            hand_sizes=tuple(int(p.get("hand_size", 0)) for p in players),
+            opened_seats=tuple(bool(p.get("opened", False)) for p in players),
+            scores=tuple(int(p.get("score", 0)) for p in players),
+            discard_size=int(view.get("discard_size", 0)),
+            stock_size=int(view.get("stock_size", 0)),
+            laid_this_turn=bool(view.get("laid_this_turn", False)),
+            exhaustions=int(view.get("exhaustions", 0)),
+            turns_completed=int(view.get("turns_completed", 0)),
+        )
 
 
 class Bot(ABC):
@@ -42,42 +130,16 @@ class Bot(ABC):
         self.rules = rules
         self.seat = seat
 
-    def rules_for(self, view: Mapping[str, Any]) -> RuleSet:
-        """The rule set: the one given to :meth:`setup`, else the preset the view names."""
-        if self.rules is None or self.rules.hash != view.get("rules_hash", self.rules.hash):
-            self.rules = ruleset(str(view["rules"]))
-        return self.rules
-
     @abstractmethod
-    def choose(
-        self, view: Mapping[str, Any], legal: Sequence[Action], rng: random.Random
-    ) -> Action:
-        """One of ``legal`` (never empty) for the seat whose view this is."""
-
-
-BOTS: dict[str, type[Bot]] = {}
-B = TypeVar("B", bound=type[Bot])
-
-
-def register(cls: B) -> B:
-    """Class decorator: make the bot available by its ``name``."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} needs a name")
-    BOTS[cls.name] = cls
-    return cls
-
-
-def make_bot(name: str, seed: int = 0) -> Bot:
-    """A fresh bot of the registered kind ``name``."""
-    import clients.bots  # noqa: F401  - registers the built-in bots
-
-    try:
-        return BOTS[name](seed)
-    except KeyError:
-        raise ValueError(f"unknown bot {name!r}; known: {', '.join(sorted(BOTS))}") from None
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        """One of ``legal`` (never empty) for the seat whose situation this is."""
 
 
 # --------------------------------------------------------------------------- reading views
+
+
+def _id(c: Card) -> int:
+    return c.id
 
 
 def _card(data: Mapping[str, Any] | None, decks: int) -> Card | None:
@@ -95,40 +157,3 @@ def meld_from_json(data: Mapping[str, Any], decks: int) -> Meld:
         SUITS.index(suit) if suit else -1,
         int(data.get("owner", -1)),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Situation:
-    """What a bot's decision needs, in engine types, from a view or from a state."""
-
-    rules: RuleSet
-    round_number: int
-    seat: int
-    phase: str  # "draw" | "play" | "claim" | "game_over"
-    hand: tuple[Card, ...]
-    opened: bool
-    table: tuple[Meld, ...]
-    discard_top: Card | None
-    taken_from_discard: int | None
-
-    @classmethod
-    def from_view(cls, view: Mapping[str, Any], rules: RuleSet) -> Situation:
-        decks = rules.decks
-        seat = int(view.get("seat", 0))
-        players = view.get("players", [])
-        opened = bool(players[seat].get("opened", False)) if seat < len(players) else False
-        taken = _card(view.get("taken_from_discard"), decks)
-        return cls(
-            rules=rules,
-            round_number=int(view["round"]),
-            seat=seat,
-            phase=str(view.get("phase", "")),
-            hand=tuple(sorted(card(int(c["id"]), decks) for c in view.get("hand", []))),
-            opened=opened,
-            table=tuple(meld_from_json(m, decks) for m in view.get("table", [])),
-            discard_top=_card(view.get("discard_top"), decks),
-            taken_from_discard=taken.id if taken is not None else None,
-        )
-
-
-Chooser = Callable[[Mapping[str, Any], Sequence[Action], random.Random], Action]

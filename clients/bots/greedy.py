@@ -16,10 +16,9 @@ policy serves the API bot and the simulations of ``strong``.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from clients.bots.base import Bot, Situation, register
+from clients.bots.base import Bot, Situation
 from engine.actions import (
     Action,
     Claim,
@@ -128,11 +127,8 @@ def greedy_action(sit: Situation, legal: Sequence[Action]) -> Action:
     return next((a for a in legal if isinstance(a, EndTurn)), legal[0])
 
 
-@register
 class GreedyBot(Bot):
     name = "greedy"
 
-    def choose(
-        self, view: Mapping[str, Any], legal: Sequence[Action], rng: random.Random
-    ) -> Action:
-        return greedy_action(Situation.from_view(view, self.rules_for(view)), legal)
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        return greedy_action(situation, legal)

@@ -23,13 +23,12 @@ kept for: measuring how much the hidden cards cost the fair bots.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from clients.bots.base import Bot, Situation, register
+from clients.bots.base import Bot, Situation
 from clients.bots.greedy import discard_order, greedy_action, missing, progress_action
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, PassClaim
-from engine.cards import Card, card, full_deck
+from engine.cards import Card, full_deck
 from engine.game import GameState, Phase
 from engine.rulesets import MeldKind
 
@@ -100,20 +99,19 @@ def fast_action(state: GameState, seat: int, legal: Sequence[Action], rng: rando
     return pool[rng.randrange(len(pool))]
 
 
-def determinize(view: Mapping[str, Any], sit: Situation, rng: random.Random) -> GameState | None:
-    """A full state consistent with the view (None when the view does not add up)."""
+def determinize(sit: Situation, rng: random.Random) -> GameState | None:
+    """A full state consistent with the situation (None when it does not add up)."""
     rules = sit.rules
-    seats = int(view["seats"])
+    seats = sit.seats
     known = {c.id for c in sit.hand}
     known.update(c.id for m in sit.table for c in m.cards)
     if sit.discard_top is not None:
         known.add(sit.discard_top.id)
     unseen = [c for c in full_deck(rules.decks, rules.jokers) if c.id not in known]
     rng.shuffle(unseen)
-    players = view["players"]
-    sizes = [int(p.get("hand_size", 0)) for p in players]
-    under = max(int(view.get("discard_size", 0)) - 1, 0)
-    stock_size = int(view.get("stock_size", 0))
+    sizes = sit.hand_sizes
+    under = max(sit.discard_size - 1, 0)
+    stock_size = sit.stock_size
     if sum(sizes) - sizes[sit.seat] + under + stock_size != len(unseen):
         return None
     hands: list[tuple[Card, ...]] = []
@@ -127,42 +125,38 @@ def determinize(view: Mapping[str, Any], sit: Situation, rng: random.Random) -> 
     discards = tuple(unseen[at : at + under]) + ((sit.discard_top,) if sit.discard_top else ())
     at += under
     stock = tuple(unseen[at : at + stock_size])
-    taken = view.get("taken_from_discard")
     return GameState(
         rules=rules,
         seats=seats,
         seed=b"determinization",
         round_number=sit.round_number,
         phase=Phase(sit.phase),
-        current=int(view.get("current", 0)),
+        current=sit.current,
         hands=tuple(hands),
         stock=stock,
         discards=discards,
         table=sit.table,
-        opened=tuple(bool(p.get("opened", False)) for p in players),
-        scores=tuple(int(p.get("score", 0)) for p in players),
-        taken_from_discard=card(int(taken["id"]), rules.decks).id if taken else None,
-        laid_this_turn=bool(view.get("laid_this_turn", False)),
-        exhaustions=int(view.get("exhaustions", 0)),
-        turns_completed=int(view.get("turns_completed", 0)),
+        opened=sit.opened_seats,
+        scores=sit.scores,
+        taken_from_discard=sit.taken_from_discard,
+        laid_this_turn=sit.laid_this_turn,
+        exhaustions=sit.exhaustions,
+        turns_completed=sit.turns_completed,
     )
 
 
-@register
 class MonteCarloBot(Bot):
     name = "montecarlo"
     determinizations = 8
     candidates = 3
     horizon = 40  # at most this many actions per rollout (all seats together)
 
-    def choose(
-        self, view: Mapping[str, Any], legal: Sequence[Action], rng: random.Random
-    ) -> Action:
-        sit = Situation.from_view(view, self.rules_for(view))
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        sit = situation
         options = self.options(sit, legal)
         if len(options) < 2:
             return greedy_action(sit, legal)
-        worlds = self.worlds(view, sit, rng)
+        worlds = self.worlds(sit, rng)
         if not worlds:
             return greedy_action(sit, legal)
         totals = [0.0] * len(options)
@@ -194,12 +188,10 @@ class MonteCarloBot(Bot):
                 distinct.append(action)
         return distinct[: self.candidates]
 
-    def worlds(
-        self, view: Mapping[str, Any], sit: Situation, rng: random.Random
-    ) -> list[GameState]:
+    def worlds(self, sit: Situation, rng: random.Random) -> list[GameState]:
         out = []
         for _ in range(self.determinizations):
-            world = determinize(view, sit, rng)
+            world = determinize(sit, rng)
             if world is None:
                 return []
             out.append(world)

@@ -11,15 +11,13 @@ first) measures what hidden information costs them.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
-from clients.bots.base import Situation, register
+from clients.bots.base import Situation
 from clients.bots.montecarlo import MonteCarloBot
 from engine.game import GameState
 
 
-@register
 class OracleBot(MonteCarloBot):
     name = "oracle"
 
@@ -31,9 +29,7 @@ class OracleBot(MonteCarloBot):
         """Give the oracle the true state (in-process play only)."""
         self.state = state
 
-    def worlds(
-        self, view: Mapping[str, Any], sit: Situation, rng: random.Random
-    ) -> list[GameState]:
+    def worlds(self, sit: Situation, rng: random.Random) -> list[GameState]:
         if self.state is None:
-            return super().worlds(view, sit, rng)
+            return super().worlds(sit, rng)
         return [self.state()] * self.determinizations

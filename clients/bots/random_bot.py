@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from clients.bots.base import Bot, register
+from clients.bots.base import Bot, Situation
 from engine.actions import Action
 
 
-@register
 class RandomBot(Bot):
     name = "random"
 
-    def choose(
-        self, view: Mapping[str, Any], legal: Sequence[Action], rng: random.Random
-    ) -> Action:
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
         return legal[rng.randrange(len(legal))]

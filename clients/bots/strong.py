@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from clients.bots.base import Bot, Situation, register
+from clients.bots.base import Bot, Situation
 from clients.bots.greedy import LIMIT, greedy_action, progress_action
 from engine.actions import Action, Discard
 from engine.cards import JOKER_RANK, Card, card
@@ -65,7 +64,6 @@ def outs_discard(sit: Situation, discards: Sequence[Discard], seen: Counter[Kind
     return best[1]
 
 
-@register
 class StrongBot(Bot):
     name = "strong"
 
@@ -74,18 +72,15 @@ class StrongBot(Bot):
         self._deal: tuple[int, int] | None = None  # (round, stock rebuilds) the memory is of
         self._passed: set[int] = set()  # ids of discards seen this deal
 
-    def choose(
-        self, view: Mapping[str, Any], legal: Sequence[Action], rng: random.Random
-    ) -> Action:
-        sit = Situation.from_view(view, self.rules_for(view))
-        self._watch(view, sit)
-        action = self._decide(sit, legal)
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        self._watch(situation)
+        action = self._decide(situation, legal)
         if isinstance(action, Discard):
             self._passed.add(action.card)
         return action
 
-    def _watch(self, view: Mapping[str, Any], sit: Situation) -> None:
-        deal = (sit.round_number, int(view.get("exhaustions", 0)))
+    def _watch(self, sit: Situation) -> None:
+        deal = (sit.round_number, sit.exhaustions)
         if deal != self._deal:
             self._deal = deal
             self._passed = set()

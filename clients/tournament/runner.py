@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clients.botrunner import play_seat
-from clients.bots.base import make_bot
 from clients.bots.oracle import OracleBot
+from clients.bots.registry import make_bot
 from clients.sdk import GlintwickClient
 from clients.tournament.schedule import GameSpec
+from clients.turn import engine_turn
 from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
-from engine.views import seat_view
 from glintwick import convert
 
 Progress = Callable[[int], None]
@@ -83,8 +83,7 @@ def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> Game
     while not state.is_terminal():
         seat = state.to_act[0]
         t0 = time.perf_counter()
-        action = bots[seat].choose(seat_view(state, seat), state.legal_actions(seat), rngs[seat])
-        state, _ = state.apply_action(seat, action)
+        state, _, _ = engine_turn(state, seat, bots[seat], rngs[seat])
         latencies.append(time.perf_counter() - t0)
         moves += 1
     return GameResult(

@@ -12,6 +12,7 @@ penalties (the deal's luck cancels), averaged, with the same bootstrap over deal
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -46,17 +47,37 @@ def bootstrap_ci(
     """95% percentile interval of the mean over groups resampled with replacement."""
     if not groups:
         return (0.0, 0.0)
-    rng = random.Random(seed)
     n = len(groups)
     sums = [float(sum(g)) for g in groups]
     counts = [len(g) for g in groups]
     means = []
-    for _ in range(resamples):
-        picks = [rng.randrange(n) for _ in range(n)]
-        total = sum(counts[i] for i in picks)
-        means.append(sum(sums[i] for i in picks) / total if total else 0.0)
+    for picks in _resamples(seed, n, resamples):
+        total = sum(map(counts.__getitem__, picks))
+        means.append(sum(map(sums.__getitem__, picks)) / total if total else 0.0)
     means.sort()
     return (means[int(0.025 * (resamples - 1))], means[int(0.975 * (resamples - 1))])
+
+
+@functools.lru_cache(maxsize=8)
+def _resamples(seed: int, n: int, resamples: int) -> tuple[tuple[int, ...], ...]:
+    """The indices of every resample: ``[rng.randrange(n) for _ in range(n)]`` per
+    resample from ``random.Random(seed)``, the same numbers, drawn with randrange's own
+    rejection sampling over ``getrandbits`` without its argument checks (which cost
+    more than the draws).  Cached: a tournament's intervals (every bot's, every pair's)
+    resample the same number of deal sets with the same seed."""
+    rng = random.Random(seed)
+    bits = n.bit_length()
+    draw = rng.getrandbits
+    out = []
+    for _ in range(resamples):
+        picks = []
+        for _ in range(n):
+            i = draw(bits)
+            while i >= n:
+                i = draw(bits)
+            picks.append(i)
+        out.append(tuple(picks))
+    return tuple(out)
 
 
 def bot_stats(results: Sequence[GameResult], seed: int) -> list[BotStats]:

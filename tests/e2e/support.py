@@ -53,7 +53,7 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_server as start
 from services.config import ServerOptions
 from services.server import RunningServer
-from tests.harness import eager_policy
+from tests.support import eager_policy
 
 OPERATOR_TOKEN = "operator-e2e-credential"
 _HASH_ID = re.compile(r"#(\d+)")

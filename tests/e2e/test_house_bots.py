@@ -24,11 +24,10 @@ import grpc
 import pytest
 
 from clients.botpool import BotPool, PoolStats, bot_seed, move_rng
-from clients.bots import make_bot
+from clients.bots import Situation, make_bot
 from clients.sdk import GlintwickClient, GlintwickError, Seat, actions
 from engine.game import GameState
 from engine.rulesets import PRESETS, WHISKERTRAIL
-from engine.views import seat_view
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
@@ -110,7 +109,8 @@ def check_replay(replay: pb.Replay, seed: str = "") -> list[int]:
             bot = make_bot(strategy, seed=bot_seed(seed, replay.game.game_id, step.seat))
             bot.setup(SHORT, step.seat)
             rng = move_rng(seed, replay.game.game_id, step.seat, state.action_count)
-            chosen = bot.choose(seat_view(state, step.seat), state.legal_actions(step.seat), rng)
+            situation = Situation.from_state(state, step.seat)
+            chosen = bot.choose(situation, state.legal_actions(step.seat), rng)
             assert chosen == action, f"v{step.version}: {action} is not the bot's choice"
         state, _ = state.apply_action(step.seat, action)
     assert state.is_terminal()

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
 
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
 from clients.tournament.tournament import Config, run
 from engine.rulesets import WHISKERTRAIL
+from glintwick_cli import main
 from services.config import ServerOptions
 from services.server import start
 
+ROOT = Path(__file__).resolve().parents[2]
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
 
 
@@ -57,3 +63,42 @@ async def test_sprt_stops_when_decided() -> None:
     assert summary["sprt"]["decision"] == "H1"
     assert summary["sprt"]["wins"] + summary["sprt"]["losses"] < 40
     assert len(results) < 80
+
+
+async def test_a_bot_in_a_file_outside_the_package_plays_a_tournament_by_module_and_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/BOTS.md's example, copied outside the repository, named as module:Class:
+    through gRPC and in process, the same games."""
+    shutil.copy(ROOT / "docs" / "examples" / "lowball_bot.py", tmp_path / "outside_bot.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = "outside_bot:LowballBot"
+    running = await start(
+        ServerOptions(grpc_address="127.0.0.1:0", http_address="", store="memory")
+    )
+    try:
+        target = f"127.0.0.1:{running.grpc_port}"
+        remote_summary, remote = await run(Config(SHORT, [spec, "greedy"], deals=1, target=target))
+    finally:
+        await running.stop(grace=0.5)
+    summary, local = await run(Config(SHORT, [spec, "greedy"], deals=1))
+    for s in (summary, remote_summary):
+        assert s["illegal"] == s["errors"] == s["timeouts"] == 0
+        assert {row["bot"] for row in s["stats"]} == {spec, "greedy"}
+    assert [r.scores for r in local] == [r.scores for r in remote]
+    assert all(r.moves > 0 for r in local)
+
+
+def test_the_command_takes_a_bot_file_and_refuses_a_broken_one_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bot = tmp_path / "elsewhere.py"
+    shutil.copy(ROOT / "docs" / "examples" / "lowball_bot.py", bot)
+    common = ["tournament", "--in-process", "--no-progress", "--deals", "1"]
+    assert main([*common, "--bots", f"{bot}:LowballBot,random"]) == 0
+    assert f"{bot}:LowballBot" in capsys.readouterr().out
+    for broken in ("nobody", f"{bot}:Nothing", f"{tmp_path / 'gone.py'}:Bot"):
+        assert main([*common, "--bots", f"{broken},random"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("glintwick tournament: ") and err.count("\n") == 1, err
+        assert "Traceback" not in err

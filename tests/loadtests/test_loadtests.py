@@ -18,8 +18,8 @@ from engine.cards import cards_from_codes
 from engine.rulesets import PRESETS
 from loadtests.corpus import conformance_hands, corpus, generated_hands
 from loadtests.play import parse_kinds
+from loadtests.redis_process import free_port
 from loadtests.run import profile_top, seconds
-from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,26 +19,27 @@ import random
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 import pytest
 
+from clients.bots.base import Bot, Situation
+from clients.turn import engine_turn
 from engine.actions import Action, Discard, PassClaim
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.views import seat_view, spectator_view
-from tests import harness
-from tests.harness import (
+from tests.support import (
     CUSTOM_MAYI,
     CUSTOM_MIX,
+    EagerBot,
     PlayoutFailure,
-    Policy,
+    UniformBot,
     check_invariants,
-    eager_policy,
     random_playout,
-    uniform_policy,
+    secrecy,
 )
 
 GAMES_PER_RULESET = int(os.environ.get("GLINTWICK_PLAYOUT_GAMES", "200"))
@@ -70,9 +71,9 @@ def replay_game(
     rules = RULESETS[name]
     seed = hashlib.sha256(f"playout/{name}/{index}".encode()).digest()[:16]
     rng = random.Random(f"playout-rng/{name}/{index}")
-    policy: Policy = uniform_policy if index % uniform_every == 0 else eager_policy
+    agent: Bot = UniformBot() if index % uniform_every == 0 else EagerBot()
     playout = random_playout(
-        rules, _seats(rules, index), seed, rng, deep_every=deep_every, policy=policy, keep_log=True
+        rules, _seats(rules, index), seed, rng, deep_every=deep_every, agent=agent, keep_log=True
     )
     assert playout.final.is_terminal()
     assert playout.final.round_number == rules.rounds
@@ -198,11 +199,12 @@ def test_soak(pool: Executor | None) -> None:
 # ---------------------------------------------------------------- known engine/rules issues
 
 
-def _pass_every_claim(
-    state: GameState, seat: int, legal: list[Action], rng: random.Random
-) -> Action:
-    passes = [a for a in legal if isinstance(a, PassClaim)]
-    return passes[0] if passes else eager_policy(state, seat, legal, rng)
+class PassEveryClaimBot(EagerBot):
+    """Eager, but never claims: passes every claim window."""
+
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        passes = [a for a in legal if isinstance(a, PassClaim)]
+        return passes[0] if passes else super().choose(situation, legal, rng)
 
 
 def test_contract_round_ends_even_when_nobody_can_go_out() -> None:
@@ -214,11 +216,11 @@ def test_contract_round_ends_even_when_nobody_can_go_out() -> None:
     (docs/DECISIONS.md) ends the round."""
     state = GameState.new_game(CONTRACT, 4, b"live0")
     rng = random.Random(0)
+    passer = PassEveryClaimBot()
     reasons: list[str] = []
     while state.round_number == 1 and state.turns_completed < 1_000:
         seat = state.to_act[rng.randrange(len(state.to_act))]
-        legal = state.legal_actions(seat)
-        state, events = state.apply_action(seat, _pass_every_claim(state, seat, legal, rng))
+        state, _, events = engine_turn(state, seat, passer, rng)
         reasons += [e.public["reason"] for e in events if e.type == "round_ended"]
     assert state.round_number > 1, (
         f"round 1 still running after {state.turns_completed} turns: "
@@ -234,10 +236,9 @@ def test_contract_round_ends_even_when_nobody_can_go_out() -> None:
 def _some_state() -> GameState:
     state = GameState.new_game(WHISKERTRAIL, 3, b"harness-self-test")
     rng = random.Random(7)
+    agent = UniformBot()
     for _ in range(40):
-        seat = state.to_act[0]
-        legal = state.legal_actions(seat)
-        state, _ = state.apply_action(seat, legal[rng.randrange(len(legal))])
+        state, _, _ = engine_turn(state, state.to_act[0], agent, rng)
     return state
 
 
@@ -264,7 +265,7 @@ def test_harness_detects_a_leaking_view(monkeypatch: pytest.MonkeyPatch) -> None
         view["debug"] = [{"id": c.id, "code": c.code} for c in other]
         return view
 
-    monkeypatch.setattr(harness, "seat_view", leaky)
+    monkeypatch.setattr(secrecy, "seat_view", leaky)
     with pytest.raises(AssertionError, match="reveals card ids"):
         check_invariants(state)
 
@@ -276,7 +277,7 @@ def test_harness_detects_a_leaked_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     def leaky(s: GameState) -> dict[str, Any]:
         return {**real(s), "note": f"seed {s.seed.hex()}"}
 
-    monkeypatch.setattr(harness, "spectator_view", leaky)
+    monkeypatch.setattr(secrecy, "spectator_view", leaky)
     with pytest.raises(AssertionError, match="seed"):
         check_invariants(state)
 
@@ -289,17 +290,20 @@ def test_harness_detects_a_stock_order_leak(monkeypatch: pytest.MonkeyPatch) -> 
         # ids only, no codes: the top of the stock in order under a card-ish key
         return {**real(s), "next_cards": [c.id for c in s.stock[:3]]}
 
-    monkeypatch.setattr(harness, "spectator_view", leaky)
+    monkeypatch.setattr(secrecy, "spectator_view", leaky)
     with pytest.raises(AssertionError, match="reveals"):
         check_invariants(state)
 
 
 def test_harness_reports_engine_errors_with_a_reproducer(monkeypatch: pytest.MonkeyPatch) -> None:
-    def bad_policy(state: GameState, seat: int, legal: list[Action], rng: random.Random) -> Action:
-        return Discard(10_000)  # a card that does not exist
+    class BadBot(Bot):
+        def choose(
+            self, situation: Situation, legal: Sequence[Action], rng: random.Random
+        ) -> Action:
+            return Discard(10_000)  # a card that does not exist
 
     with pytest.raises(PlayoutFailure, match="seed="):
-        random_playout(WHISKERTRAIL, 2, b"x" * 8, random.Random(1), policy=bad_policy)
+        random_playout(WHISKERTRAIL, 2, b"x" * 8, random.Random(1), agent=BadBot())
 
 
 def test_failed_games_are_reported_with_their_traceback(pool: Executor | None) -> None:

@@ -27,9 +27,10 @@ from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.shuffle import commitment, round_seed, shuffled
 from engine.views import seat_view, spectator_view
-from tests.harness import (
+from tests.support import (
     CUSTOM_MAYI,
     CUSTOM_MIX,
+    EagerBot,
     InvariantChecker,
     check_no_leak,
     eager_policy,
@@ -247,9 +248,7 @@ def test_round_start_publishes_the_commitment_never_the_seed(
     game: tuple[RuleSet, int, bytes], rng: random.Random
 ) -> None:
     rules, seats, seed = game
-    playout = random_playout(
-        rules, seats, seed, rng, check=False, policy=eager_policy, keep_log=True
-    )
+    playout = random_playout(rules, seats, seed, rng, check=False, agent=EagerBot(), keep_log=True)
     started = [ev for ev in playout.events if ev.type == "round_started"]
     assert len(started) == rules.rounds
     for r, ev in enumerate(started, start=1):
@@ -296,7 +295,7 @@ def test_replaying_a_whole_game_reproduces_its_end(
 ) -> None:
     rules, seats, seed = game
     playout = random_playout(
-        rules, seats, seed, random.Random(rng_seed), check=False, policy=eager_policy, keep_log=True
+        rules, seats, seed, random.Random(rng_seed), check=False, agent=EagerBot(), keep_log=True
     )
     state, events = GameState.new_game_with_events(rules, seats, seed)
     for seat, action in playout.actions:
@@ -312,11 +311,11 @@ _FINGERPRINT_SCRIPT = """
 import hashlib, json, random, sys
 sys.path.insert(0, {root!r})
 from engine.rulesets import WHISKERTRAIL, CONTRACT
-from tests.harness import random_playout, eager_policy, uniform_policy
+from tests.support import random_playout, EagerBot
 out = []
 for rules, seats in ((WHISKERTRAIL, 3), (CONTRACT, 4)):
     p = random_playout(rules, seats, b"fingerprint", random.Random(99), check=False,
-                       policy=eager_policy, keep_log=True)
+                       agent=EagerBot(), keep_log=True)
     blob = json.dumps([p.final.to_dict(), [[e.type, e.seat, dict(e.public),
                       {{str(k): dict(v) for k, v in e.secret.items()}}] for e in p.events]],
                       sort_keys=True, default=str)

@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from clients.bots import BOTS, make_bot
+from clients.bots import BOTS, Bot, BotSpecError, known_bots, make_bot, resolve
 from clients.bots.base import Situation
+from clients.bots.greedy import GreedyBot
 from clients.bots.montecarlo import determinize
 from clients.bots.strong import StrongBot, live_outs
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
-from clients.tournament.stats import bot_stats
+from clients.tournament.stats import _resamples, bot_stats
+from clients.turn import engine_turn
 from engine.game import GameState
-from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.solver import analyse
 from engine.views import seat_view
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
 
@@ -47,18 +54,38 @@ def test_bots_play_contract_legally(name: str) -> None:
     while not state.is_terminal() and steps < 3000:
         seat = state.to_act[0]
         legal = state.legal_actions(seat)
-        action = bots[seat].choose(seat_view(state, seat), legal, rng)
+        state, action, _ = engine_turn(state, seat, bots[seat], rng)
         assert action in legal
-        state, _ = state.apply_action(seat, action)
         steps += 1
     assert state.is_terminal()
+
+
+@pytest.mark.parametrize(
+    "rules", [WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI], ids=lambda r: r.name
+)
+def test_a_situation_from_the_state_is_the_one_its_view_states(rules: RuleSet) -> None:
+    """In process a bot gets ``Situation.from_state``; through the API the one read from
+    the seat view: along random games, every seat's two are equal at every step."""
+    for game in range(3):
+        seats = rules.min_players + game % (rules.max_players - rules.min_players + 1)
+        state = GameState.new_game(rules, seats, f"situation/{game}".encode())
+        rng = random.Random(game)
+        player = make_bot("random", game)
+        while True:
+            for seat in range(seats):
+                direct = Situation.from_state(state, seat)
+                assert direct == Situation.from_view(seat_view(state, seat), rules)
+            if state.is_terminal():
+                break
+            seat = state.to_act[rng.randrange(len(state.to_act))]
+            state, _, _ = engine_turn(state, seat, player, rng)
 
 
 def test_determinization_matches_the_view() -> None:
     state = GameState.new_game(SHORT, 3, b"det")
     view = seat_view(state, 0)
     sit = Situation.from_view(view, SHORT)
-    world = determinize(view, sit, random.Random(1))
+    world = determinize(sit, random.Random(1))
     assert world is not None
     assert world.hands[0] == state.hands[0]
     assert [len(h) for h in world.hands] == [len(h) for h in state.hands]
@@ -108,10 +135,9 @@ def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
         seat = state.to_act[0]
         legal = state.legal_actions(seat)
         if seat == 0:
-            view = seat_view(state, 0)
             if state.discards:
                 tops.add(state.discards[-1].id)
-            action = bot.choose(view, legal, rng)
+            action = bot.choose(Situation.from_state(state, 0), legal, rng)
         else:
             action = legal[rng.randrange(len(legal))]
         state, _ = state.apply_action(seat, action)
@@ -123,7 +149,7 @@ def test_strong_counts_the_discards_it_has_seen_until_the_next_deal() -> None:
         assert seen[kind] >= 1
     assert sum(seen.values()) >= len(sit.hand) + len(tops - known.keys())
     # a new deal forgets: only what the view itself shows is counted
-    bot._watch({"exhaustions": 0}, dataclasses.replace(sit, round_number=2, discard_top=None))
+    bot._watch(sit._replace(round_number=2, discard_top=None, exhaustions=0))
     assert sum(bot.seen(sit).values()) == len(sit.hand) + sum(len(m.cards) for m in sit.table) + (
         1 if sit.discard_top is not None else 0
     )
@@ -156,3 +182,74 @@ def test_pairs_compare_bots_deal_set_by_deal_set() -> None:
     assert (pair.deal_sets, pair.mean_difference, pair.a_better_share) == (2, -5.0, 0.5)
     assert pair.ci_low == -20.0 and pair.ci_high == 10.0
     assert pair_stats(sets, "b", "c", seed=1) is None
+
+
+# --------------------------------------------------------------------------- the registry
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "lowball_bot.py"
+
+
+def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
+    assert known_bots() == ["greedy", "montecarlo", "oracle", "random", "strong"]
+    assert resolve("strong") is StrongBot and isinstance(make_bot("greedy", 3), GreedyBot)
+    assert make_bot("strong", 3).seed == 3
+
+
+def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "my_lowball.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    by_module = resolve("my_lowball:LowballBot")
+    by_file = resolve(f"{tmp_path / 'my_lowball.py'}:LowballBot")
+    for cls in (by_module, by_file):
+        assert issubclass(cls, Bot) and cls.__name__ == "LowballBot"
+    assert resolve(f"{tmp_path / 'my_lowball.py'}:LowballBot") is by_file  # loaded once
+
+
+@pytest.mark.parametrize(
+    ("source", "spec", "message"),
+    [
+        ("", "nobody", r"unknown bot 'nobody'; known: greedy, montecarlo, oracle, random, strong"),
+        ("", "no_such_module_here:Bot", r"cannot import no_such_module_here: ModuleNotFoundError"),
+        ("raise RuntimeError('boom')\n", "FILE:Bot", r"cannot import .*: RuntimeError: boom"),
+        ("x = 1\n", "FILE:Missing", r"has no Missing"),
+        ("class NotABot:\n    pass\n", "FILE:NotABot", r"is not a Bot subclass"),
+        (
+            "from clients.bots import Bot\nclass Half(Bot):\n    pass\n",
+            "FILE:Half",
+            r"Half does not implement choose",
+        ),
+        ("", "FILE:", r"expected module:Class or path/to/file.py:Class"),
+        ("", "/no/such/dir/bot.py:Bot", r"bot file /no/such/dir/bot.py does not exist"),
+    ],
+)
+def test_a_spec_that_names_no_usable_bot_is_one_clear_line(
+    tmp_path: Path, source: str, spec: str, message: str
+) -> None:
+    path = tmp_path / "broken_bot.py"
+    path.write_text(source)
+    with pytest.raises(BotSpecError, match=message) as caught:
+        resolve(spec.replace("FILE", str(path)))
+    assert "\n" not in str(caught.value)
+
+
+def test_the_documented_example_is_the_file_and_passes_mypy_strict() -> None:
+    assert EXAMPLE.read_text() in (ROOT / "docs" / "BOTS.md").read_text()
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", str(EXAMPLE.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 17, 40])
+def test_the_bootstrap_resamples_are_randrange_s_numbers(n: int) -> None:
+    """The intervals reproduce those of earlier runs: the same draws as randrange."""
+    rng = random.Random(11)
+    expected = tuple(tuple(rng.randrange(n) for _ in range(n)) for _ in range(30))
+    assert _resamples(11, n, 30) == expected

@@ -57,3 +57,11 @@ def test_simulate_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     summary = json.loads(capsys.readouterr().out)
     assert summary["games"] == 2 and summary["seats"] == 2
     assert abs(sum(summary["win_share_per_seat"]) - 1.0) < 1e-9
+
+
+def test_serve_refuses_a_house_bot_it_cannot_load_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["serve", "--house-bots", "random,nobody", "--grpc", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("glintwick serve: unknown bot 'nobody'") and err.count("\n") == 1

@@ -20,7 +20,7 @@ from services import codec
 from services.api import GameService
 from services.store.base import Write
 from services.store.memory import MemoryStore
-from tests.harness import CUSTOM_MAYI, CUSTOM_MIX
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 
 ALL_RULES = (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI)
 
