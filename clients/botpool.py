@@ -48,7 +48,7 @@ import structlog
 
 from clients.bots.base import Bot
 from clients.bots.registry import BotSpecError, make_bot
-from clients.sdk import GlintwickClient, GlintwickError
+from clients.sdk import CallError, GlintwickClient
 from clients.turn import wire_choice
 from engine.rulesets import RuleSet
 from glintwick import convert
@@ -150,7 +150,7 @@ class BotPool:
             return
         try:
             turns = await self.client.bot_turns(self.token, room, lease_seconds=self.lease_seconds)
-        except GlintwickError as exc:
+        except CallError as exc:
             if exc.code in FATAL:
                 raise PoolConfigError(str(exc)) from exc
             self.stats.errors += 1
@@ -215,7 +215,7 @@ class BotPool:
                 version=response.version,
                 request_id=request_id,
             )
-        except GlintwickError as exc:
+        except CallError as exc:
             self._failed(bound, exc, request_id)
         except BotSpecError as exc:  # a strategy this worker cannot load: one line, no trace
             self.stats.errors += 1
@@ -226,7 +226,7 @@ class BotPool:
             self.stats.errors += 1
             bound.exception("bot_failed", request_id=request_id)
 
-    def _failed(self, bound: Any, exc: GlintwickError, request_id: str) -> None:
+    def _failed(self, bound: Any, exc: CallError, request_id: str) -> None:
         if exc.code is grpc.StatusCode.ABORTED:
             self.stats.races += 1  # another writer took this version first
             bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)

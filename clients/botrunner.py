@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 
 from clients.bots.base import Bot
-from clients.sdk import GlintwickError, Seat
+from clients.sdk import CallError, Seat
 from clients.turn import wire_choice
 from engine.rulesets import RuleSet
 from glintwick import convert
@@ -45,7 +45,7 @@ class SeatResult:
 
 
 async def _pump(seat: Seat, wake: asyncio.Event) -> None:
-    with contextlib.suppress(GlintwickError, asyncio.CancelledError):
+    with contextlib.suppress(CallError, asyncio.CancelledError):
         async for _ in seat.watch():
             wake.set()
 
@@ -85,7 +85,7 @@ async def play_seat(
                 if not legal:
                     continue
                 await seat.act(wire_choice(bot, view, legal, rng))
-            except GlintwickError as exc:
+            except CallError as exc:
                 failures += 1
                 if exc.code in (
                     grpc.StatusCode.FAILED_PRECONDITION,

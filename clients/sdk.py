@@ -41,7 +41,7 @@ T = TypeVar("T")
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED)
 
 
-class GlintwickError(Exception):
+class CallError(Exception):
     """An RPC failed; ``code`` is the gRPC status, ``reason`` the machine-readable reason."""
 
     def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
@@ -51,7 +51,7 @@ class GlintwickError(Exception):
         self.message = message
 
 
-def _error(exc: grpc.aio.AioRpcError) -> GlintwickError:
+def _error(exc: grpc.aio.AioRpcError) -> CallError:
     reason = ""
     status = rpc_status.from_call(exc)  # type: ignore[arg-type]
     if status is not None:
@@ -59,7 +59,7 @@ def _error(exc: grpc.aio.AioRpcError) -> GlintwickError:
             info = error_details_pb2.ErrorInfo()
             if detail.Unpack(info):
                 reason = info.reason
-    return GlintwickError(exc.code(), reason or exc.code().name, exc.details() or "")
+    return CallError(exc.code(), reason or exc.code().name, exc.details() or "")
 
 
 class actions:

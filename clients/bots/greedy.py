@@ -33,7 +33,6 @@ from engine.actions import (
     SwapJoker,
 )
 from engine.cards import Card
-from engine.errors import GlintwickError
 from engine.melds import layoff_ends
 from engine.solver import missing_cards
 
@@ -50,13 +49,7 @@ def missing(hand: Sequence[Card], sit: Situation) -> int:
 def fits_table(c: Card, sit: Situation) -> bool:
     if c.is_joker and not sit.rules.layoff_jokers:
         return False
-    for meld in sit.table:
-        try:
-            if layoff_ends(meld, c, sit.rules):
-                return True
-        except GlintwickError:  # a card that cannot go there at all
-            continue
-    return False
+    return any(layoff_ends(meld, c, sit.rules) for meld in sit.table)
 
 
 def wants(c: Card, sit: Situation) -> bool:

@@ -40,7 +40,7 @@ from google.protobuf import json_format
 from google.protobuf import message as pb_message
 from grpc_health.v1 import health_pb2
 
-from clients.sdk import GlintwickClient, GlintwickError, Seat
+from clients.sdk import CallError, GlintwickClient, Seat
 from engine.actions import Action, Discard, ExtraMeld, LayContract, LayOff, SwapJoker
 from engine.cards import Card, card
 from engine.events import Event
@@ -493,7 +493,7 @@ async def race_writers(
         refused = [r for r in results if isinstance(r, BaseException)]
         assert len(landed) == 1 and len(refused) == 1, results
         error = refused[0]
-        assert isinstance(error, GlintwickError), error
+        assert isinstance(error, CallError), error
         assert error.code is grpc.StatusCode.ABORTED, error
         assert error.reason in ("STALE_VERSION", "CONCURRENT_UPDATE"), error
         reasons[error.reason] += 1

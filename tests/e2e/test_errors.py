@@ -13,7 +13,7 @@ import aiohttp
 import grpc
 import pytest
 
-from clients.sdk import GlintwickError, Seat, actions
+from clients.sdk import CallError, Seat, actions
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -32,15 +32,15 @@ HTTP = {
 }
 
 
-async def refused(call: Awaitable[Any]) -> GlintwickError:
-    with pytest.raises(GlintwickError) as caught:
+async def refused(call: Awaitable[Any]) -> CallError:
+    with pytest.raises(CallError) as caught:
         await call
     error = caught.value
     assert error.code not in (Code.UNKNOWN, Code.INTERNAL), error
     return error
 
 
-async def expect(call: Awaitable[Any], code: Code, reason: str | None = None) -> GlintwickError:
+async def expect(call: Awaitable[Any], code: Code, reason: str | None = None) -> CallError:
     error = await refused(call)
     assert error.code is code, error
     assert error.reason, "every refusal carries an ErrorInfo reason"
@@ -253,7 +253,7 @@ async def test_unknown_game_is_not_found(server: Env) -> None:
     ]
     for call in calls:
         await expect(call, Code.NOT_FOUND, "GAME_NOT_FOUND")
-    with pytest.raises(GlintwickError) as watched:
+    with pytest.raises(CallError) as watched:
         async with asyncio.timeout(10):
             async for _ in client.watch(missing):
                 pass
@@ -359,7 +359,7 @@ async def test_random_junk_actions_never_fail_unexpectedly(server: Env) -> None:
         version = (await seat.view()).version
         try:
             check = await seat.validate(action)
-        except GlintwickError as exc:
+        except CallError as exc:
             assert exc.code is Code.INVALID_ARGUMENT, (action, exc)
             await expect(submit(seat, action, version), Code.INVALID_ARGUMENT)
             seen.add(exc.code)

@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from clients.sdk import GlintwickClient, GlintwickError, Seat, actions
+from clients.sdk import CallError, GlintwickClient, Seat, actions
 from engine.game import GameState, arrange_deck
 from engine.rulesets import PRESETS
 from engine.shuffle import commitment, round_seed
@@ -309,11 +309,11 @@ async def test_create_game_from_deck(server: Env) -> None:
 
     # refused without the operator credential, and nothing is created
     for token in ("", "not-the-operator"):
-        with pytest.raises(GlintwickError) as refused:
+        with pytest.raises(CallError) as refused:
             await server.client.create_game_from_deck({1: order}, token, seats=2)
         assert refused.value.code is grpc.StatusCode.UNAUTHENTICATED
     # a deck that is not a permutation of the cards is malformed
-    with pytest.raises(GlintwickError) as bad:
+    with pytest.raises(CallError) as bad:
         await server.client.create_game_from_deck(
             {1: [*order[:-1], order[0]]}, OPERATOR_TOKEN, seats=2
         )

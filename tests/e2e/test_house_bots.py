@@ -25,7 +25,7 @@ import pytest
 
 from clients.botpool import BotPool, PoolStats, bot_seed, move_rng
 from clients.bots import Situation, make_bot
-from clients.sdk import GlintwickClient, GlintwickError, Seat, actions
+from clients.sdk import CallError, GlintwickClient, Seat, actions
 from engine.game import GameState
 from engine.rulesets import PRESETS, WHISKERTRAIL
 from glintwick import convert
@@ -45,7 +45,7 @@ ROOT = Path(__file__).parents[2]
 
 
 async def refused(call: Awaitable[Any], code: grpc.StatusCode, reason: str | None = None) -> None:
-    with pytest.raises(GlintwickError) as caught:
+    with pytest.raises(CallError) as caught:
         await call
     assert caught.value.code is code, caught.value
     if reason is not None:
@@ -87,7 +87,7 @@ async def play_random(seat: Seat, rng: random.Random) -> int:
             continue
         try:
             await seat.act(rng.choice(legal), expected_version=view.version)
-        except GlintwickError as exc:
+        except CallError as exc:
             if exc.code is not Code.ABORTED:  # a bot answered a claim window first
                 raise
             continue
@@ -384,7 +384,7 @@ async def test_glintwick_serve_plays_house_bots_in_process_by_default(
                 try:
                     await client.ping()
                     break
-                except GlintwickError:
+                except CallError:
                     assert time.monotonic() < deadline, logs.read_text()
                     await asyncio.sleep(0.1)
             game = await client.create_game(

@@ -13,7 +13,7 @@ import random
 import grpc
 import pytest
 
-from clients.sdk import GlintwickError, Seat, actions
+from clients.sdk import CallError, Seat, actions
 from engine.rulesets import PRESETS
 from glintwick.v1 import game_pb2 as pb
 from tests.e2e.support import (
@@ -125,7 +125,7 @@ async def test_nothing_leaks(server: Env, rules: str, seats: int) -> None:
         probes["validations"] += 1
         try:
             await joined[asker].act(action, expected_version=version)
-        except GlintwickError as exc:
+        except CallError as exc:
             assert exc.code is grpc.StatusCode.FAILED_PRECONDITION, exc
             payload = {"reason": exc.reason, "message": exc.message}
             check_clean(mirror.rules, payload, allowed, "refusal", set(action_cards(action)))
