@@ -61,8 +61,8 @@ class Server(NamedTuple):
 
 
 @contextlib.contextmanager
-def process(args: list[str], port: int) -> Iterator[Server]:
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def process(args: list[str], port: int, cwd: Path = ROOT) -> Iterator[Server]:
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     target = f"127.0.0.1:{port}"
     try:
         asyncio.run(_wait_ready(target))

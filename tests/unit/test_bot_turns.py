@@ -282,5 +282,5 @@ async def test_house_bots_are_the_cheap_fair_bots_unless_configured(
     assert game.seat_info[1].bot == "montecarlo"
     monkeypatch.setenv("GLINTWICK_HOUSE_BOTS", "random")
     assert serving().house_bots == frozenset({"random"})
-    with pytest.raises(ValueError, match="unknown bots"):
+    with pytest.raises(ValueError, match="unknown bot 'nobody'"):
         serving("--house-bots", "greedy,nobody")

@@ -1,0 +1,168 @@
+"""This checkout against another one (an older commit), measured in one run.
+
+    git worktree add /tmp/before <commit> && make -C /tmp/before install
+    .venv/bin/python -m bench.against_tree /tmp/before [--pairs 5]
+
+Each figure alternates the two trees, pair after pair, so that both meet the same
+load; the ratio quoted is the median of the per-pair ratios (this tree / the other).
+
+* ``tournament``: in-process games/s of a greedy/strong tournament on the short
+  whiskertrail of ``bench.bench_tournament`` (after one untimed warm-up game);
+* ``solver``: ``analyse`` over the conformance corpus, µs per hand (the fastest of
+  several passes per tree process);
+* ``submit``: SubmitAction calls/s and server CPU per move, both trees' servers
+  against one real Redis, with the bare GET + SET server as the common baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.bench_service import (
+    _measure,
+    _ping,
+    _SubmitLoad,
+    baseline_server,
+    process,
+)
+from loadtests.redis_process import free_port, redis_server
+
+HERE = Path(__file__).resolve().parent.parent
+
+TOURNAMENT = """
+import asyncio, time
+from bench.bench_tournament import SHORT
+from clients.tournament.tournament import Config, run
+asyncio.run(run(Config(SHORT, ["greedy", "strong"], deals=1, seed=99)))
+t0 = time.perf_counter()
+_, games = asyncio.run(run(Config(SHORT, ["greedy", "strong"], deals={deals}, seed=1)))
+print(len(games) / (time.perf_counter() - t0))
+"""
+
+SOLVER = """
+import json, time
+from engine.cards import cards_from_codes
+from engine.rulesets import PRESETS
+from engine.solver import analyse
+cases = []
+for line in open("tests/data/solver-cases.jsonl"):
+    c = json.loads(line)
+    rules = PRESETS[c["ruleset"]]
+    cases.append((cards_from_codes(c["hand"], rules.decks, rules.jokers), rules, c["round"]))
+best = float("inf")
+for _ in range(7):
+    t0 = time.perf_counter()
+    for hand, rules, rnd in cases:
+        analyse(hand, rules, rnd)
+    best = min(best, (time.perf_counter() - t0) / len(cases))
+print(best * 1e6)
+"""
+
+
+def _python(tree: Path) -> str:
+    return str(tree / ".venv" / "bin" / "python")
+
+
+def _snippet(tree: Path, code: str) -> float:
+    out = subprocess.run(
+        [_python(tree), "-c", code], cwd=tree, check=True, capture_output=True, text=True
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _pairs(other: Path, code: str, pairs: int) -> dict[str, Any]:
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(pairs):
+        theirs.append(_snippet(other, code))
+        mine.append(_snippet(HERE, code))
+    return {
+        "this": round(statistics.median(mine), 2),
+        "other": round(statistics.median(theirs), 2),
+        "ratios": [round(a / b, 3) for a, b in zip(mine, theirs, strict=True)],
+    }
+
+
+def _server(tree: Path, redis_url: str) -> tuple[list[str], int]:
+    port = free_port()
+    args = [_python(tree), "-m", "glintwick_cli", "serve", "--grpc", f"127.0.0.1:{port}",
+            "--http", "", "--store", redis_url, "--workers", "1", "--no-bots",
+            "--log-format", "json", "--rate", "0"]  # fmt: skip
+    return args, port
+
+
+def submit(other: Path, pairs: int, seconds: float, concurrency: int) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"this": [], "other": [], "getset": []}
+    with contextlib.ExitStack() as stack:
+        redis_url = stack.enter_context(redis_server())
+        getset = stack.enter_context(process(*baseline_server(redis_url)))
+        servers = {
+            "this": stack.enter_context(process(*_server(HERE, redis_url))),
+            # the other tree's server runs in its own folder, on its own code
+            "other": stack.enter_context(process(*_server(other, redis_url), cwd=other)),
+        }
+        for _ in range(pairs):
+            runs["getset"].append(_measure(getset, seconds, concurrency, _ping))
+            for name in ("other", "this"):
+                runs[name].append(
+                    _measure(servers[name], seconds, concurrency, _SubmitLoad(concurrency))
+                )
+    out: dict[str, Any] = {}
+    for name, measured in runs.items():
+        out[name] = {
+            "per_second": statistics.median(m["per_second"] for m in measured),
+            "server_cpu_us": statistics.median(m.get("server_cpu_us", 0.0) for m in measured),
+        }
+    out["this_vs_other"] = [
+        round(a["per_second"] / b["per_second"], 3)
+        for a, b in zip(runs["this"], runs["other"], strict=True)
+    ]
+    for name in ("this", "other"):
+        out[f"{name}_vs_getset"] = round(
+            statistics.median(
+                a["per_second"] / b["per_second"]
+                for a, b in zip(runs[name], runs["getset"], strict=True)
+            ),
+            3,
+        )
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("other", type=Path, help="the other checkout, with its own .venv")
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--deals", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--only", choices=["tournament", "solver", "submit"], action="append")
+    args = parser.parse_args()
+    other = args.other.resolve()
+    wanted = args.only or ["tournament", "solver", "submit"]
+    results: dict[str, Any] = {"other": str(other)}
+    if "tournament" in wanted:
+        results["tournament_games_per_s"] = _pairs(
+            other, TOURNAMENT.format(deals=args.deals), args.pairs
+        )
+    if "solver" in wanted:
+        results["solver_us_per_hand"] = _pairs(other, SOLVER, args.pairs)
+    if "submit" in wanted:
+        results["submit"] = submit(other, args.pairs, args.seconds, args.concurrency)
+    for key in ("tournament_games_per_s", "solver_us_per_hand"):
+        if key in results:
+            results[key]["median_ratio"] = statistics.median(results[key]["ratios"])
+    if "submit" in results:
+        results["submit"]["median_ratio"] = statistics.median(results["submit"]["this_vs_other"])
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
