@@ -124,6 +124,11 @@ def submit(other: Path, pairs: int, seconds: float, concurrency: int) -> dict[st
         round(a["per_second"] / b["per_second"], 3)
         for a, b in zip(runs["this"], runs["other"], strict=True)
     ]
+    out["server_cpu_this_vs_other"] = [
+        round(a["server_cpu_us"] / b["server_cpu_us"], 3)
+        for a, b in zip(runs["this"], runs["other"], strict=True)
+        if a.get("server_cpu_us") and b.get("server_cpu_us")
+    ]
     for name in ("this", "other"):
         out[f"{name}_vs_getset"] = round(
             statistics.median(
@@ -159,7 +164,10 @@ def main() -> int:
         if key in results:
             results[key]["median_ratio"] = statistics.median(results[key]["ratios"])
     if "submit" in results:
-        results["submit"]["median_ratio"] = statistics.median(results["submit"]["this_vs_other"])
+        submitted = results["submit"]
+        submitted["median_ratio"] = statistics.median(submitted["this_vs_other"])
+        if submitted["server_cpu_this_vs_other"]:
+            submitted["median_cpu_ratio"] = statistics.median(submitted["server_cpu_this_vs_other"])
     print(json.dumps(results, indent=2))
     return 0
 
