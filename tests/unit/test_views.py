@@ -17,10 +17,17 @@ from engine.actions import Claim, Discard, Draw, DrawSource, PassClaim
 from engine.cards import Card, cards_from_codes
 from engine.errors import InvalidActionError
 from engine.events import Event, EventType
-from engine.game import GameState, Phase, arrange_deck
-from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.game import GameState, Phase, arrange_deck, claims
+from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.shuffle import commitment, round_seed
-from engine.views import seat_view, spectator_view
+from engine.views import (
+    PublicView,
+    SeatView,
+    build_seat_view,
+    build_spectator_view,
+    seat_view,
+    spectator_view,
+)
 
 SEED = b"views-seed"
 
@@ -120,6 +127,37 @@ def test_views_show_the_claim_window_and_public_answers() -> None:
         {"seat": 3, "answer": None},
     ]
     assert view["to_act"] == [1, 3] and view["phase"] == "claim"
+    typed = build_seat_view(state, 3).claim
+    assert typed is not None and typed.card == chosen[0]
+    assert [(a.seat, a.answer) for a in typed.answers] == [(1, None), (2, True), (3, None)]
+
+
+@pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 2), (CONTRACT, 4)])
+def test_typed_views_hold_the_engines_values(rules: RuleSet, seats: int) -> None:
+    """The typed view holds the state's own values; its plain form is what the views
+    always showed (the claim window as engine.game.claims renders it)."""
+    rng = random.Random(4)
+    state = GameState.new_game(rules, seats, SEED)
+    while True:
+        spectator = build_spectator_view(state)
+        public = spectator_view(state)
+        assert type(spectator) is PublicView and spectator.to_dict() == public
+        assert spectator.table is state.table
+        assert spectator.contract is rules.contracts[state.round_number - 1]
+        claim = spectator.claim
+        assert (claim.to_dict() if claim is not None else None) == claims.view(state)
+        assert spectator.game_over is state.is_terminal()
+        assert (spectator.seed is not None) is state.is_terminal()
+        for seat in range(seats):
+            view = build_seat_view(state, seat)
+            assert isinstance(view, SeatView) and view.hand is state.hands[seat]
+            plain = view.to_dict()
+            assert plain == seat_view(state, seat)
+            assert {k: v for k, v in plain.items() if k in public} == public
+        if state.is_terminal():
+            break
+        seat = state.to_act[0]
+        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
 
 
 def test_round_started_gives_each_seat_its_own_hand() -> None:
