@@ -168,21 +168,37 @@ def _write_hands(message: spb.EngineState, state: GameState) -> None:
 
 
 def _write_table(message: spb.EngineState, state: GameState) -> None:
+    add = message.table.add
     for meld in state.table:
-        _add_meld(message.table, meld)
+        write_meld(add(), meld)
 
 
-def _read_table(message: spb.EngineState) -> Any:
-    return [
-        {
-            "kind": KIND_FROM_PB[m.kind].value,
-            "cards": list(m.cards),
-            "rank": m.rank,
-            "suit": m.suit,
-            "owner": m.owner,
-        }
-        for m in message.table
-    ]
+def _read_table(message: spb.EngineState) -> list[dict[str, Any]]:
+    return [read_meld(m) for m in message.table]
+
+
+# A table meld's stored message holds engine.melds.meld_to_dict's form (card ids, the
+# suit's number), which GameState.from_dict reads back and validates.
+
+
+def write_meld(message: spb.StoredMeld, meld: Meld) -> None:
+    """Set an empty ``message`` to ``meld``."""
+    message.kind = KIND_TO_PB[meld.kind]
+    message.rank = meld.rank
+    message.suit = meld.suit
+    message.owner = meld.owner
+    message.cards.extend([c.id for c in meld.cards])
+
+
+def read_meld(message: spb.StoredMeld) -> dict[str, Any]:
+    """The stored meld as :func:`engine.melds.meld_to_dict` wrote it."""
+    return {
+        "kind": KIND_FROM_PB[message.kind].value,
+        "cards": list(message.cards),
+        "rank": message.rank,
+        "suit": message.suit,
+        "owner": message.owner,
+    }
 
 
 def _write_stock_orders(message: spb.EngineState, state: GameState) -> None:
@@ -273,7 +289,7 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
             kept += 1
         del table[kept:]
         for meld in after.table[kept:]:
-            _add_meld(table, meld)
+            write_meld(table.add(), meld)
     if after.opened != before.opened:
         _rewrite(message.opened, after.opened)
     if after.scores != before.scores:
@@ -292,16 +308,6 @@ def update_state_pb(message: spb.EngineState, before: GameState, after: GameStat
     if after.stock_orders != before.stock_orders:
         del message.stock_orders[:]
         _write_stock_orders(message, after)
-
-
-def _add_meld(table: Any, meld: Meld) -> None:
-    table.add(
-        kind=KIND_TO_PB[meld.kind],
-        rank=meld.rank,
-        suit=meld.suit,
-        owner=meld.owner,
-        cards=[c.id for c in meld.cards],
-    )
 
 
 def _update_ids(field: Any, before: tuple[Card, ...], after: tuple[Card, ...]) -> None:
