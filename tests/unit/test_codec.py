@@ -70,6 +70,12 @@ def test_the_field_table_is_the_stored_message_and_the_state_s_plain_form() -> N
     assert set(state.to_dict()) == codec.STATE_FIELDS
 
 
+def test_a_moves_rewrite_is_compiled_from_every_field_of_the_table() -> None:
+    """update_state_pb is written from _FIELDS: it names every field of the message."""
+    names = set(codec.update_state_pb.__code__.co_names)
+    assert names >= codec.STATE_FIELDS
+
+
 def test_an_unchanged_field_is_not_rewritten_and_a_changed_one_is() -> None:
     """The rewrite follows the engine's sharing: a field whose value is the same
     object is left alone (a stale message shows it), any other field is written."""
