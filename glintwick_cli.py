@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 def _solve_line(line: str) -> dict[str, Any]:
     from engine.cards import cards_from_codes
     from engine.errors import GlintwickError
-    from engine.rulesets import MeldKind, ruleset
+    from engine.melds import meld_codes_json
+    from engine.rulesets import ruleset
     from engine.solver import analyse
 
     try:
@@ -53,19 +54,10 @@ def _solve_line(line: str) -> dict[str, Any]:
     except (ValueError, GlintwickError) as exc:
         return {"error": str(exc)}
     best = result.best
-    melds = []
-    if best is not None:
-        for meld in best.melds:
-            melds.append(
-                {
-                    "kind": "set" if meld.kind is MeldKind.SET else "run",
-                    "cards": [c.code for c in meld.cards],
-                }
-            )
     return {
         "feasible": result.feasible,
         "points_laid": best.points if best is not None else None,
-        "melds": melds,
+        "melds": [meld_codes_json(m) for m in best.melds] if best is not None else [],
         "jokers": best.jokers if best is not None else 0,
         "missing": result.missing,
     }

@@ -359,6 +359,11 @@ def meld_from_json(data: Mapping[str, Any], decks: int) -> Meld:
     )
 
 
+def meld_codes_json(m: Meld) -> dict[str, Any]:
+    """A meld as the solver's answers show it (``glintwick solve``): kind and card codes."""
+    return {"kind": m.kind.value, "cards": [c.code for c in m.cards]}
+
+
 def meld_to_dict(m: Meld) -> dict[str, Any]:
     """A table meld's stored form (card ids, lossless; see :func:`meld_from_dict`)."""
     return {

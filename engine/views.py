@@ -7,78 +7,251 @@ the current seat took from the discard pile this turn (everyone saw it taken).
 Never another hand, the stock's order or the seed while the game runs; once the
 game is over the seed is shown so the round commitments can be checked.
 
-Cards are rendered as ``{"id": int, "code": "7H"}`` and melds as in
-:func:`engine.melds.meld_json`.
+A view is a typed value (:class:`PublicView`, :class:`SeatView`) holding engine
+values (cards, melds, the contract); its plain form (``to_dict``, what
+:func:`seat_view` and :func:`spectator_view` return) renders cards as
+``{"id": int, "code": "7H"}`` and melds as in :func:`engine.melds.meld_json`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from engine.cards import card, card_json, cards_json
+from engine.cards import Card, card, card_json, cards_json
 from engine.game import GameState, Phase, claims
 from engine.game.dealing import contract_json
-from engine.melds import meld_json
+from engine.melds import Meld, meld_json
+from engine.rulesets import Contract, RuleSet
 from engine.shuffle import commitment, round_seed
 
+__all__ = [
+    "ClaimAnswer",
+    "ClaimWindow",
+    "PlayerInfo",
+    "PublicView",
+    "SeatView",
+    "build_seat_view",
+    "build_spectator_view",
+    "seat_view",
+    "spectator_view",
+]
 
-def _public(state: GameState) -> dict[str, Any]:
+_ANSWER_NAMES: dict[bool | None, str | None] = {None: None, True: "claim", False: "pass"}
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerInfo:
+    """What everyone sees of one seat."""
+
+    seat: int
+    hand_size: int
+    opened: bool
+    score: int  # cumulative
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "hand_size": self.hand_size,
+            "opened": self.opened,
+            "score": self.score,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAnswer:
+    """One seat's answer to an open claim window (answers are public as they come)."""
+
+    seat: int
+    answer: bool | None  # True: claims, False: passes, None: not answered yet
+
+    @property
+    def answer_name(self) -> str | None:
+        """``"claim"``, ``"pass"``, or None before the seat answers."""
+        return _ANSWER_NAMES[self.answer]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "answer": _ANSWER_NAMES[self.answer]}
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimWindow:
+    """The open claim window: the discard on offer and the answers, by priority."""
+
+    card: Card
+    discarder: int
+    answers: tuple[ClaimAnswer, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "card": card_json(self.card),
+            "discarder": self.discarder,
+            "answers": [a.to_dict() for a in self.answers],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PublicView:
+    """What everyone sees of a game: a spectator's view, and the part of every seat's."""
+
+    rules: RuleSet
+    seats: int
+    round: int
+    phase: Phase
+    current: int
+    to_act: tuple[int, ...]
+    players: tuple[PlayerInfo, ...]
+    table: tuple[Meld, ...]  # index = the meld's place (what LayOff and SwapJoker name)
+    discard_top: Card | None
+    discard_size: int
+    stock_size: int
+    taken_from_discard: Card | None  # by the current seat this turn (None once over)
+    laid_this_turn: bool
+    claim: ClaimWindow | None
+    exhaustions: int
+    turns_completed: int
+    action_count: int
+    # the current round's seed commitment: a watcher who joins after the deal
+    # (or the first deal, made before anyone watches) still gets it
+    commitment: str
+    winners: tuple[int, ...] | None  # once the game is over
+    seed: str | None  # hex, once the game is over
+
+    @property
+    def game_over(self) -> bool:
+        return self.phase is Phase.GAME_OVER
+
+    @property
+    def contract(self) -> Contract:
+        """The current round's contract."""
+        return self.rules.contracts[self.round - 1]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain form (JSON-shaped) that :func:`spectator_view` returns."""
+        taken = self.taken_from_discard
+        claim = self.claim
+        top = self.discard_top
+        winners = self.winners
+        view: dict[str, Any] = {
+            "rules": self.rules.name,
+            "rules_hash": self.rules.hash,
+            "seats": self.seats,
+            "round": self.round,
+            "rounds": self.rules.rounds,
+            "contract": contract_json(self.rules, self.round),
+            "phase": self.phase.value,
+            "current": self.current,
+            "to_act": list(self.to_act),
+            "players": [p.to_dict() for p in self.players],
+            "table": [meld_json(m, i) for i, m in enumerate(self.table)],
+            "discard_top": card_json(top) if top is not None else None,
+            "discard_size": self.discard_size,
+            "stock_size": self.stock_size,
+            "taken_from_discard": card_json(taken) if taken is not None else None,
+            "laid_this_turn": self.laid_this_turn,
+            "claim": claim.to_dict() if claim is not None else None,
+            "exhaustions": self.exhaustions,
+            "turns_completed": self.turns_completed,
+            "action_count": self.action_count,
+            "game_over": self.phase is Phase.GAME_OVER,
+            "commitment": self.commitment,
+            "winners": list(winners) if winners is not None else None,
+        }
+        if self.seed is not None:
+            view["seed"] = self.seed
+        return view
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView(PublicView):
+    """What one seat sees: the public view plus its own hand."""
+
+    seat: int
+    hand: tuple[Card, ...]  # in card order
+    may_act: bool
+    has_drawn: bool  # PLAY and this seat's turn: it drew this turn
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain form (JSON-shaped) that :func:`seat_view` returns."""
+        view = PublicView.to_dict(self)
+        view["seat"] = self.seat
+        view["hand"] = cards_json(self.hand)
+        view["may_act"] = self.may_act
+        view["has_drawn"] = self.has_drawn
+        return view
+
+
+def _claim_window(state: GameState) -> ClaimWindow | None:
+    if state.phase is not Phase.CLAIM:
+        return None
+    by = claims.discarder(state)
+    answers = state.claim_answers
+    return ClaimWindow(
+        state.discards[-1],
+        by,
+        tuple(ClaimAnswer(s, answers[s]) for s in claims.priority(state.seats, by)),
+    )
+
+
+def _public_fields(state: GameState) -> dict[str, Any]:
+    """:class:`PublicView`'s fields (shared by both views' constructors)."""
     rules = state.rules
     over = state.phase is Phase.GAME_OVER
     taken = state.taken_from_discard
-    view: dict[str, Any] = {
-        "rules": rules.name,
-        "rules_hash": rules.hash,
+    hands = state.hands
+    opened = state.opened
+    scores = state.scores
+    discards = state.discards
+    return {
+        "rules": rules,
         "seats": state.seats,
         "round": state.round_number,
-        "rounds": rules.rounds,
-        "contract": contract_json(rules, state.round_number),
-        "phase": state.phase.value,
+        "phase": state.phase,
         "current": state.current,
-        "to_act": list(state.to_act),
-        "players": [
-            {
-                "seat": s,
-                "hand_size": len(state.hands[s]),
-                "opened": state.opened[s],
-                "score": state.scores[s],
-            }
-            for s in range(state.seats)
-        ],
-        "table": [meld_json(m, i) for i, m in enumerate(state.table)],
-        "discard_top": card_json(state.discards[-1]) if state.discards else None,
-        "discard_size": len(state.discards),
+        "to_act": tuple(state.to_act),
+        "players": tuple(
+            PlayerInfo(s, len(hands[s]), opened[s], scores[s]) for s in range(state.seats)
+        ),
+        "table": state.table,
+        "discard_top": discards[-1] if discards else None,
+        "discard_size": len(discards),
         "stock_size": len(state.stock),
         "taken_from_discard": (
-            card_json(card(taken, rules.decks)) if taken is not None and not over else None
+            card(taken, rules.decks) if taken is not None and not over else None
         ),
         "laid_this_turn": state.laid_this_turn,
-        "claim": claims.view(state),
+        "claim": _claim_window(state),
         "exhaustions": state.exhaustions,
         "turns_completed": state.turns_completed,
         "action_count": state.action_count,
-        "game_over": over,
-        # the current round's seed commitment: a watcher who joins after the deal
-        # (or the first deal, made before anyone watches) still gets it
         "commitment": commitment(round_seed(state.seed, state.round_number)),
-        "winners": list(state.winners()) if over else None,
+        "winners": state.winners() if over else None,
+        "seed": state.seed.hex() if over else None,
     }
-    if over:
-        view["seed"] = state.seed.hex()
-    return view
+
+
+def build_spectator_view(state: GameState) -> PublicView:
+    """What a spectator may see: no hand at all."""
+    return PublicView(**_public_fields(state))
+
+
+def build_seat_view(state: GameState, seat: int) -> SeatView:
+    """What ``seat`` may see: the public view plus its own hand."""
+    state.check_seat(seat)
+    return SeatView(
+        **_public_fields(state),
+        seat=seat,
+        hand=state.hands[seat],
+        may_act=seat in state.to_act,
+        has_drawn=state.phase is Phase.PLAY and state.current == seat,
+    )
 
 
 def seat_view(state: GameState, seat: int) -> dict[str, Any]:
-    """What ``seat`` may see: the public view plus its own hand."""
-    state.check_seat(seat)
-    view = _public(state)
-    view["seat"] = seat
-    view["hand"] = cards_json(state.hands[seat])
-    view["may_act"] = seat in state.to_act
-    view["has_drawn"] = state.phase is Phase.PLAY and state.current == seat
-    return view
+    """:func:`build_seat_view`'s plain form."""
+    return build_seat_view(state, seat).to_dict()
 
 
 def spectator_view(state: GameState) -> dict[str, Any]:
-    """What a spectator may see: no hand at all."""
-    return _public(state)
+    """:func:`build_spectator_view`'s plain form."""
+    return build_spectator_view(state).to_dict()

@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from engine.actions import Action
-from engine.cards import SUITS, Card, card
+from engine.cards import Card, card
 from engine.game import GameState, Phase
-from engine.melds import Meld
-from engine.rulesets import MeldKind, RuleSet
+from engine.melds import Meld, meld_from_json
+from engine.rulesets import RuleSet
 
 __all__ = ["Bot", "Situation"]
 
@@ -146,14 +146,3 @@ def _card(data: Mapping[str, Any] | None, decks: int) -> Card | None:
     if not data or "id" not in data:
         return None
     return card(int(data["id"]), decks)
-
-
-def meld_from_json(data: Mapping[str, Any], decks: int) -> Meld:
-    suit = data.get("suit") or ""
-    return Meld(
-        MeldKind(str(data["kind"])),
-        tuple(card(int(c["id"]), decks) for c in data.get("cards", [])),
-        int(data.get("rank", 0)),
-        SUITS.index(suit) if suit else -1,
-        int(data.get("owner", -1)),
-    )

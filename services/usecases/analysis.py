@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.cards import JOKER_RANK, NO_SUIT, SUITS, cards_from_codes, kind_code
+from engine.cards import JOKER_RANK, NO_SUIT, cards_from_codes, kind_code
 from engine.cards import card as card_of
 from engine.errors import GlintwickError, InvalidActionError
 from engine.solver import Analysis, analyse, best_selection
@@ -59,20 +59,9 @@ async def analyse_hand(
     if best is not None:
         response.points_laid = best.points
         response.jokers = best.jokers
-        melds = response.melds
+        add_meld = response.melds.add
         for index, meld in enumerate(best.melds):
-            added = melds.add()
-            added.index = index
-            added.kind = convert.KIND_TO_PB[meld.kind]
-            added.rank = meld.rank
-            if meld.suit >= 0:
-                added.suit = SUITS[meld.suit]
-            added.owner = -1
-            add_card = added.cards.add
-            for c in meld.cards:
-                wire = add_card()
-                wire.id = c.id
-                wire.code = c.code
+            convert.fill_meld(add_meld(), meld, index)
     if result.missing is not None and not best_only:
         response.missing = result.missing
     if result.outs:

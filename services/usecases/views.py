@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.views import seat_view, spectator_view
+from engine.views import build_seat_view, build_spectator_view
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 
@@ -13,9 +13,10 @@ from .records import Loaded
 
 def view_of(loaded: Loaded, seat: int | None) -> pb.View:
     """The view of ``seat`` (None: a spectator's)."""
-    plain = seat_view(loaded.state, seat) if seat is not None else spectator_view(loaded.state)
+    state = loaded.state
+    view = build_seat_view(state, seat) if seat is not None else build_spectator_view(state)
     return convert.view_to_pb(
-        plain, loaded.record.game_id, loaded.version, loaded.record.deadline_unix
+        view, loaded.record.game_id, loaded.version, loaded.record.deadline_unix
     )
 
 

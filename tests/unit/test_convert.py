@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
-from engine.views import seat_view, spectator_view
+from engine.views import build_seat_view, build_spectator_view, seat_view, spectator_view
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 
@@ -47,6 +47,35 @@ def test_views_convert_like_parse_dict(rules: RuleSet, seats: int) -> None:
         seat = state.to_act[0]
         state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
     assert checked >= 100
+
+
+@pytest.mark.parametrize(
+    ("rules", "seats", "phases"),
+    [
+        (WHISKERTRAIL, 3, {"draw", "play", "game_over"}),
+        (CONTRACT, 4, {"draw", "play", "claim", "game_over"}),
+    ],
+)
+def test_a_typed_view_converts_to_its_plain_forms_message(
+    rules: RuleSet, seats: int, phases: set[str]
+) -> None:
+    """The service converts the typed view; clients and tests the plain one: one message,
+    on whole games (claim windows, melds on the table, the game's end)."""
+    rng = random.Random(11)
+    state = GameState.new_game(rules, seats, b"typed")
+    seen = set()
+    while True:
+        typed = [build_seat_view(state, s) for s in range(seats)] + [build_spectator_view(state)]
+        for view in typed:
+            plain = view.to_dict()
+            message = convert.view_to_pb(view, "g1", state.action_count, 3.5)
+            assert message == convert.view_to_pb(plain, "g1", state.action_count, 3.5)
+        seen.add(state.phase.value)
+        if state.is_terminal():
+            break
+        seat = state.to_act[0]
+        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
+    assert seen == phases
 
 
 def test_fill_rejects_unknown_fields_and_takes_enum_names() -> None:

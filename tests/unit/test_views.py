@@ -13,14 +13,25 @@ from typing import Any
 
 import pytest
 
+from clients.bots.base import Situation
+from clients.bots.greedy import GreedyBot
+from clients.bots.random_bot import RandomBot
 from engine.actions import Claim, Discard, Draw, DrawSource, PassClaim
 from engine.cards import Card, cards_from_codes
 from engine.errors import InvalidActionError
-from engine.events import Event, EventType
-from engine.game import GameState, Phase, arrange_deck
-from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.events import PAYLOADS, SECRETS, Event, EventType
+from engine.game import GameState, Phase, arrange_deck, claims
+from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.shuffle import commitment, round_seed
-from engine.views import seat_view, spectator_view
+from engine.views import (
+    PublicView,
+    SeatView,
+    build_seat_view,
+    build_spectator_view,
+    seat_view,
+    spectator_view,
+)
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 
 SEED = b"views-seed"
 
@@ -120,6 +131,37 @@ def test_views_show_the_claim_window_and_public_answers() -> None:
         {"seat": 3, "answer": None},
     ]
     assert view["to_act"] == [1, 3] and view["phase"] == "claim"
+    typed = build_seat_view(state, 3).claim
+    assert typed is not None and typed.card == chosen[0]
+    assert [(a.seat, a.answer) for a in typed.answers] == [(1, None), (2, True), (3, None)]
+
+
+@pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 2), (CONTRACT, 4)])
+def test_typed_views_hold_the_engines_values(rules: RuleSet, seats: int) -> None:
+    """The typed view holds the state's own values; its plain form is what the views
+    always showed (the claim window as engine.game.claims renders it)."""
+    rng = random.Random(4)
+    state = GameState.new_game(rules, seats, SEED)
+    while True:
+        spectator = build_spectator_view(state)
+        public = spectator_view(state)
+        assert type(spectator) is PublicView and spectator.to_dict() == public
+        assert spectator.table is state.table
+        assert spectator.contract is rules.contracts[state.round_number - 1]
+        claim = spectator.claim
+        assert (claim.to_dict() if claim is not None else None) == claims.view(state)
+        assert spectator.game_over is state.is_terminal()
+        assert (spectator.seed is not None) is state.is_terminal()
+        for seat in range(seats):
+            view = build_seat_view(state, seat)
+            assert isinstance(view, SeatView) and view.hand is state.hands[seat]
+            plain = view.to_dict()
+            assert plain == seat_view(state, seat)
+            assert {k: v for k, v in plain.items() if k in public} == public
+        if state.is_terminal():
+            break
+        seat = state.to_act[0]
+        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
 
 
 def test_round_started_gives_each_seat_its_own_hand() -> None:
@@ -150,6 +192,49 @@ def test_drawn_card_is_secret_to_the_drawer() -> None:
     pile, events = state.apply_action(0, Draw(DrawSource.DISCARD))
     assert events[0].for_seat(None)["card"]["id"] == state.discards[-1].id
     assert spectator_view(pile)["taken_from_discard"]["id"] == state.discards[-1].id
+
+
+def test_every_event_payload_reads_as_its_typed_class_and_writes_back() -> None:
+    """The typed payload classes are the payloads' shape: every payload of whole games
+    (random and greedy play, every rule set) reads as its type's class and writes back
+    unchanged."""
+    seen: set[str] = set()
+    for rules in (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI):
+        for game, player in enumerate((RandomBot(1), GreedyBot(1), RandomBot(2))):
+            rng = random.Random(game)
+            seats = rules.max_players if game % 2 else rules.min_players
+            seed = f"payloads/{game}".encode()
+            state, events = GameState.new_game_with_events(rules, seats, seed)
+            player.setup(rules, 0)
+            while True:
+                for event in events:
+                    _check_payloads(event, rules.decks)
+                    seen.add(event.type)
+                if state.is_terminal():
+                    break
+                seat = state.to_act[0]
+                situation = Situation.from_state(state, seat)
+                action = player.choose(situation, state.legal_actions(seat), rng)
+                state, events = state.apply_action(seat, action)
+    assert seen == {str(t) for t in EventType}
+
+
+def _check_payloads(event: Event, decks: int) -> None:
+    typed = event.payload(decks)
+    assert type(typed) is PAYLOADS[EventType(event.type)]
+    assert typed.to_dict() == dict(event.public)
+    for seat, secret in event.secret.items():
+        hidden = event.secret_payload(seat, decks)
+        assert type(hidden) is SECRETS[EventType(event.type)]
+        assert hidden.to_dict() == dict(secret)
+
+
+def test_a_malformed_payload_is_refused() -> None:
+    with pytest.raises(InvalidActionError, match="Discarded"):
+        Event(EventType.DISCARDED, 0, {"card": {"id": 1}}).payload(2)
+    assert Event(
+        EventType.DREW, 0, {"source": "stock", "stock_size": 3, "discard_size": 1}
+    ).payload(2).to_dict() == {"source": "stock", "stock_size": 3, "discard_size": 1}
 
 
 def test_claim_penalty_card_is_secret_to_the_winner() -> None:
