@@ -409,8 +409,8 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _contract_json(contract: Contract) -> dict[str, Any]:
-    # the form of engine.game.dealing.contract_json
+def contract_json(contract: Contract) -> dict[str, Any]:
+    """A contract as events and views show it."""
     return {
         "name": contract.name,
         "melds": [{"kind": m.kind.value, "size": m.size} for m in contract.melds],
@@ -437,7 +437,7 @@ _BY_TYPE: dict[Any, tuple[_Write, _Read]] = {
         lambda p: meld_json(p.meld, p.index),
         lambda v, decks: PlacedMeld(int(v["index"]), meld_from_json(v, decks)),
     ),
-    Contract: (_contract_json, _contract_from_json),
+    Contract: (contract_json, _contract_from_json),
     DrawSource: (lambda v: v.value, lambda v, decks: DrawSource(v)),
     End: (lambda v: v.value, lambda v, decks: End(v)),
 }

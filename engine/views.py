@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.cards import Card, card, card_json, cards_json
+from engine.events import contract_json
 from engine.game import GameState, Phase, claims
-from engine.game.dealing import contract_json
 from engine.melds import Meld, meld_json
 from engine.rulesets import Contract, RuleSet
 from engine.shuffle import commitment, round_seed
@@ -138,7 +138,7 @@ class PublicView:
             "seats": self.seats,
             "round": self.round,
             "rounds": self.rules.rounds,
-            "contract": contract_json(self.rules, self.round),
+            "contract": contract_json(self.rules.contracts[self.round - 1]),
             "phase": self.phase.value,
             "current": self.current,
             "to_act": list(self.to_act),

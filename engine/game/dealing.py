@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from engine.cards import Card, card, card_json, cards_from_codes, cards_json, full_deck
 from engine.errors import InvalidActionError
-from engine.events import Event, EventType
+from engine.events import Event, EventType, contract_json
 from engine.game.state import GameState, Phase, Result, hand_with
 from engine.rulesets import RuleSet
 from engine.shuffle import commitment, round_seed, shuffled
@@ -88,7 +87,7 @@ def deal(
             {
                 "round": round_number,
                 "rounds": rules.rounds,
-                "contract": contract_json(rules, round_number),
+                "contract": contract_json(rules.contracts[round_number - 1]),
                 "first_seat": first,
                 "commitment": commitment(seed_of_round),
                 "arranged": arranged is not None,
@@ -101,17 +100,6 @@ def deal(
         Event(EventType.TURN_STARTED, first, {"round": round_number}),
     ]
     return state, events
-
-
-def contract_json(rules: RuleSet, round_number: int) -> dict[str, Any]:
-    """A round's contract as events and views show it."""
-    contract = rules.contracts[round_number - 1]
-    return {
-        "name": contract.name,
-        "melds": [{"kind": m.kind.value, "size": m.size} for m in contract.melds],
-        "deal": contract.deal,
-        "discards": contract.discards,
-    }
 
 
 def arrange_deck(
