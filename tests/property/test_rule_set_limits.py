@@ -47,13 +47,13 @@ def rule_sets(draw: st.DrawFn) -> dict[str, Any]:
     run_min = draw(st.integers(3, 5))
     contracts = []
     for i in range(draw(st.integers(1, 6))):
-        melds = []
+        melds: list[dict[str, Any]] = []
         for _ in range(draw(st.integers(1, 3))):
             kind = draw(st.sampled_from(["set", "run"]))
             low = 3 if kind == "set" else run_min
             high = (set_max or 6) if kind == "set" else 7
             melds.append({"kind": kind, "size": draw(st.integers(low, min(high, 6)))})
-        required = sum(m["size"] for m in melds)
+        required = sum(int(m["size"]) for m in melds)
         contracts.append(
             {
                 "name": f"c{i}",
