@@ -164,8 +164,14 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         "seconds a finished game is kept",
         type=positive_int,
     )
-    add("--rate", "GLINTWICK_RATE", "500", "requests/s per seat", type=positive_float)
-    add("--burst", "GLINTWICK_BURST", "1000", "requests per seat at once", type=positive_int)
+    add(
+        "--rate",
+        "GLINTWICK_RATE",
+        "500",
+        "requests/s per seat (0: no limit)",
+        type=non_negative_float,
+    )
+    add("--burst", "GLINTWICK_BURST", "1000", "requests per seat at once", type=non_negative_int)
     add(
         "--bot-pool",
         "GLINTWICK_BOT_POOL",
