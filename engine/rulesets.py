@@ -195,6 +195,11 @@ class RuleSet:
         bounded(self.claim_penalty_cards, "claim_penalty_cards", 0, MAX_CLAIM_PENALTY_CARDS)
         bounded(self.max_exhaustions, "max_exhaustions", 1, MAX_EXHAUSTIONS)
         optional(self.turn_cap, "turn_cap", 1, MAX_TURN_CAP)
+        for what in _FLAGS:
+            if type(getattr(self, what)) is not bool:
+                fail(f"{what} must be true or false, not {excerpt(getattr(self, what))}")
+        if not isinstance(self.stalemate, Stalemate):
+            fail(f"stalemate must be one of {', '.join(s.value for s in Stalemate)}")
         if not isinstance(self.contracts, tuple) or not 1 <= len(self.contracts) <= MAX_ROUNDS:
             fail(f"a rule set has 1..{MAX_ROUNDS} contracts")
         if self.set_max is not None and self.set_max < self.set_min:
@@ -225,14 +230,18 @@ class RuleSet:
     def _validate_contract(self, i: int, c: Contract, fail: Callable[[str], NoReturn]) -> None:
         if not isinstance(c.name, str) or len(c.name) > MAX_NAME:
             fail(f"contract {i}: a contract's name has at most {MAX_NAME} characters")
-        if not c.melds:
+        if not isinstance(c.melds, tuple) or not c.melds:
             fail(f"contract {i} has no melds")
+        if type(c.discards) is not bool:
+            fail(f"contract {i}: discards must be true or false")
         # the most cards of one rank a set can hold (naturals of the rank, plus jokers)
         natural_set = 4 if self.set_distinct_suits else 4 * self.decks
         jokers = self.jokers if self.max_jokers_per_meld is None else self.max_jokers_per_meld
         longest_set = min(self.set_max or MAX_MELD, natural_set + min(jokers, self.jokers))
         longest_run = self.highest_run_rank
         for m in c.melds:
+            if not isinstance(m, MeldRequirement) or not isinstance(m.kind, MeldKind):
+                fail(f"contract {i}: every meld is a set or a run")
             if type(m.size) is not int:
                 fail(f"contract {i}: a meld's size must be an integer")
             if m.kind is MeldKind.SET:
@@ -271,10 +280,10 @@ class RuleSet:
                 Contract(
                     name=str(c["name"]),
                     melds=tuple(
-                        MeldRequirement(MeldKind(m["kind"]), int(m["size"])) for m in c["melds"]
+                        MeldRequirement(MeldKind(m["kind"]), m["size"]) for m in c["melds"]
                     ),
-                    deal=int(c["deal"]),
-                    discards=bool(c.get("discards", True)),
+                    deal=c["deal"],
+                    discards=c.get("discards", True),
                 )
                 for c in values["contracts"]
             )
@@ -285,6 +294,22 @@ class RuleSet:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidActionError(f"malformed rule set: {exc}") from exc
+
+
+#: the rule set's true-or-false fields (checked to be bools: a JSON file may hold "no")
+_FLAGS = (
+    "exact_contract_sizes",
+    "set_distinct_suits",
+    "ace_high",
+    "draw_from_discard",
+    "initial_upcard",
+    "explicit_contract",
+    "layoff_jokers",
+    "layoff_on_opening_turn",
+    "extra_melds",
+    "joker_swap",
+    "may_i",
+)
 
 
 def _s(size: int) -> MeldRequirement:
