@@ -4,10 +4,13 @@ when listing starts failing and one when it works again, not one per poll."""
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Iterator
 from typing import Any, cast
 
 import grpc
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from clients import botpool
@@ -32,14 +35,23 @@ class FlakyServer:
         return []
 
 
+@pytest.fixture
+def info_logs() -> Iterator[None]:
+    """Info lines through, whatever level an earlier test left structlog at."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    yield
+    structlog.configure(**before)
+
+
 async def test_an_unreachable_target_is_polled_less_and_less_and_logged_once(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, info_logs: None
 ) -> None:
     monkeypatch.setattr(botpool, "MAX_BACKOFF_SECONDS", 0.4)
     server = FlakyServer(failures=6)
-    pool = BotPool(cast(GlintwickClient, server), "token", poll_seconds=0.01)
     stop = asyncio.Event()
     with capture_logs() as logs:
+        pool = BotPool(cast(GlintwickClient, server), "token", poll_seconds=0.01)
         running = asyncio.create_task(pool.run(stop))
         while len(server.calls) < 9:
             await asyncio.sleep(0.01)
