@@ -12,7 +12,7 @@ import functools
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
     import asyncio
@@ -20,6 +20,35 @@ if TYPE_CHECKING:
     from services.config import ServerOptions
     from services.server import RunningServer, Sidecar
     from services.store.base import GameStore
+
+
+class CommandError(Exception):
+    """A failure the command explains in one line on stderr (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (argparse's default prints the usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        import os
+        import re
+
+        # a bad default from the environment: name the variable it came from
+        flag = re.match(r"argument (--[\w-]+)", message)
+        action = self._option_string_actions.get(flag.group(1)) if flag else None
+        variable = re.search(r"env (GLINTWICK_\w+)", (action.help or "") if action else "")
+        if variable and variable.group(1) in os.environ:
+            message += f" (from {variable.group(1)} unless the flag is given)"
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("glintwick")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
 
 
 def _solve_line(line: str) -> dict[str, Any]:
@@ -123,11 +152,25 @@ def _ruleset_arg(text: str) -> Any:
     """A preset name, or a JSON file holding a custom rule set's plain form."""
     from pathlib import Path
 
+    from engine.errors import InvalidActionError
     from engine.rulesets import PRESETS, RuleSet
 
     if text in PRESETS:
         return PRESETS[text]
-    return RuleSet.from_dict(json.loads(Path(text).read_text()))
+    try:
+        data = json.loads(Path(text).read_text())
+        if not isinstance(data, dict):
+            raise CommandError(f"--ruleset {text}: a rule set file holds a JSON object")
+        return RuleSet.from_dict(data)
+    except FileNotFoundError:
+        known = ", ".join(sorted(PRESETS))
+        raise CommandError(f"--ruleset {text}: no such preset ({known}) or file") from None
+    except OSError as exc:
+        raise CommandError(f"--ruleset {text}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"--ruleset {text}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    except InvalidActionError as exc:
+        raise CommandError(f"--ruleset {text}: {exc}") from None
 
 
 def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
@@ -151,7 +194,7 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.sprt:
         pair = resolve_specs(args.sprt)
         if len(pair) != 2:
-            raise SystemExit(f"glintwick tournament: --sprt takes two bots, A,B: {args.sprt!r}")
+            raise CommandError(f"--sprt takes two bots, A,B: {args.sprt!r}")
         sprt = (pair[0], pair[1])
     bots = resolve_specs(args.bots)
     config = Config(
@@ -192,7 +235,14 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         import structlog
 
         structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    summary, rows = asyncio.run(main())
+    from clients.sdk import CallError
+
+    try:
+        summary, rows = asyncio.run(main())
+    except CallError as exc:
+        if exc.code.name not in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+            raise
+        raise CommandError(f"cannot reach --target {args.target}: {exc.message[:200]}") from None
     stdout.write(report.table(summary) + "\n")
     if args.out:
         for path in report.write(summary, rows, Path(args.out)):
@@ -310,76 +360,181 @@ def start_bot_pool(running: RunningServer, options: ServerOptions) -> list[async
     return [start_sidecar(running, options, bot_pool_for(options))]
 
 
+def check_listening(address: str, what: str) -> None:
+    """CommandError when ``address`` cannot be listened on (in use, not this host's):
+    said in one line before the server starts, rather than as a traceback from its
+    middle (a port taken between this check and the server's bind still fails there)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    if int(port) == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise CommandError(f"{what} {address}: unknown host ({exc.strerror})") from None
+    family, kind, proto, _, sockaddr = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(sockaddr)
+        except OSError as exc:
+            raise CommandError(f"cannot listen on {what} {address}: {exc.strerror}") from None
+
+
+def house_bot_warning(options: ServerOptions) -> str | None:
+    """What to tell the operator when games may seat house bots that no pool in this
+    server plays (the Redis store without --bot-pool on): they wait for workers."""
+    from services.server import bot_pool_wanted
+
+    if options.house_bots == frozenset() or bot_pool_wanted(options):
+        return None
+    return (
+        "house-bot seats are played by no pool in this server: run `glintwick bots`"
+        " workers against it, or games with house bots wait for ever"
+    )
+
+
 def serve(args: argparse.Namespace) -> int:
     """``glintwick serve``: the server, with its house-bot pool in process when wanted."""
+    import structlog
+
     from services.config import options_from
-    from services.server import run
+    from services.server import configure_logging, run
 
     options = with_house_bots(options_from(args))
-    return run(options, bot_pool_for(options))
+    if options.workers > 1 and options.store == "memory":
+        raise CommandError("--workers above 1 needs the Redis store (--store redis://...)")
+    check_listening(options.grpc_address, "--grpc")
+    if options.http_address:
+        check_listening(options.http_address, "--http")
+    warning = house_bot_warning(options)
+    if warning is not None:
+        configure_logging(options.log_format)
+        structlog.get_logger("glintwick.server").warning("no_house_bot_pool", hint=warning)
+    try:
+        return run(options, bot_pool_for(options))
+    except OSError as exc:  # a port taken since the check above, the store refusing...
+        raise CommandError(str(exc) or type(exc).__name__) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="glintwick", description=__doc__)
+    from services.config import address as address_type
+    from services.config import (
+        env_default,
+        flag_help,
+        non_negative_float,
+        non_negative_int,
+        one_of,
+        positive_int,
+    )
+
+    parser = _Parser(
+        prog="glintwick",
+        description=__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"glintwick {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
+    # every flag's help shows its default (and a server flag's, its variable)
+    defaults = argparse.ArgumentDefaultsHelpFormatter
     sub.add_parser(
         "solve",
         help="solver queries as JSON lines on stdin, one JSON answer line each on stdout",
     )
-    sim = sub.add_parser("simulate", help="play random games in process and print a summary")
-    sim.add_argument("--ruleset", default="whiskertrail", choices=["whiskertrail", "contract"])
-    sim.add_argument("--games", type=int, default=20)
-    sim.add_argument("--seats", type=int, default=0, help="default: the rule set's maximum")
-    sim.add_argument("--seed", type=int, default=1)
-    tour = sub.add_parser("tournament", help="a bot tournament through the API (see docs/BOTS.md)")
+    sim = sub.add_parser(
+        "simulate",
+        help="play random games in process and print a summary",
+        formatter_class=defaults,
+    )
+    sim.add_argument(
+        "--ruleset", default="whiskertrail", choices=["whiskertrail", "contract"], help="preset"
+    )
+    sim.add_argument("--games", type=non_negative_int, default=20, help="games to play")
+    sim.add_argument("--seats", type=non_negative_int, default=0, help="0: the rule set's maximum")
+    sim.add_argument("--seed", type=int, default=1, help="seeds the deals and the bots")
+    tour = sub.add_parser(
+        "tournament",
+        help="a bot tournament through the API (see docs/BOTS.md)",
+        formatter_class=defaults,
+    )
     tour.add_argument("--ruleset", default="whiskertrail", help="preset name or rule-set JSON file")
     tour.add_argument(
         "--bots",
         default="random,greedy,strong",
         help="comma-separated bots: names, module:Class or file.py:Class",
     )
-    tour.add_argument("--deals", type=int, default=4, help="deal sets per lineup (SPRT: at most)")
-    tour.add_argument("--schedule", default="round-robin", choices=["round-robin", "gauntlet"])
-    tour.add_argument("--seats", type=int, default=0, help="default: the rule set's minimum")
-    tour.add_argument("--seed", type=int, default=1)
-    tour.add_argument("--concurrency", type=int, default=8, help="games at once")
-    tour.add_argument("--target", default=None, help="host:port; omit for an embedded server")
+    tour.add_argument(
+        "--deals", type=positive_int, default=4, help="deal sets per lineup (SPRT: at most)"
+    )
+    tour.add_argument(
+        "--schedule", default="round-robin", choices=["round-robin", "gauntlet"], help="lineups"
+    )
+    tour.add_argument("--seats", type=non_negative_int, default=0, help="0: the rule set's minimum")
+    tour.add_argument("--seed", type=int, default=1, help="seeds the deals")
+    tour.add_argument("--concurrency", type=positive_int, default=8, help="games at once")
+    tour.add_argument(
+        "--target", default=None, type=address_type, help="host:port; none: an embedded server"
+    )
     tour.add_argument("--in-process", action="store_true", help="no server: play on the engine")
     tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
     tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
-    tour.add_argument("--no-progress", action="store_true")
-    import os
-
-    env = os.environ.get
-    pool = sub.add_parser("bots", help="a house-bot pool worker: plays the server's house bots")
-    pool.add_argument("--target", default=env("GLINTWICK_TARGET", "127.0.0.1:50051"))
+    tour.add_argument("--no-progress", action="store_true", help="no progress line")
+    pool = sub.add_parser(
+        "bots",
+        help="a house-bot pool worker: plays the server's house bots",
+        formatter_class=defaults,
+    )
+    pool.add_argument(
+        "--target",
+        default=env_default("GLINTWICK_TARGET", "127.0.0.1:50051"),
+        help=flag_help("the server's gRPC host:port", "GLINTWICK_TARGET"),
+    )
     pool.add_argument(
         "--bot-pool-token",
         "--operator-token",
         dest="operator_token",
-        default=env("GLINTWICK_BOT_POOL_TOKEN") or env("GLINTWICK_OPERATOR_TOKEN"),
+        default=env_default("GLINTWICK_BOT_POOL_TOKEN", None)
+        or env_default("GLINTWICK_OPERATOR_TOKEN", None),
         help="the server's bot-pool credential (env GLINTWICK_BOT_POOL_TOKEN; it can act for"
         " house bots only) or its operator credential (env GLINTWICK_OPERATOR_TOKEN)",
     )
     pool.add_argument(
         "--concurrency",
-        type=int,
-        default=int(env("GLINTWICK_BOT_CONCURRENCY", "8")),
-        help="games played at once",
-    )
-    pool.add_argument("--poll", type=float, default=0.2, help="seconds between idle polls")
-    pool.add_argument(
-        "--lease", type=int, default=10, help="seconds a claimed turn is this worker's (0: none)"
+        type=positive_int,
+        default=env_default("GLINTWICK_BOT_CONCURRENCY", "8"),
+        help=flag_help("games played at once", "GLINTWICK_BOT_CONCURRENCY"),
     )
     pool.add_argument(
-        "--seed", default="", help="seeds the bots' randomness (with game/seat/version)"
+        "--poll",
+        type=non_negative_float,
+        default=0.2,
+        help="seconds between idle polls (doubling up to 30 while the target is unreachable)",
+    )
+    pool.add_argument(
+        "--lease",
+        type=non_negative_int,
+        default=10,
+        help="seconds a claimed turn is this worker's (0: none)",
+    )
+    pool.add_argument(
+        "--seed",
+        default="",
+        help="seeds the bots' randomness (with game/seat/version)",
     )
     pool.add_argument(
         "--log-format",
         choices=["auto", "json", "console"],
-        default=env("GLINTWICK_LOG_FORMAT", "auto"),
+        type=one_of("auto", "json", "console"),
+        default=env_default("GLINTWICK_LOG_FORMAT", "auto"),
+        help=flag_help("log lines as JSON or for a console", "GLINTWICK_LOG_FORMAT"),
     )
-    serve = sub.add_parser("serve", help="serve gRPC and HTTP/JSON (embedded store by default)")
+    serve = sub.add_parser(
+        "serve",
+        help="serve gRPC and HTTP/JSON (embedded store by default)",
+        formatter_class=defaults,
+    )
     from services.config import add_arguments
 
     add_arguments(serve, house_bots=HOUSE_BOTS)
@@ -392,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return _dispatch(args)
-    except BotSpecError as exc:  # a bot spec that names no usable bot: one line, no traceback
+    except (BotSpecError, CommandError) as exc:  # one line, no traceback
         sys.stderr.write(f"glintwick {args.command}: {exc}\n")
         return 2
 

@@ -72,6 +72,10 @@ class PoolStats:
     polls: int = 0
 
 
+#: the longest wait between two listings while the server cannot be reached
+MAX_BACKOFF_SECONDS = 30.0
+
+
 class PoolConfigError(Exception):
     """The server refuses this worker's credential (UNAUTHENTICATED / PERMISSION_DENIED)."""
 
@@ -113,6 +117,11 @@ class BotPool:
         self._stopping = False
         self._rules: OrderedDict[str, RuleSet] = OrderedDict()
         self._bots: OrderedDict[tuple[str, int, str], Bot] = OrderedDict()
+        # while listing fails (the server unreachable, its store down) the wait
+        # between listings doubles up to MAX_BACKOFF_SECONDS, with one log line
+        # when listing starts failing and one when it works again
+        self._wait = poll_seconds
+        self._failing = False
 
     # ------------------------------------------------------------------ the loop
 
@@ -133,7 +142,7 @@ class BotPool:
                 await self._fill()
                 await asyncio.wait(
                     {stopping, *self._inflight.values()},
-                    timeout=self.poll_seconds,
+                    timeout=self._wait,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
         finally:
@@ -154,8 +163,21 @@ class BotPool:
             if exc.code in FATAL:
                 raise PoolConfigError(str(exc)) from exc
             self.stats.errors += 1
-            self._log.warning("bot_turns_failed", code=exc.code.name, reason=exc.reason)
+            self._wait = min(max(self._wait, self.poll_seconds, 0.05) * 2, MAX_BACKOFF_SECONDS)
+            if not self._failing:
+                self._failing = True
+                self._log.warning(
+                    "bot_turns_failing",
+                    code=exc.code.name,
+                    reason=exc.reason,
+                    message=exc.message[:200],
+                    backoff_max_seconds=MAX_BACKOFF_SECONDS,
+                )
             return
+        if self._failing:
+            self._failing = False
+            self._log.info("bot_turns_recovered")
+        self._wait = self.poll_seconds
         self.stats.polls += 1
         for turn in turns:
             if turn.game_id in self._inflight:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import InvalidActionError
+from engine.errors import InvalidActionError, excerpt
 
 SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
@@ -129,7 +129,7 @@ def parse_code(code: str) -> tuple[int, int]:
     if len(text) == 3 and text.startswith("10"):
         text = "T" + text[2]
     if len(text) != 2 or text[0] not in RANK_CODES or text[1] not in SUITS:
-        raise InvalidActionError(f"not a card code: {code!r} (expected e.g. 7H, TD, AS, JK)")
+        raise InvalidActionError(f"not a card code: {excerpt(code)} (expected e.g. 7H, TD, AS, JK)")
     return (RANK_CODES.index(text[0]) + 1, SUITS.index(text[1]))
 
 

@@ -65,15 +65,30 @@ class IllegalActionError(GlintwickError):
         self.message = message
 
 
+#: characters of client input an error message quotes at most
+EXCERPT_CHARS = 40
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for an error message that
+    quotes client input (a message travels in a gRPC trailer, which has a size limit)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
+
+
 def checked_int(value: Any, what: str, low: int = 0, high: int | None = None) -> int:
     """``value`` when it is an int in ``low..high``, else InvalidActionError (stored input)."""
     if type(value) is not int or value < low or (high is not None and value > high):
-        raise InvalidActionError(f"{what} must be an integer in {low}..{high}, not {value!r}")
+        raise InvalidActionError(
+            f"{what} must be an integer in {low}..{high}, not {excerpt(value)}"
+        )
     return value
 
 
 def checked_bool(value: Any, what: str) -> bool:
     """``value`` when it is a bool, else InvalidActionError (stored input)."""
     if type(value) is not bool:
-        raise InvalidActionError(f"{what} must be true or false, not {value!r}")
+        raise InvalidActionError(f"{what} must be true or false, not {excerpt(value)}")
     return value

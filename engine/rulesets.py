@@ -10,12 +10,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NoReturn
 
 from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
-from engine.errors import InvalidActionError
+from engine.errors import InvalidActionError, excerpt
+
+# The limits of a custom rule set (docs/API.md, "Limits").  With them every score a
+# game can reach (rounds x the whole deck in one hand x the top penalty, at most
+# 32 x 432 x 1000) fits the stored int32 and every count its uint32.
+MAX_NAME = 64  # characters of a rule set's or a contract's name
+MAX_SEATS = 8
+MAX_ROUNDS = 32  # contracts
+MAX_PENALTY = 1000  # joker_penalty, ace_penalty, face_penalty
+MAX_MELD = 64  # cards a contract meld, set_max or max_jokers_per_meld may name
+MAX_CLAIM_PENALTY_CARDS = 10
+MAX_EXHAUSTIONS = 100
+MAX_TURN_CAP = 10_000
+MAX_SCORE = 2**31 - 1  # the stored int32
 
 
 class MeldKind(StrEnum):
@@ -135,60 +149,116 @@ class RuleSet:
         """The contract of round ``round_number`` (1-based, as players count)."""
         if not 1 <= round_number <= len(self.contracts):
             raise InvalidActionError(
-                f"rule set {self.name!r} has rounds 1..{len(self.contracts)}, not {round_number}"
+                f"rule set {excerpt(self.name)} has rounds 1..{self.rounds}, not {round_number}"
             )
         return self.contracts[round_number - 1]
 
     # --------------------------------------------------------------- validation
     def _validate(self) -> None:
-        def fail(msg: str) -> None:
-            raise InvalidActionError(f"invalid rule set {self.name!r}: {msg}")
+        """Refuse a rule set a game could not be played to its end under.
 
-        if not self.name:
-            fail("a rule set needs a name")
-        if not 1 <= self.decks <= MAX_DECKS:
-            fail(f"decks must be 1..{MAX_DECKS}")
-        if not 0 <= self.jokers <= MAX_JOKERS:
-            fail(f"jokers must be 0..{MAX_JOKERS}")
-        if not 2 <= self.min_players <= self.max_players <= 8:
-            fail("players must satisfy 2 <= min_players <= max_players <= 8")
-        if not self.contracts:
-            fail("at least one contract is needed")
-        if self.set_min < 3 or self.run_min < 3:
-            fail("sets need at least 3 cards and runs at least 3")
+        Every number is bounded (the limits above, documented in docs/API.md), so
+        every score a game can reach fits the stored ``int32`` and every count its
+        ``uint32``; every contract can be dealt and laid.
+        """
+
+        def fail(msg: str) -> NoReturn:
+            raise InvalidActionError(f"invalid rule set {excerpt(self.name)}: {msg}")
+
+        def bounded(value: object, what: str, low: int, high: int) -> None:
+            if type(value) is not int or not low <= value <= high:
+                fail(f"{what} must be an integer in {low}..{high}, not {excerpt(value)}")
+
+        def optional(value: object, what: str, low: int, high: int) -> None:
+            if value is not None:
+                bounded(value, what, low, high)
+
+        if not isinstance(self.name, str) or not 1 <= len(self.name) <= MAX_NAME:
+            fail(f"a rule set's name has 1..{MAX_NAME} characters")
+        bounded(self.decks, "decks", 1, MAX_DECKS)
+        bounded(self.jokers, "jokers", 0, MAX_JOKERS)
+        bounded(self.min_players, "min_players", 2, MAX_SEATS)
+        bounded(self.max_players, "max_players", 2, MAX_SEATS)
+        if self.min_players > self.max_players:
+            fail("min_players is above max_players")
+        for what, penalty in (
+            ("joker_penalty", self.joker_penalty),
+            ("ace_penalty", self.ace_penalty),
+            ("face_penalty", self.face_penalty),
+        ):
+            bounded(penalty, what, 0, MAX_PENALTY)
+        bounded(self.set_min, "set_min", 3, MAX_MELD)
+        optional(self.set_max, "set_max", 3, MAX_MELD)
+        bounded(self.run_min, "run_min", 3, self.highest_run_rank)
+        optional(self.max_jokers_per_meld, "max_jokers_per_meld", 0, MAX_MELD)
+        bounded(self.min_naturals_per_meld, "min_naturals_per_meld", 1, MAX_MELD)
+        bounded(self.claim_penalty_cards, "claim_penalty_cards", 0, MAX_CLAIM_PENALTY_CARDS)
+        bounded(self.max_exhaustions, "max_exhaustions", 1, MAX_EXHAUSTIONS)
+        optional(self.turn_cap, "turn_cap", 1, MAX_TURN_CAP)
+        for what in _FLAGS:
+            if type(getattr(self, what)) is not bool:
+                fail(f"{what} must be true or false, not {excerpt(getattr(self, what))}")
+        if not isinstance(self.stalemate, Stalemate):
+            fail(f"stalemate must be one of {', '.join(s.value for s in Stalemate)}")
+        if not isinstance(self.contracts, tuple) or not 1 <= len(self.contracts) <= MAX_ROUNDS:
+            fail(f"a rule set has 1..{MAX_ROUNDS} contracts")
         if self.set_max is not None and self.set_max < self.set_min:
             fail("set_max is below set_min")
         if self.set_distinct_suits and (self.set_max is None or self.set_max > 4):
             fail("sets of distinct suits hold at most 4 cards")
-        if self.min_naturals_per_meld < 1:
-            fail("a meld needs at least one natural card")
-        if self.max_jokers_per_meld is not None and self.max_jokers_per_meld < 0:
-            fail("max_jokers_per_meld must be >= 0")
-        if self.turn_cap is not None and self.turn_cap < 1:
-            fail("turn_cap must be positive")
-        if self.stalemate is Stalemate.EXHAUSTIONS and self.max_exhaustions < 1:
-            fail("max_exhaustions must be >= 1")
+        if self.min_naturals_per_meld > min(self.set_min, self.run_min):
+            fail(
+                f"min_naturals_per_meld {self.min_naturals_per_meld} is above the smallest meld"
+                f" ({min(self.set_min, self.run_min)} cards)"
+            )
+        if self.stalemate is Stalemate.DRY and self.turn_cap is None:
+            # discards recycle forever once nobody can lay off: only the cap ends the round
+            fail("a rule set with the dry stalemate needs a turn_cap")
         if self.may_i and self.draw_from_discard:
             fail("May I claims replace drawing from the discard pile; choose one")
-        if self.claim_penalty_cards < 0:
-            fail("claim_penalty_cards must be >= 0")
-        max_run = self.highest_run_rank
         for i, c in enumerate(self.contracts, start=1):
-            if not c.melds:
-                fail(f"contract {i} has no melds")
-            for m in c.melds:
-                if m.kind is MeldKind.SET:
-                    if m.size < self.set_min or (
-                        self.set_max is not None and m.size > self.set_max
-                    ):
-                        fail(f"contract {i}: a set of {m.size} breaks the set size limits")
-                elif not self.run_min <= m.size <= min(13, max_run):
-                    fail(f"contract {i}: a run of {m.size} breaks the run size limits")
-            if c.deal < 1:
-                fail(f"contract {i}: deal must be positive")
-            needed_cards = self.max_players * c.deal + (1 if self.initial_upcard else 0) + 1
-            if needed_cards > self.deck_size:
-                fail(f"contract {i}: {self.max_players} hands of {c.deal} do not fit the deck")
+            self._validate_contract(i, c, fail)
+        # the worst score: every round lost holding every card at the top penalty
+        worst = (
+            self.rounds
+            * self.deck_size
+            * max(self.joker_penalty, self.ace_penalty, self.face_penalty, 10)
+        )
+        if worst > MAX_SCORE:
+            fail(f"a score could reach {worst}, above {MAX_SCORE}")
+
+    def _validate_contract(self, i: int, c: Contract, fail: Callable[[str], NoReturn]) -> None:
+        if not isinstance(c.name, str) or len(c.name) > MAX_NAME:
+            fail(f"contract {i}: a contract's name has at most {MAX_NAME} characters")
+        if not isinstance(c.melds, tuple) or not c.melds:
+            fail(f"contract {i} has no melds")
+        if type(c.discards) is not bool:
+            fail(f"contract {i}: discards must be true or false")
+        # the most cards of one rank a set can hold (naturals of the rank, plus jokers)
+        natural_set = 4 if self.set_distinct_suits else 4 * self.decks
+        jokers = self.jokers if self.max_jokers_per_meld is None else self.max_jokers_per_meld
+        longest_set = min(self.set_max or MAX_MELD, natural_set + min(jokers, self.jokers))
+        longest_run = self.highest_run_rank
+        for m in c.melds:
+            if not isinstance(m, MeldRequirement) or not isinstance(m.kind, MeldKind):
+                fail(f"contract {i}: every meld is a set or a run")
+            if type(m.size) is not int:
+                fail(f"contract {i}: a meld's size must be an integer")
+            if m.kind is MeldKind.SET:
+                if not self.set_min <= m.size <= longest_set:
+                    fail(
+                        f"contract {i}: a set of {excerpt(m.size)} breaks the set size limits"
+                        f" ({self.set_min}..{longest_set} with these decks and jokers)"
+                    )
+            elif not self.run_min <= m.size <= min(13, longest_run):
+                fail(f"contract {i}: a run of {excerpt(m.size)} breaks the run size limits")
+        if type(c.deal) is not int or c.deal < 1:
+            fail(f"contract {i}: deal must be a positive integer")
+        if c.deal < c.cards_required:
+            fail(f"contract {i}: a deal of {c.deal} is smaller than its {c.cards_required} cards")
+        needed_cards = self.max_players * c.deal + (1 if self.initial_upcard else 0) + 1
+        if needed_cards > self.deck_size:
+            fail(f"contract {i}: {self.max_players} hands of {c.deal} do not fit the deck")
 
     # ---------------------------------------------------------------- identity
     def to_dict(self) -> dict[str, Any]:
@@ -210,10 +280,10 @@ class RuleSet:
                 Contract(
                     name=str(c["name"]),
                     melds=tuple(
-                        MeldRequirement(MeldKind(m["kind"]), int(m["size"])) for m in c["melds"]
+                        MeldRequirement(MeldKind(m["kind"]), m["size"]) for m in c["melds"]
                     ),
-                    deal=int(c["deal"]),
-                    discards=bool(c.get("discards", True)),
+                    deal=c["deal"],
+                    discards=c.get("discards", True),
                 )
                 for c in values["contracts"]
             )
@@ -224,6 +294,22 @@ class RuleSet:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidActionError(f"malformed rule set: {exc}") from exc
+
+
+#: the rule set's true-or-false fields (checked to be bools: a JSON file may hold "no")
+_FLAGS = (
+    "exact_contract_sizes",
+    "set_distinct_suits",
+    "ace_high",
+    "draw_from_discard",
+    "initial_upcard",
+    "explicit_contract",
+    "layoff_jokers",
+    "layoff_on_opening_turn",
+    "extra_melds",
+    "joker_swap",
+    "may_i",
+)
 
 
 def _s(size: int) -> MeldRequirement:
@@ -317,5 +403,5 @@ def ruleset(name: str) -> RuleSet:
         return PRESETS[name]
     except KeyError:
         raise InvalidActionError(
-            f"unknown rule set {name!r}; known: {', '.join(sorted(PRESETS))}"
+            f"unknown rule set {excerpt(name)}; known: {', '.join(sorted(PRESETS))}"
         ) from None

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -37,70 +41,168 @@ def bot_names(text: str) -> frozenset[str]:
     return frozenset(n.strip() for n in text.split(",") if n.strip())
 
 
+# ------------------------------------------------------------------ flag values
+# Each flag's default may come from its GLINTWICK_* variable: the default is the
+# variable's raw text, which argparse converts with the flag's type only when the
+# flag is not given, so a bad variable is one clear error (naming the variable),
+# and never breaks ``--help``.
+
+
+def env_default(variable: str, fallback: str | None) -> str | None:
+    """The default of a flag: its environment variable's text, else ``fallback``."""
+    return os.environ.get(variable, fallback)
+
+
+def flag_help(text: str, variable: str) -> str:
+    """A flag's help with its environment variable and its default."""
+    return f"{text} [env {variable}; default: %(default)s]"
+
+
+def _type(name: str, convert: Callable[[str], T], ok: Callable[[T], bool]) -> Callable[[str], T]:
+    def parse(text: str) -> T:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {name}")
+        return value
+
+    parse.__name__ = name  # argparse names the type in its messages
+    return parse
+
+
+positive_int = _type("a positive integer", int, lambda n: n >= 1)
+non_negative_int = _type("an integer >= 0", int, lambda n: n >= 0)
+positive_float = _type("a positive number", float, lambda x: x > 0)
+non_negative_float = _type("a number >= 0", float, lambda x: x >= 0)
+
+
+def one_of(*names: str) -> Callable[[str], str]:
+    """A choice, checked for a default from the environment too (argparse checks
+    ``choices`` only for a flag given on the command line)."""
+    return _type(" or ".join(repr(n) for n in names), str, lambda text: text in names)
+
+
+def address(text: str) -> str:
+    """``host:port`` with a port 0..65535 (0: any free port)."""
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not host:port with a port 0..65535")
+    if not host.strip("[]"):
+        raise argparse.ArgumentTypeError(f"{text!r} names no host (e.g. 127.0.0.1:{port})")
+    return text
+
+
+def optional_address(text: str) -> str:
+    """``host:port``, or '' for none."""
+    return text if text == "" else address(text)
+
+
+STORE_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def store_url(text: str) -> str:
+    """'memory' or a Redis URL."""
+    if text == "memory" or (text.startswith(STORE_SCHEMES) and len(text) > len("unix://")):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not 'memory' or a redis://, rediss:// or unix:// URL"
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = None) -> None:
     """The server's flags; ``house_bots``: the --house-bots default (None: any name)."""
-    env = os.environ.get
-    parser.add_argument(
-        "--grpc", default=env("GLINTWICK_GRPC", "127.0.0.1:50051"), help="gRPC host:port"
-    )
-    parser.add_argument(
+
+    def add(name: str, variable: str, fallback: str | None, text: str, **options: object) -> None:
+        parser.add_argument(
+            name,
+            default=env_default(variable, fallback),
+            help=flag_help(text, variable),
+            **options,  # type: ignore[arg-type]
+        )
+
+    add("--grpc", "GLINTWICK_GRPC", "127.0.0.1:50051", "gRPC host:port", type=address)
+    add(
         "--http",
-        default=env("GLINTWICK_HTTP", "127.0.0.1:8080"),
-        help="HTTP host:port ('' for none)",
+        "GLINTWICK_HTTP",
+        "127.0.0.1:8080",
+        "HTTP host:port ('' for none)",
+        type=optional_address,
     )
-    parser.add_argument(
-        "--store", default=env("GLINTWICK_STORE", "memory"), help="'memory' or redis://host:port/db"
+    add("--store", "GLINTWICK_STORE", "memory", "'memory' or redis://host:port/db", type=store_url)
+    add(
+        "--workers",
+        "GLINTWICK_WORKERS",
+        "1",
+        "server processes sharing the ports (Redis store only)",
+        type=positive_int,
     )
-    parser.add_argument("--workers", type=int, default=int(env("GLINTWICK_WORKERS", "1")))
-    parser.add_argument(
+    add(
         "--operator-token",
-        default=env("GLINTWICK_OPERATOR_TOKEN"),
-        help="enables CreateGameFromDeck",
+        "GLINTWICK_OPERATOR_TOKEN",
+        None,
+        "the operator credential: enables CreateGameFromDeck and the house-bot calls",
     )
-    parser.add_argument(
+    add(
         "--house-bots",
-        default=env("GLINTWICK_HOUSE_BOTS", house_bots),
-        help="comma-separated bots a game may seat as house bots (CreateGame bots, FillWithBots)",
+        "GLINTWICK_HOUSE_BOTS",
+        house_bots,
+        "comma-separated bots a game may seat as house bots (CreateGame bots, FillWithBots)",
     )
-    parser.add_argument(
+    add(
         "--bot-pool-token",
-        default=env("GLINTWICK_BOT_POOL_TOKEN"),
-        help="a credential for house-bot pool workers only (ListBotTurns, acting for"
+        "GLINTWICK_BOT_POOL_TOKEN",
+        None,
+        "a credential for house-bot pool workers only (ListBotTurns, acting for"
         " house-bot seats; never CreateGameFromDeck)",
     )
-    parser.add_argument(
-        "--finished-ttl", type=int, default=int(env("GLINTWICK_FINISHED_TTL", str(24 * 3600)))
+    add(
+        "--finished-ttl",
+        "GLINTWICK_FINISHED_TTL",
+        str(24 * 3600),
+        "seconds a finished game is kept",
+        type=positive_int,
     )
-    parser.add_argument(
+    add(
         "--rate",
-        type=float,
-        default=float(env("GLINTWICK_RATE", "500")),
-        help="requests/s per seat",
+        "GLINTWICK_RATE",
+        "500",
+        "requests/s per seat (0: no limit)",
+        type=non_negative_float,
     )
-    parser.add_argument("--burst", type=int, default=int(env("GLINTWICK_BURST", "1000")))
-    parser.add_argument(
+    add("--burst", "GLINTWICK_BURST", "1000", "requests per seat at once", type=non_negative_int)
+    add(
         "--bot-pool",
+        "GLINTWICK_BOT_POOL",
+        "auto",
+        "play house-bot seats in process (auto: with the memory store only)",
         choices=["auto", "on", "off"],
-        default=env("GLINTWICK_BOT_POOL", "auto"),
-        help="play house-bot seats in process (auto: with the memory store only)",
+        type=one_of("auto", "on", "off"),
     )
-    parser.add_argument(
+    add(
         "--bot-concurrency",
-        type=int,
-        default=int(env("GLINTWICK_BOT_CONCURRENCY", "4")),
-        help="house-bot turns the in-process pool plays at once",
+        "GLINTWICK_BOT_CONCURRENCY",
+        "4",
+        "house-bot turns the in-process pool plays at once",
+        type=positive_int,
     )
     parser.add_argument("--no-bots", action="store_true", help="the same as --bot-pool off")
-    parser.add_argument(
+    add(
         "--log-format",
+        "GLINTWICK_LOG_FORMAT",
+        "auto",
+        "log lines as JSON or for a console (auto: console on a terminal)",
         choices=["auto", "json", "console"],
-        default=env("GLINTWICK_LOG_FORMAT", "auto"),
+        type=one_of("auto", "json", "console"),
     )
-    parser.add_argument(
+    add(
         "--event-loop",
+        "GLINTWICK_EVENT_LOOP",
+        "auto",
+        "the asyncio event loop: uvloop (auto: when installed) or the standard one",
         choices=["auto", "uvloop", "asyncio"],
-        default=env("GLINTWICK_EVENT_LOOP", "auto"),
-        help="the asyncio event loop: uvloop (auto: when installed) or the standard one",
+        type=one_of("auto", "uvloop", "asyncio"),
     )
 
 

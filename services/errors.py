@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import grpc
 
+from engine.errors import excerpt  # the one bounded quote of client input
+
 DOMAIN = "glintwick.dev"
 
 HTTP_STATUS = {
@@ -43,7 +45,7 @@ def invalid(message: str, reason: str = "INVALID_ARGUMENT") -> ServiceError:
 
 
 def not_found(game_id: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+    return ServiceError(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {excerpt(game_id)}")
 
 
 def unauthenticated(message: str) -> ServiceError:

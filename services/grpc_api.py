@@ -23,6 +23,7 @@ from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services import metrics
 from services.api import Caller, GameService, new_request_id
 from services.errors import DOMAIN, ServiceError, invalid
+from services.usecases.access import bearer_token
 
 log = structlog.get_logger("glintwick.grpc")
 
@@ -38,9 +39,7 @@ def caller_from_metadata(metadata: Any) -> Caller:
     request_id = ""
     for key, value in metadata or ():
         if key == "authorization":
-            text = value if isinstance(value, str) else value.decode()
-            if text.lower().startswith("bearer "):
-                token = text[7:].strip() or None
+            token = bearer_token(value if isinstance(value, str) else value.decode())
         elif key == "x-request-id":
             request_id = (value if isinstance(value, str) else value.decode())[:128]
     return Caller(token=token, request_id=request_id or new_request_id())

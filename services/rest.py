@@ -32,6 +32,7 @@ from services import metrics
 from services.api import Caller, GameService, new_request_id
 from services.errors import ServiceError, invalid
 from services.grpc_api import SERVICE, snake
+from services.usecases.access import bearer_token
 
 log = structlog.get_logger("glintwick.http")
 
@@ -64,8 +65,7 @@ def _message_class(descriptor: pb_descriptor.Descriptor) -> type[pb_message.Mess
 
 
 def _caller(request: web.Request) -> Caller:
-    header = request.headers.get("Authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else None
+    token = bearer_token(request.headers.get("Authorization", ""))
     request_id = request.headers.get("X-Request-Id", "")[:128] or new_request_id()
     return Caller(token=token or None, request_id=request_id)
 

@@ -10,14 +10,37 @@ from services.errors import denied, invalid, unauthenticated
 from .context import Caller, ServiceConfig
 from .records import Loaded, token_hash
 
+#: the token of a caller whose ``authorization`` header is not ``Bearer <token>``: it
+#: never matches (a real token has no spaces), and every call that reads the
+#: token refuses it, so a typo never silently makes the caller a spectator
+MALFORMED_AUTHORIZATION = " malformed authorization"
+
+
+def bearer_token(header: str) -> str | None:
+    """The token of an ``authorization`` header (None: no header), the same on gRPC and HTTP."""
+    if not header.strip():
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return MALFORMED_AUTHORIZATION
+    return token.strip()
+
+
+def caller_token(caller: Caller) -> str | None:
+    """The caller's token; UNAUTHENTICATED when its header was malformed."""
+    if caller.token == MALFORMED_AUTHORIZATION:
+        raise unauthenticated("the authorization header must read 'Bearer <token>'")
+    return caller.token
+
 
 def seat_of(loaded: Loaded, caller: Caller, required: bool) -> int | None:
     """The seat whose token the caller brings (None: a spectator, when allowed)."""
-    if caller.token is None:
+    token = caller_token(caller)
+    if token is None:
         if required:
             raise unauthenticated("this call needs a seat token (authorization: Bearer …)")
         return None
-    digest = token_hash(caller.token)
+    digest = token_hash(token)
     for seat, info in enumerate(loaded.record.seats):
         if info.joined and hmac.compare_digest(info.token_hash, digest):
             return seat
@@ -38,7 +61,8 @@ def require_operator(config: ServiceConfig, caller: Caller, what: str) -> None:
         raise denied(
             f"{what} is disabled on this server (no operator credential)", "OPERATOR_DISABLED"
         )
-    if caller.token is None or not is_operator(config, caller.token, bots=True):
+    token = caller_token(caller)
+    if token is None or not is_operator(config, token, bots=True):
         raise unauthenticated(f"{what} needs the operator credential")
 
 
@@ -50,7 +74,8 @@ def require_deck_operator(config: ServiceConfig, caller: Caller) -> None:
             "explicit decks are disabled on this server (no operator credential)",
             "OPERATOR_DISABLED",
         )
-    if caller.token is None or not hmac.compare_digest(caller.token.encode(), operator.encode()):
+    token = caller_token(caller)
+    if token is None or not hmac.compare_digest(token.encode(), operator.encode()):
         raise unauthenticated("explicit decks need the operator credential")
 
 
@@ -68,9 +93,10 @@ def acting_seat(
     seats = loaded.record.seats
     if requested >= len(seats):
         raise invalid(f"no seat {requested} in a game of {len(seats)}", "NO_SUCH_SEAT")
-    if caller.token is None:
+    token = caller_token(caller)
+    if token is None:
         raise unauthenticated("naming a seat needs its token or the operator credential")
-    if is_operator(config, caller.token, bots=True):
+    if is_operator(config, token, bots=True):
         if not seats[requested].bot:
             raise denied(
                 f"seat {requested} is not a house bot: the operator acts for house bots only",

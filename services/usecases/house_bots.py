@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from engine.errors import excerpt
 from glintwick.v1 import game_pb2 as pb
 from services.errors import invalid
 
@@ -27,7 +28,9 @@ def check_strategy(config: ServiceConfig, strategy: str) -> None:
     if not strategy or len(strategy) > MAX_STRATEGY:
         raise invalid(f"a house bot's strategy is a bot name of 1..{MAX_STRATEGY} characters")
     if known is not None and strategy not in known:
-        raise invalid(f"unknown bot {strategy!r}; known: {', '.join(sorted(known))}", "UNKNOWN_BOT")
+        raise invalid(
+            f"unknown bot {excerpt(strategy)}; known: {', '.join(sorted(known))}", "UNKNOWN_BOT"
+        )
 
 
 async def list_bot_turns(

@@ -10,6 +10,7 @@ import structlog
 
 from engine.errors import GlintwickError
 from engine.game import GameState
+from engine.rulesets import RuleSet
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
@@ -26,32 +27,50 @@ from .rule_sets import requested_rules
 log = structlog.get_logger("glintwick.api")
 
 MAX_SEED_BYTES = 64
+MAX_PLAYER_NAME = 64  # characters of JoinGame's name (shown to every seat)
 # a seat's compare-and-set retries before the caller gets ABORTED
 _SEAT_WRITE_ATTEMPTS = 20
 
 
 async def create_game(ctx: Context, request: pb.CreateGameRequest, caller: Caller) -> pb.Game:
-    return await _create(ctx, request, {})
+    return await _create(ctx, request, [])
 
 
 async def create_game_from_deck(
     ctx: Context, request: pb.CreateGameFromDeckRequest, caller: Caller
 ) -> pb.Game:
     require_deck_operator(ctx.config, caller)
+    if not request.decks:
+        raise invalid("give at least one deck order in decks", "INVALID_DECK")
+    return await _create(ctx, request.game, list(request.decks))
+
+
+def _deck_orders(rules: RuleSet, decks: list[pb.DeckOrder]) -> dict[int, list[int]]:
+    """The arranged decks by round, checked with the API's field names (``decks[i]``)."""
     orders: dict[int, list[int]] = {}
-    for deck in request.decks:
+    everything = list(range(rules.deck_size))
+    for i, deck in enumerate(decks):
+        if not 1 <= deck.round <= rules.rounds:
+            raise invalid(
+                f"decks[{i}]: {rules.name} has rounds 1..{rules.rounds}, not {deck.round}",
+                "INVALID_DECK",
+            )
         if deck.round in orders:
-            raise invalid(f"round {deck.round} has two deck orders")
+            raise invalid(f"decks[{i}]: round {deck.round} has two deck orders", "INVALID_DECK")
+        if sorted(deck.cards) != everything:
+            raise invalid(
+                f"decks[{i}].cards must hold every card id 0..{rules.deck_size - 1} exactly once",
+                "INVALID_DECK",
+            )
         orders[deck.round] = list(deck.cards)
-    if not orders:
-        raise invalid("give at least one deck order")
-    return await _create(ctx, request.game, orders)
+    return orders
 
 
 async def _create(
-    ctx: Context, request: pb.CreateGameRequest, orders: dict[int, list[int]]
+    ctx: Context, request: pb.CreateGameRequest, decks: list[pb.DeckOrder]
 ) -> pb.Game:
     rules = requested_rules(ctx, request)
+    orders = _deck_orders(rules, decks)
     seats = request.seats or rules.max_players
     if not rules.min_players <= seats <= rules.max_players:
         raise invalid(
@@ -62,7 +81,7 @@ async def _create(
         raise invalid(f"a seed has at most {MAX_SEED_BYTES} bytes")
     for seat, strategy in request.bots.items():
         if seat >= seats:
-            raise invalid(f"bot seat {seat} is not a seat of this game")
+            raise invalid(f"bot seat {seat} is not a seat of this game of {seats}", "NO_SUCH_SEAT")
         check_strategy(ctx.config, strategy)
     seed = request.seed or os.urandom(32)
     try:
@@ -104,6 +123,8 @@ async def get_game(ctx: Context, request: pb.GetGameRequest, caller: Caller) -> 
 async def join_game(
     ctx: Context, request: pb.JoinGameRequest, caller: Caller
 ) -> pb.JoinGameResponse:
+    if len(request.name) > MAX_PLAYER_NAME:
+        raise invalid(f"a player's name has at most {MAX_PLAYER_NAME} characters")
     for _ in range(_SEAT_WRITE_ATTEMPTS):
         loaded = await ctx.load(request.game_id)
         record = spb.StoredGame()
@@ -121,7 +142,7 @@ async def join_game(
             seat = free[0]
         token = secrets.token_urlsafe(24)
         record.seats[seat].joined = True
-        record.seats[seat].name = request.name[:64]
+        record.seats[seat].name = request.name
         record.seats[seat].token_hash = token_hash(token)
         write = store_write(loaded, record, loaded.state)
         if await ctx.store.commit(request.game_id, loaded.revision, write):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.errors import InvalidActionError
+from engine.errors import InvalidActionError, excerpt
 from engine.rulesets import RuleSet
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -34,6 +34,6 @@ def requested_rules(ctx: Context, request: pb.CreateGameRequest | pb.AnalyseHand
         chosen = request.rule_set_name or "whiskertrail"
         if chosen not in presets:
             known = ", ".join(sorted(presets))
-            raise invalid(f"unknown rule set {chosen!r}; known: {known}", "UNKNOWN_RULE_SET")
+            raise invalid(f"unknown rule set {excerpt(chosen)}; known: {known}", "UNKNOWN_RULE_SET")
         return presets[chosen]
     raise invalid("choose a rule set")

@@ -10,6 +10,13 @@ from engine.cards import card, cards_from_codes, full_deck, kind_code, parse_cod
 from engine.errors import InvalidActionError
 from engine.rulesets import CONTRACT, PRESETS, WHISKERTRAIL, RuleSet, ruleset
 
+_ONE_SET: dict[str, object] = {
+    "name": "one set",
+    "melds": [{"kind": "set", "size": 3}],
+    "deal": 10,
+    "discards": True,
+}
+
 
 def test_twins_are_distinct_physical_cards() -> None:
     first, second = cards_from_codes(["7H", "7H"])
@@ -87,12 +94,58 @@ def test_hash_is_stable_and_tracks_every_field() -> None:
         {"set_min": 2},
         {"draw_from_discard": True, "may_i": True},
         {"set_distinct_suits": True, "set_max": None},
+        # the limits (docs/API.md): every score must fit the stored int32
+        {"joker_penalty": 4294967295},
+        {"ace_penalty": 1001},
+        {"face_penalty": -1},
+        {"decks": 5},
+        {"jokers": 17},
+        {"max_players": 9},
+        {"turn_cap": 0},
+        {"turn_cap": 10_001},
+        {"max_exhaustions": 0},
+        {"claim_penalty_cards": 11},
+        {"name": ""},
+        {"name": "x" * 65},
+        {"contracts": [_ONE_SET] * 33},
+        {"stalemate": "dry", "turn_cap": None},
+        # contracts no deal satisfies
+        {"contracts": [_ONE_SET | {"deal": 2}]},
+        {"min_naturals_per_meld": 4},
+        {"contracts": [_ONE_SET | {"melds": [{"kind": "set", "size": 10}]}]},
+        {"contracts": [_ONE_SET | {"melds": [{"kind": "run", "size": 14}], "deal": 14}]},
+        {"contracts": [_ONE_SET | {"melds": []}]},
+        {"contracts": [_ONE_SET | {"name": "c" * 65}]},
+        # types a JSON file may get wrong
+        {"may_i": "no"},
+        {"ace_high": 1},
+        {"decks": 2.0},
+        {"decks": True},
+        {"contracts": [_ONE_SET | {"discards": "false"}]},
+        {"contracts": [_ONE_SET | {"deal": "10"}]},
     ],
 )
 def test_custom_rule_sets_are_validated(change: dict[str, object]) -> None:
     data = WHISKERTRAIL.to_dict() | change
-    with pytest.raises(InvalidActionError):
+    with pytest.raises(InvalidActionError) as refused:
         RuleSet.from_dict(data)
+    assert len(str(refused.value)) < 300  # a bounded message, whatever the input
+
+
+def test_the_limits_accept_their_edges() -> None:
+    edges = {
+        "joker_penalty": 1000,
+        "ace_penalty": 1000,
+        "face_penalty": 1000,
+        "decks": 4,
+        "jokers": 16,
+        "max_players": 8,
+        "turn_cap": 10_000,
+        "contracts": [_ONE_SET | {"deal": 3}] * 32,
+    }
+    rules = RuleSet.from_dict(WHISKERTRAIL.to_dict() | edges)
+    assert rules.rounds == 32 and rules.deck_size == 4 * 52 + 16
+    assert rules.contracts[0].deal == rules.contracts[0].cards_required == 3
 
 
 def test_from_dict_rejects_unknown_fields() -> None:

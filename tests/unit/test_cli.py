@@ -1,16 +1,27 @@
-"""`glintwick solve`: JSON lines in, one answer line per query, errors on their own line."""
+"""The ``glintwick`` command: ``solve`` answers JSON lines in order, and every failure
+past argument parsing is one line on stderr and a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 from engine.cards import cards_from_codes
 from engine.melds import build_meld
-from engine.rulesets import MeldKind, ruleset
-from glintwick_cli import main, solve
+from engine.rulesets import WHISKERTRAIL, MeldKind, ruleset
+from glintwick_cli import build_parser, house_bot_warning, main, solve, with_house_bots
+from services.config import options_from
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(lines: list[str]) -> list[dict[str, object]]:
@@ -65,3 +76,116 @@ def test_serve_refuses_a_house_bot_it_cannot_load_in_one_line(
     assert main(["serve", "--house-bots", "random,nobody", "--grpc", "127.0.0.1:0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("glintwick serve: unknown bot 'nobody'") and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m glintwick_cli ...`` as a user runs it (no GLINTWICK_* from the tests)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GLINTWICK_")}
+    return subprocess.run(
+        [sys.executable, "-m", "glintwick_cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean | (env or {}),
+        cwd=ROOT,
+    )
+
+
+def _one_line_failure(result: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.endswith("\n"), result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+    return result.stderr
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield int(listener.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["serve", "--store", "foo"], ["--store", "'foo'", "memory"]),
+        (["serve", "--grpc", "notaport"], ["--grpc", "host:port"]),
+        (["serve", "--http", "127.0.0.1:99999"], ["--http", "0..65535"]),
+        (["serve", "--grpc", "nohost.invalid:5000"], ["unknown host"]),
+        (["serve", "--house-bots", "random,nobody"], ["unknown bot 'nobody'"]),
+        (["serve", "--workers", "2"], ["Redis"]),
+        (["tournament", "--ruleset", "no-such-file.json", "--in-process"], ["no-such-file.json"]),
+        (["tournament", "--bots", "random,nobody", "--in-process"], ["unknown bot 'nobody'"]),
+        (["tournament", "--target", "127.0.0.1:1", "--deals", "1", "--no-progress"], ["reach"]),
+        (["bots", "--concurrency", "0", "--bot-pool-token", "t"], ["--concurrency"]),
+    ],
+)
+def test_every_failure_is_one_line_and_a_non_zero_exit(argv: list[str], words: list[str]) -> None:
+    _one_line_failure(_cli(*argv), *words)
+
+
+def test_a_port_in_use_is_one_line(taken_port: int) -> None:
+    for flag in ("--grpc", "--http"):
+        other = "--http" if flag == "--grpc" else "--grpc"
+        result = _cli("serve", flag, f"127.0.0.1:{taken_port}", other, "127.0.0.1:0")
+        _one_line_failure(result, flag, str(taken_port), "in use")
+
+
+def test_a_bad_variable_is_named_and_does_not_break_help() -> None:
+    env = {"GLINTWICK_WORKERS": "abc"}
+    helped = _cli("serve", "--help", env=env)
+    assert helped.returncode == 0 and "GLINTWICK_WORKERS" in helped.stdout
+    _one_line_failure(_cli("serve", env=env), "--workers", "GLINTWICK_WORKERS", "'abc'")
+    _one_line_failure(_cli("serve", env={"GLINTWICK_LOG_FORMAT": "xml"}), "--log-format")
+
+
+def test_a_bad_rule_set_file_is_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    _one_line_failure(_cli("tournament", "--ruleset", str(broken), "--in-process"), "not JSON")
+    invalid = tmp_path / "invalid.json"
+    invalid.write_text(json.dumps(WHISKERTRAIL.to_dict() | {"joker_penalty": 4294967295}))
+    _one_line_failure(_cli("tournament", "--ruleset", str(invalid), "--in-process"), "0..1000")
+
+
+def test_version_and_help_show_defaults_and_variables() -> None:
+    version = _cli("--version")
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"glintwick {metadata.version('glintwick')}"
+    serve_help = " ".join(_cli("serve", "--help").stdout.split())
+    for flag, variable, default in (
+        ("--grpc", "GLINTWICK_GRPC", "127.0.0.1:50051"),
+        ("--store", "GLINTWICK_STORE", "memory"),
+        ("--workers", "GLINTWICK_WORKERS", "1"),
+        ("--rate", "GLINTWICK_RATE", "500"),
+        ("--event-loop", "GLINTWICK_EVENT_LOOP", "auto"),
+    ):
+        assert flag in serve_help and f"env {variable}; default: {default}]" in serve_help
+    bots_help = " ".join(_cli("bots", "--help").stdout.split())
+    assert "env GLINTWICK_TARGET; default: 127.0.0.1:50051]" in bots_help
+    tour_help = " ".join(_cli("tournament", "--help").stdout.split())
+    assert "(default: 4)" in tour_help
+
+
+@pytest.mark.parametrize(
+    ("argv", "warned"),
+    [
+        (["--store", "redis://127.0.0.1:6379/0"], True),
+        (["--store", "redis://127.0.0.1:6379/0", "--bot-pool", "on"], False),
+        (["--store", "redis://127.0.0.1:6379/0", "--house-bots", ""], False),
+        (["--store", "memory"], False),
+        (["--store", "memory", "--no-bots"], True),
+    ],
+)
+def test_house_bots_without_a_pool_are_announced(argv: list[str], warned: bool) -> None:
+    options = with_house_bots(options_from(build_parser().parse_args(["serve", *argv])))
+    warning = house_bot_warning(options)
+    assert (warning is not None) is warned
+    if warning is not None:
+        assert "glintwick bots" in warning
