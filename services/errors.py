@@ -2,12 +2,15 @@
 
 Every refusal carries a machine-readable reason (``google.rpc.ErrorInfo`` on
 gRPC, ``reason`` in the HTTP body).  Nothing a client can send maps to UNKNOWN or
-INTERNAL.
+INTERNAL: a store that cannot be reached is UNAVAILABLE (``STORE_UNAVAILABLE``),
+the code clients retry.
 """
 
 from __future__ import annotations
 
 import grpc
+
+from services.store.base import StoreUnavailableError
 
 DOMAIN = "glintwick.dev"
 
@@ -78,3 +81,16 @@ def rate_limited() -> ServiceError:
 
 def precondition(reason: str, message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+
+def store_unavailable(error: StoreUnavailableError) -> ServiceError:
+    """The store cannot be reached: UNAVAILABLE, which clients retry.  After a write
+    whose outcome is unknown, a retry with the same request_id is applied once."""
+    if error.write:
+        message = (
+            "the game store became unreachable during the write, which may or may not"
+            " have been applied: retry with the same request_id"
+        )
+    else:
+        message = "the game store is unreachable: retry later"
+    return ServiceError(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message)

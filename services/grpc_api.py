@@ -22,7 +22,8 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services import metrics
 from services.api import Caller, GameService, new_request_id
-from services.errors import DOMAIN, ServiceError, invalid
+from services.errors import DOMAIN, ServiceError, invalid, store_unavailable
+from services.store.base import StoreUnavailableError
 
 log = structlog.get_logger("glintwick.grpc")
 
@@ -116,6 +117,10 @@ def _unary(name: str, core: Callable[[Any, Caller], Awaitable[pb_message.Message
             if exc.code is grpc.StatusCode.ABORTED:
                 metrics.CAS_CONFLICTS.inc()
             await _abort(context, exc)
+        except StoreUnavailableError as exc:
+            # (no log line: the store-health monitor logs the outage once)
+            code = grpc.StatusCode.UNAVAILABLE.name
+            await _abort(context, store_unavailable(exc))
         except Exception:
             code = "INTERNAL"
             log.exception("rpc_failed", rpc=name, request_id=caller.request_id)
@@ -151,6 +156,8 @@ class Servicer(pb_grpc.GameServiceServicer):
                 yield item
         except ServiceError as exc:
             await _abort(context, exc)
+        except StoreUnavailableError as exc:
+            await _abort(context, store_unavailable(exc))
         finally:
             metrics.WATCHERS.dec()
 
