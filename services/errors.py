@@ -30,11 +30,15 @@ HTTP_STATUS = {
 
 
 class ServiceError(Exception):
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+    def __init__(
+        self, code: grpc.StatusCode, reason: str, message: str, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
+        # seconds a client should wait before retrying (google.rpc.RetryInfo, Retry-After)
+        self.retry_after = retry_after
 
     @property
     def http_status(self) -> int:
@@ -83,6 +87,10 @@ def precondition(reason: str, message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
 
 
+# what an UNAVAILABLE for the store suggests waiting: about one store-health probe
+STORE_RETRY_SECONDS = 1.0
+
+
 def store_unavailable(error: StoreUnavailableError) -> ServiceError:
     """The store cannot be reached: UNAVAILABLE, which clients retry.  After a write
     whose outcome is unknown, a retry with the same request_id is applied once."""
@@ -93,4 +101,6 @@ def store_unavailable(error: StoreUnavailableError) -> ServiceError:
         )
     else:
         message = "the game store is unreachable: retry later"
-    return ServiceError(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message)
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message, STORE_RETRY_SECONDS
+    )

@@ -7,6 +7,7 @@ every unary call, so a new RPC needs no code here.
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -51,6 +52,10 @@ def status_of(error: ServiceError) -> status_pb2.Status:
     info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN)
     status = status_pb2.Status(code=error.code.value[0], message=error.message)
     status.details.add().Pack(info)
+    if error.retry_after is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(datetime.timedelta(seconds=error.retry_after))
+        status.details.add().Pack(retry)
     return status
 
 

@@ -81,7 +81,8 @@ def _json(message: pb_message.Message) -> dict[str, Any]:
 
 def _error_response(error: ServiceError) -> web.Response:
     body = {"code": error.code.name, "reason": error.reason, "message": error.message}
-    return web.json_response(body, status=error.http_status)
+    retry = {} if error.retry_after is None else {"Retry-After": str(round(error.retry_after))}
+    return web.json_response(body, status=error.http_status, headers=retry)
 
 
 async def _decode(

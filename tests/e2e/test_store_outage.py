@@ -26,10 +26,13 @@ from typing import Any
 import aiohttp
 import grpc
 import pytest
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2
+from grpc_status import rpc_status
 
 from clients.sdk import CallError, GlintwickClient, RetryPolicy, Seat
 from glintwick.v1 import game_pb2 as pb
+from glintwick.v1 import game_pb2_grpc as pb_grpc
 from glintwick_cli import start_server
 from services.config import ServerOptions
 from services.server import LIVENESS_SERVICE, SERVICE_NAME
@@ -216,6 +219,22 @@ def assert_store_unavailable(error: CallError) -> None:
     assert error.reason == "STORE_UNAVAILABLE", error
 
 
+def assert_unavailable_status(exc: grpc.aio.AioRpcError) -> None:
+    """UNAVAILABLE with ErrorInfo STORE_UNAVAILABLE and a RetryInfo delay, read from the
+    status details as a client in any language would."""
+    assert exc.code() is grpc.StatusCode.UNAVAILABLE, exc
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    assert status is not None, exc
+    reasons, delays = [], []
+    for detail in status.details:
+        info, retry = error_details_pb2.ErrorInfo(), error_details_pb2.RetryInfo()
+        if detail.Unpack(info):
+            reasons.append(info.reason)
+        elif detail.Unpack(retry):
+            delays.append(retry.retry_delay.ToTimedelta().total_seconds())
+    assert reasons == ["STORE_UNAVAILABLE"] and delays and delays[0] > 0, status
+
+
 def assert_quiet(served: Served) -> None:
     """No traceback, and no failure line other than the outage's own."""
     text = served.logs.read_text()
@@ -239,8 +258,21 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
             game = await sdk.create_game("whiskertrail", seats=2, seed=b"outage")
             seats = [await sdk.join(game.game_id, seat=s, name=f"p{s}") for s in range(2)]
             first = await play_one_move(seats)
+            channel = grpc.aio.insecure_channel(served.target)
+            stub = pb_grpc.GameServiceStub(channel)
+            watch = stub.WatchGame(pb.WatchGameRequest(game_id=game.game_id), timeout=60)
+            opening = await watch.read()
+            assert isinstance(opening, pb.WatchGameResponse) and opening.HasField("snapshot")
 
             store.stop(signum)
+            # an open watch ends UNAVAILABLE (the SDK reconnects from where it was)
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                await asyncio.wait_for(watch.read(), HEALTH_FOLLOWS)
+            assert_unavailable_status(ended.value)
+            with pytest.raises(grpc.aio.AioRpcError) as raw:
+                await stub.GetGame(pb.GetGameRequest(game_id=game.game_id), timeout=5)
+            assert_unavailable_status(raw.value)
+            await channel.close()
             for service in ("", SERVICE_NAME):
                 await wait_health(served, NOT_SERVING, service)
             await wait_health(served, SERVING, LIVENESS_SERVICE)  # alive: no restart wanted
@@ -259,8 +291,11 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
                 with pytest.raises(CallError) as refused:
                     await sdk.create_game("whiskertrail", seats=2)
                 assert_store_unavailable(refused.value)
-            status, body = await http_get(f"{served.http}/v1/games/{game.game_id}")
-            assert status == 503 and body["reason"] == "STORE_UNAVAILABLE", body
+            game_url = f"{served.http}/v1/games/{game.game_id}"
+            async with aiohttp.ClientSession() as session, session.get(game_url) as response:
+                body = await response.json()
+                assert response.status == 503 and body["reason"] == "STORE_UNAVAILABLE"
+                assert int(response.headers["Retry-After"]) >= 1
             await sdk.ping()  # what needs no store still answers
             await asyncio.sleep(1.5)  # (the sweeper would have failed six times by now)
 
