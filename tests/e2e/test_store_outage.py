@@ -36,9 +36,11 @@ from glintwick.v1 import game_pb2_grpc as pb_grpc
 from glintwick_cli import start_server
 from services.config import ServerOptions
 from services.server import LIVENESS_SERVICE, SERVICE_NAME
-from services.store.base import StoreUnavailableError, Write
+from services.store.base import Snapshot, StoreUnavailableError, Write
+from services.store.health import MonitoredStore, StoreMonitor, redacted
+from services.store.memory import MemoryStore
 from services.store.redis import RedisStore
-from tests.e2e.support import health_status
+from tests.e2e.support import health_status, until
 from tests.redis_server import free_port
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -440,3 +442,72 @@ async def test_a_write_whose_reply_is_lost_is_unavailable_and_its_retry_is_appli
     finally:
         await sdk.close()
         await running.stop(grace=0.5)
+
+
+# --------------------------------------------------------------------------- the monitor
+
+
+class Flaky(MemoryStore):
+    """A memory store whose reachability the test sets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = ""  # the error while down
+        self.pings = 0
+
+    async def ping(self) -> bool:
+        self.pings += 1
+        if self.down:
+            raise StoreUnavailableError(self.down)
+        return True
+
+    async def load(self, game_id: str) -> Snapshot | None:
+        if self.down:
+            raise StoreUnavailableError(self.down)
+        return await super().load(game_id)
+
+
+def test_a_store_url_is_logged_without_its_credentials() -> None:
+    assert redacted("redis://:secret@redis:6379/0") == "redis://redis:6379/0"
+    assert redacted("rediss://user:secret@[::1]:6380/2") == "rediss://[::1]:6380/2"
+    assert redacted("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+    assert redacted("memory") == "memory"
+
+
+async def test_the_monitor_judges_once_per_change_and_calls_fail_fast_while_down() -> None:
+    inner = Flaky()
+    monitor = StoreMonitor(inner, "flaky", interval=60, down_interval=60)
+    changes: list[bool] = []
+
+    async def listen(healthy: bool) -> None:
+        changes.append(healthy)
+
+    monitor.on_change(listen)
+    store = MonitoredStore(inner, monitor)
+    assert await monitor.probe() and changes == []
+    assert await store.load("nothing") is None
+
+    running = asyncio.create_task(monitor.run())
+    try:
+        await until(lambda: inner.pings == 2, "the loop's first probe")
+        inner.down = "Connection refused."
+        with pytest.raises(StoreUnavailableError):
+            await store.load("nothing")  # a failed call wakes the monitor …
+        await until(lambda: not monitor.healthy, "the store judged down")  # … at once
+        assert changes == [False] and monitor.error == "Connection refused."
+        assert not await store.ping()
+        before = inner.pings
+        for _ in range(3):
+            with pytest.raises(StoreUnavailableError):
+                await store.load("nothing")  # judged down: not even tried
+        assert inner.pings == before and changes == [False]
+
+        inner.down = ""
+        assert await monitor.probe()
+        assert changes == [False, True] and await store.ping()
+        assert await store.load("nothing") is None
+        await asyncio.wait_for(monitor.wait_available(), 1)
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
