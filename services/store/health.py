@@ -19,7 +19,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import structlog
 
@@ -33,12 +33,16 @@ Listener = Callable[[bool], Awaitable[None]]
 
 
 def redacted(url: str) -> str:
-    """``url`` without its credentials (``redis://:secret@host:6379/0`` → ``redis://host:6379/0``),
-    fit for a log line."""
+    """``url`` without its credentials (``redis://:secret@host:6379/0`` → ``redis://host:6379/0``,
+    and a ``password`` query parameter dropped), fit for a log line."""
     parts = urlsplit(url)
-    if not parts.netloc or "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
+    if netloc != parts.netloc:
+        url = url.replace(parts.netloc, netloc, 1)
+    if query != parts.query:
+        url = url.replace("?" + parts.query, "?" + query if query else "", 1)
+    return url
 
 
 class StoreMonitor:

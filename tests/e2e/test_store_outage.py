@@ -471,6 +471,7 @@ def test_a_store_url_is_logged_without_its_credentials() -> None:
     assert redacted("redis://:secret@redis:6379/0") == "redis://redis:6379/0"
     assert redacted("rediss://user:secret@[::1]:6380/2") == "rediss://[::1]:6380/2"
     assert redacted("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+    assert redacted("unix:///run/redis.sock?db=1&password=secret") == "unix:///run/redis.sock?db=1"
     assert redacted("memory") == "memory"
 
 
