@@ -325,7 +325,12 @@ class RedisStore(GameStore):
 
     async def ping(self) -> bool:
         with _reachable():
-            return bool(await asyncio.wait_for(self._probe.ping(), self._command_timeout))
+            try:
+                return bool(await asyncio.wait_for(self._probe.ping(), self._command_timeout))
+            except TimeoutError:
+                raise StoreUnavailableError(
+                    f"no answer to PING within {self._command_timeout:g} s"
+                ) from None
 
     async def close(self) -> None:
         await self._redis.aclose()
