@@ -47,6 +47,8 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 # how long health may take to follow the store (a probe a second, 2 s probe deadline)
 HEALTH_FOLLOWS = 10.0
+# how long a `glintwick serve` process may take to start on a busy machine
+STARTS = 30.0
 PASSWORD = "outage-test-secret"
 
 
@@ -255,7 +257,7 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
     tmp_path: Path, signum: int
 ) -> None:
     with redis(tmp_path) as store, serve(store.url, tmp_path) as served:
-        await wait_health(served, SERVING)
+        await wait_health(served, SERVING, timeout=STARTS)
         async with client(served) as sdk:
             game = await sdk.create_game("whiskertrail", seats=2, seed=b"outage")
             seats = [await sdk.join(game.game_id, seat=s, name=f"p{s}") for s in range(2)]
@@ -325,7 +327,7 @@ async def test_a_frozen_redis_answers_within_the_deadline_and_a_retry_is_applied
     tmp_path: Path,
 ) -> None:
     with redis(tmp_path) as store, serve(store.url, tmp_path) as served:
-        await wait_health(served, SERVING)
+        await wait_health(served, SERVING, timeout=STARTS)
         async with client(served, timeout=5.0) as sdk:
             game = await sdk.create_game("whiskertrail", seats=2, seed=b"frozen")
             seats = [await sdk.join(game.game_id, seat=s, name=f"p{s}") for s in range(2)]
@@ -342,13 +344,13 @@ async def test_a_frozen_redis_answers_within_the_deadline_and_a_retry_is_applied
                 grpc.StatusCode.UNAVAILABLE,
                 grpc.StatusCode.DEADLINE_EXCEEDED,
             ), refused.value
-            assert time.monotonic() - started < 5.5
+            assert time.monotonic() - started < 6.0  # (the call's own deadline is 5 s)
             await wait_health(served, NOT_SERVING)
             started = time.monotonic()
             with pytest.raises(CallError) as refused:
                 await sdk.game(game.game_id)
             assert_store_unavailable(refused.value)  # judged down: at once
-            assert time.monotonic() - started < 1.0
+            assert time.monotonic() - started < 2.0
 
             store.thaw()
             await wait_health(served, SERVING)
@@ -375,7 +377,7 @@ async def test_serve_without_its_store_says_so_and_waits_not_serving(tmp_path: P
         redis(tmp_path, started=False, password=PASSWORD) as store,
         serve(store.url, tmp_path) as served,
     ):
-        await wait_health(served, NOT_SERVING)
+        await wait_health(served, NOT_SERVING, timeout=STARTS)
         await wait_health(served, SERVING, LIVENESS_SERVICE)
         (down,) = served.events("store_unavailable")
         assert down["store"] == f"redis://127.0.0.1:{store.port}/0"  # no password
