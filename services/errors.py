@@ -2,7 +2,8 @@
 
 Every refusal carries a machine-readable reason (``google.rpc.ErrorInfo`` on
 gRPC, ``reason`` in the HTTP body).  Nothing a client can send maps to UNKNOWN or
-INTERNAL.
+INTERNAL: a store that cannot be reached is UNAVAILABLE (``STORE_UNAVAILABLE``),
+the code clients retry.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import grpc
 
 from engine.errors import excerpt  # the one bounded quote of client input
+from services.store.base import StoreUnavailableError
 
 DOMAIN = "glintwick.dev"
 
@@ -29,11 +31,15 @@ HTTP_STATUS = {
 
 
 class ServiceError(Exception):
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+    def __init__(
+        self, code: grpc.StatusCode, reason: str, message: str, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
+        # seconds a client should wait before retrying (google.rpc.RetryInfo, Retry-After)
+        self.retry_after = retry_after
 
     @property
     def http_status(self) -> int:
@@ -80,3 +86,22 @@ def rate_limited() -> ServiceError:
 
 def precondition(reason: str, message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+
+# what an UNAVAILABLE for the store suggests waiting: about one store-health probe
+STORE_RETRY_SECONDS = 1.0
+
+
+def store_unavailable(error: StoreUnavailableError) -> ServiceError:
+    """The store cannot be reached: UNAVAILABLE, which clients retry.  After a write
+    whose outcome is unknown, a retry with the same request_id is applied once."""
+    if error.write:
+        message = (
+            "the game store became unreachable during the write, which may or may not"
+            " have been applied: retry with the same request_id"
+        )
+    else:
+        message = "the game store is unreachable: retry later"
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message, STORE_RETRY_SECONDS
+    )

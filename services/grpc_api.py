@@ -7,6 +7,7 @@ every unary call, so a new RPC needs no code here.
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,7 +23,8 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services import metrics
 from services.api import Caller, GameService, new_request_id
-from services.errors import DOMAIN, ServiceError, invalid
+from services.errors import DOMAIN, ServiceError, invalid, store_unavailable
+from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
 
 log = structlog.get_logger("glintwick.grpc")
@@ -49,6 +51,10 @@ def status_of(error: ServiceError) -> status_pb2.Status:
     info = error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN)
     status = status_pb2.Status(code=error.code.value[0], message=error.message)
     status.details.add().Pack(info)
+    if error.retry_after is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(datetime.timedelta(seconds=error.retry_after))
+        status.details.add().Pack(retry)
     return status
 
 
@@ -115,6 +121,10 @@ def _unary(name: str, core: Callable[[Any, Caller], Awaitable[pb_message.Message
             if exc.code is grpc.StatusCode.ABORTED:
                 metrics.CAS_CONFLICTS.inc()
             await _abort(context, exc)
+        except StoreUnavailableError as exc:
+            # (no log line: the store-health monitor logs the outage once)
+            code = grpc.StatusCode.UNAVAILABLE.name
+            await _abort(context, store_unavailable(exc))
         except Exception:
             code = "INTERNAL"
             log.exception("rpc_failed", rpc=name, request_id=caller.request_id)
@@ -150,6 +160,8 @@ class Servicer(pb_grpc.GameServiceServicer):
                 yield item
         except ServiceError as exc:
             await _abort(context, exc)
+        except StoreUnavailableError as exc:
+            await _abort(context, store_unavailable(exc))
         finally:
             metrics.WATCHERS.dec()
 

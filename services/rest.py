@@ -30,8 +30,9 @@ from glintwick.convert import unfloat
 from glintwick.v1 import game_pb2 as pb
 from services import metrics
 from services.api import Caller, GameService, new_request_id
-from services.errors import ServiceError, invalid
+from services.errors import ServiceError, invalid, store_unavailable
 from services.grpc_api import SERVICE, snake
+from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
 
 log = structlog.get_logger("glintwick.http")
@@ -80,7 +81,8 @@ def _json(message: pb_message.Message) -> dict[str, Any]:
 
 def _error_response(error: ServiceError) -> web.Response:
     body = {"code": error.code.name, "reason": error.reason, "message": error.message}
-    return web.json_response(body, status=error.http_status)
+    retry = {} if error.retry_after is None else {"Retry-After": str(round(error.retry_after))}
+    return web.json_response(body, status=error.http_status, headers=retry)
 
 
 async def _decode(
@@ -145,6 +147,9 @@ def _route(service: GameService, method: pb_descriptor.MethodDescriptor, body_ru
         except ServiceError as exc:
             code = exc.code.name
             return _error_response(exc)
+        except StoreUnavailableError as exc:
+            code = "UNAVAILABLE"
+            return _error_response(store_unavailable(exc))
         except Exception:
             code = "INTERNAL"
             log.exception("http_failed", rpc=method.name, request_id=caller.request_id)
@@ -211,6 +216,8 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
             first = await anext(stream, None)
         except ServiceError as exc:
             return _error_response(exc)
+        except StoreUnavailableError as exc:
+            return _error_response(store_unavailable(exc))
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
@@ -225,8 +232,8 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
                 chunk = f"event: {kind}\nid: {version}\ndata: {json.dumps(_json(payload))}\n\n"
                 await response.write(chunk.encode())
                 item = await _next_or_gone(stream, request, stopping)
-        except (ConnectionResetError, ServiceError):
-            pass
+        except (ConnectionResetError, ServiceError, StoreUnavailableError):
+            pass  # (the stream ends: a client reconnects from its last event)
         finally:
             metrics.WATCHERS.dec()
             await stream.aclose()
@@ -396,14 +403,19 @@ def build_app(service: GameService) -> web.Application:
         return web.json_response(document)
 
     async def metrics_endpoint(_: web.Request) -> web.Response:
-        metrics.GAMES_IN_PLAY.set(await service.store.games_in_play())
+        with contextlib.suppress(StoreUnavailableError):  # (the gauge keeps its last value)
+            metrics.GAMES_IN_PLAY.set(await service.store.games_in_play())
         return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(_: web.Request) -> web.Response:
-        ok = await service.store.ping()
-        return web.json_response(
-            {"status": "SERVING" if ok else "NOT_SERVING"}, status=200 if ok else 503
-        )
+        # (the server's store is monitored: its ping is the monitor's judgement)
+        try:
+            ok = await service.store.ping()
+        except StoreUnavailableError:
+            ok = False
+        if ok:
+            return web.json_response({"status": "SERVING"})
+        return _error_response(store_unavailable(StoreUnavailableError("down")))
 
     app.router.add_get("/openapi.json", openapi)
     app.router.add_get("/metrics", metrics_endpoint)

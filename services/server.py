@@ -1,6 +1,13 @@
 """Bootstrap: the grpc.aio server and the HTTP face in one process, health,
 reflection, the deadline sweeper, graceful shutdown, and ``--workers N``.
 
+Health follows the store (:mod:`services.store.health`): the overall status and
+the GameService's are NOT_SERVING while the store cannot be reached, from start-up
+on (the server starts and waits for its store, as a Kubernetes readiness probe
+expects), and SERVING again when it answers.  ``glintwick.liveness`` stays SERVING
+as long as the process serves at all: the liveness and start-up probes' service,
+so that a store outage takes replicas out of the load balancer, not restarts them.
+
 The in-process house-bot pool is not the service's: the ``glintwick`` command (the
 composition root) hands :func:`run` a :data:`Sidecar` that plays it, and the names
 of the bots it plays (``ServerOptions.house_bots``).  The service imports no client.
@@ -39,7 +46,8 @@ from services.api import GameService, ServiceConfig
 from services.config import ServerOptions
 from services.grpc_api import Servicer, add_to_server
 from services.rest import build_app
-from services.store.base import GameStore
+from services.store.base import GameStore, StoreUnavailableError
+from services.store.health import MonitoredStore, StoreMonitor, redacted
 from services.store.memory import MemoryStore
 
 log = structlog.get_logger("glintwick.server")
@@ -52,6 +60,11 @@ T = TypeVar("T")
 Sidecar = Callable[[str, str], Awaitable[None]]
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["GameService"].full_name
+# SERVING while the process serves, whatever its store: for liveness probes
+LIVENESS_SERVICE = "glintwick.liveness"
+
+# the longest the deadline sweeper waits after an unexpected failure (it doubles)
+_SWEEP_BACKOFF_MAX = 30.0
 
 
 def _json_line(event: Any, **options: Any) -> str:
@@ -127,31 +140,43 @@ class RunningServer:
     service: GameService
     health: HealthServicer
     sweeper: asyncio.Task[None]
+    monitor: StoreMonitor
+    monitoring: asyncio.Task[None]
 
     async def stop(self, grace: float = 5.0) -> None:
         await self.health.enter_graceful_shutdown()
-        self.sweeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.sweeper
+        for task in (self.sweeper, self.monitoring):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await self.grpc_server.stop(grace)
         if self.http_runner is not None:
             await self.http_runner.cleanup()
         await self.service.store.close()
 
 
-async def _sweep(service: GameService, every: float) -> None:
+async def _sweep(service: GameService, every: float, monitor: StoreMonitor) -> None:
+    """Apply passed deadlines every ``every`` seconds.  While the store is down it
+    waits for it (the monitor has logged the outage); after an unexpected failure
+    it logs it and waits twice as long each time, up to _SWEEP_BACKOFF_MAX."""
     from services import metrics
 
+    pause = every
     while True:
+        await monitor.wait_available()
         try:
             applied = await service.expire_deadlines()
             if applied:
                 metrics.DEADLINE_ACTIONS.inc(applied)
+            pause = every
         except asyncio.CancelledError:
             raise
+        except StoreUnavailableError:
+            pass  # (the monitor probes now: the next round waits for the store)
         except Exception:
-            log.exception("deadline_sweep_failed")
-        await asyncio.sleep(every)
+            log.exception("deadline_sweep_failed", retry_seconds=pause)
+            pause = min(pause * 2, _SWEEP_BACKOFF_MAX)
+        await asyncio.sleep(pause)
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -160,10 +185,17 @@ def _split(address: str) -> tuple[str, int]:
 
 
 async def start(options: ServerOptions, store: GameStore | None = None) -> RunningServer:
-    """Start serving; ports 0 pick free ones (see RunningServer's ports)."""
-    store = store or make_store(options.store, options.finished_ttl)
+    """Start serving; ports 0 pick free ones (see RunningServer's ports).
+
+    The store is checked first: unreachable, the server logs ``store_unavailable``
+    (its URL without credentials, and the error) and serves NOT_SERVING until it
+    answers."""
+    store_name = redacted(options.store) if store is None else type(store).__name__
+    inner = store or make_store(options.store, options.finished_ttl)
+    monitor = StoreMonitor(inner, store_name)
+    await monitor.probe()
     service = GameService(
-        store,
+        MonitoredStore(inner, monitor),
         ServiceConfig(
             operator_token=options.operator_token,
             bot_pool_token=options.bot_pool_token,
@@ -206,19 +238,34 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         await site.start()
         bound = runner.addresses
         http_port = int(bound[0][1]) if bound else wanted
-    await health.set("", health_pb2.HealthCheckResponse.SERVING)
-    await health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-    sweeper = asyncio.create_task(_sweep(service, options.sweep_seconds))
+
+    async def publish(store_healthy: bool) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if store_healthy
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        await health.set("", status)
+        await health.set(SERVICE_NAME, status)
+
+    await health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    await publish(monitor.healthy)
+    monitor.on_change(publish)
+    monitoring = asyncio.create_task(monitor.run())
+    sweeper = asyncio.create_task(_sweep(service, options.sweep_seconds, monitor))
     log.info(
         "serving",
         grpc_port=port,
         http_port=http_port,
-        store=options.store.split("@")[-1],
+        store=store_name,
+        health="SERVING" if monitor.healthy else "NOT_SERVING (waiting for the store)",
         pid=os.getpid(),
         event_loop=loop_name(),
         solver=SOLVER_FORM,
     )
-    return RunningServer(server, port, runner, http_port, service, health, sweeper)
+    return RunningServer(
+        server, port, runner, http_port, service, health, sweeper, monitor, monitoring
+    )
 
 
 async def serve(options: ServerOptions, bot_pool: Sidecar | None = None) -> None:

@@ -9,7 +9,9 @@ bot-turn index (the games where a house-bot seat may act now: what the bot pool
 plays; an entry lost to a crash would stall a game for good).  Two implementations
 share these semantics: :mod:`services.store.memory` (the embedded default) and
 :mod:`services.store.redis` (Lua compare-and-set), and one contract test suite
-runs against both.
+runs against both.  A store that cannot be reached raises
+:class:`StoreUnavailableError` (never its client library's own errors), which the
+faces answer as UNAVAILABLE and :mod:`services.store.health` turns into health.
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ class Write:
 
 class GameExistsError(Exception):
     pass
+
+
+class StoreUnavailableError(Exception):
+    """The store cannot be reached (refused, dropped, timed out): nothing about the
+    game is known from this call.  ``write``: the call was a write whose outcome is
+    unknown (it may have been applied: a retry with the same idempotency key is safe,
+    the compare-and-set refuses it a second time)."""
+
+    def __init__(self, error: str, *, write: bool = False) -> None:
+        super().__init__(error)
+        self.error = error
+        self.write = write
 
 
 class GameStore(ABC):
@@ -108,7 +122,10 @@ class GameStore(ABC):
         """How many stored games are not finished."""
 
     @abstractmethod
-    async def ping(self) -> bool: ...
+    async def ping(self) -> bool:
+        """Whether the store answers now (the store-health monitor's probe).  Every
+        method raises :class:`StoreUnavailableError` when the store cannot be
+        reached; the memory store never does."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

@@ -21,21 +21,36 @@ a Redis Cluster deployment would need the indexes in each game's slot.  Needs
 Redis >= 5 (``TIME`` in a writing script).
 
 Finished games expire after a configurable time.
+
+Every call has a deadline (``command_timeout``, and a blocking read its wait plus
+that): a Redis that is down, or frozen, answers :class:`StoreUnavailableError`
+within it instead of an error of the client library, or a hang.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Iterator
 from functools import cache
 from typing import Any, TypeVar, cast
 
 import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection, parse_url
-from redis.exceptions import DataError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import DataError, ReadOnlyError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT
 
-from services.store.base import GameExistsError, GameStore, LogItem, Snapshot, Write
+from services.store.base import (
+    GameExistsError,
+    GameStore,
+    LogItem,
+    Snapshot,
+    StoreUnavailableError,
+    Write,
+)
 
 T = TypeVar("T")
 
@@ -175,16 +190,55 @@ def connection_pool(
     return pool(**settings, **options)
 
 
+# What Redis being down, restarting, frozen or read-only (a replica after a
+# failover) looks like to redis-py (its ConnectionError covers a refused or dropped
+# connection, a Redis still loading its data, a refused password)
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError, TimeoutError)
+
+
+@contextlib.contextmanager
+def _reachable(*, write: bool = False) -> Iterator[None]:
+    """Redis's unreachability as the store's :class:`StoreUnavailableError`."""
+    try:
+        yield
+    except _UNREACHABLE as exc:
+        raise StoreUnavailableError(str(exc) or type(exc).__name__, write=write) from exc
+
+
 class RedisStore(GameStore):
-    def __init__(self, url: str, finished_ttl: int = 24 * 3600, max_connections: int = 64) -> None:
+    def __init__(
+        self,
+        url: str,
+        finished_ttl: int = 24 * 3600,
+        max_connections: int = 64,
+        command_timeout: float = 2.0,
+    ) -> None:
+        # a Lua compare-and-set takes well under a millisecond: ``command_timeout``
+        # only bounds what a frozen Redis (or a lost connection) would make wait
+        timeouts: dict[str, Any] = {
+            "socket_timeout": command_timeout,
+            "socket_connect_timeout": command_timeout,
+        }
+        self._command_timeout = command_timeout
         self._redis = aioredis.Redis(
-            connection_pool=connection_pool(url, max_connections=max_connections, timeout=10)
+            connection_pool=connection_pool(
+                url, max_connections=max_connections, timeout=10, **timeouts
+            )
         )
-        # Blocking stream reads hold a connection for their whole wait: their own pool.
+        # Blocking stream reads hold a connection for their whole wait: their own pool
+        # (each read bounded by its wait, see wait_log).
         self._blocking = aioredis.Redis(
             connection_pool=connection_pool(
-                url, max_connections=max_connections, timeout=30, socket_timeout=60
+                url,
+                max_connections=max_connections,
+                timeout=30,
+                socket_timeout=60,
+                socket_connect_timeout=command_timeout,
             )
+        )
+        # The health probe's own connection: a busy pool must not look like an outage.
+        self._probe = aioredis.Redis(
+            connection_pool=connection_pool(url, max_connections=1, timeout=1, **timeouts)
         )
         self._create = self._redis.register_script(_CREATE)
         self._commit = self._redis.register_script(_COMMIT)
@@ -193,11 +247,15 @@ class RedisStore(GameStore):
 
     async def create(self, game_id: str, write: Write) -> None:
         keys = [_keys(game_id)[0], BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
-        if not await self._create(keys=keys, args=[write.record, game_id, *_index_args(write)]):
+        args: list[Any] = [write.record, game_id, *_index_args(write)]
+        with _reachable(write=True):
+            created = await self._create(keys=keys, args=args)
+        if not created:
             raise GameExistsError(game_id)
 
     async def load(self, game_id: str) -> Snapshot | None:
-        rev, record = await _awaited(self._redis.hmget(_keys(game_id)[0], ["rev", "rec"]))
+        with _reachable():
+            rev, record = await _awaited(self._redis.hmget(_keys(game_id)[0], ["rev", "rec"]))
         if rev is None or record is None:
             return None
         return Snapshot(int(rev), bytes(record))
@@ -219,16 +277,18 @@ class RedisStore(GameStore):
             *_index_args(write),
         ]
         keys = [*_keys(game_id), BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
-        return bool(await self._commit(keys=keys, args=args))
+        with _reachable(write=True):
+            return bool(await self._commit(keys=keys, args=args))
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
-        value = await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))
-        return value
+        with _reachable():
+            return await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))
 
     async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
-        rows = await self._redis.xrange(
-            _keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
-        )
+        with _reachable():
+            rows = await self._redis.xrange(
+                _keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
+            )
         return [LogItem(_version_of(i), bytes(f[b"e"])) for i, f in rows]
 
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
@@ -236,30 +296,43 @@ class RedisStore(GameStore):
         if items:
             return items
         key = _keys(game_id)[1]
-        answer = await self._blocking.xread(
+        read = self._blocking.xread(
             {key: f"{after_version}-1"}, block=max(1, int(timeout * 1000)), count=1000
         )
+        with _reachable():
+            answer = await asyncio.wait_for(read, timeout + self._command_timeout)
         if not answer:
             return []
         (_, rows), *_ = answer
         return [LogItem(_version_of(i), bytes(f[b"e"])) for i, f in rows]
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
-        ids = await self._redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+        with _reachable():
+            ids = await self._redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
         return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     async def bot_turns(self, limit: int = 100, lease: float = 0.0) -> list[str]:
         if limit <= 0:
             return []
-        ids = await self._bot_turns(keys=[BOT_TURNS_KEY], args=[limit, repr(float(lease))])
+        # (a write: it claims the turns, but claiming twice is harmless)
+        with _reachable():
+            ids = await self._bot_turns(keys=[BOT_TURNS_KEY], args=[limit, repr(float(lease))])
         return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     async def games_in_play(self) -> int:
-        return int(await _awaited(self._redis.scard(ACTIVE_KEY)))
+        with _reachable():
+            return int(await _awaited(self._redis.scard(ACTIVE_KEY)))
 
     async def ping(self) -> bool:
-        return bool(await self._redis.ping())
+        with _reachable():
+            try:
+                return bool(await asyncio.wait_for(self._probe.ping(), self._command_timeout))
+            except TimeoutError:
+                raise StoreUnavailableError(
+                    f"no answer to PING within {self._command_timeout:g} s"
+                ) from None
 
     async def close(self) -> None:
         await self._redis.aclose()
         await self._blocking.aclose()
+        await self._probe.aclose()
