@@ -147,7 +147,8 @@ class Servicer(pb_grpc.GameServiceServicer):
         try:
             if isinstance(request, Undecodable):
                 raise request.error
-            async for item in self.service.watch_game(request, caller):
+            stream = await self.service.watch_game(request, caller)
+            async for item in stream:
                 yield item
         except ServiceError as exc:
             await _abort(context, exc)
