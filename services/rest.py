@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 from google.api import annotations_pb2
@@ -66,10 +67,17 @@ def _message_class(descriptor: pb_descriptor.Descriptor) -> type[pb_message.Mess
     return cls
 
 
+def _header(request: web.Request, name: str) -> str:
+    """A header's text; bytes that are not UTF-8 (aiohttp keeps them as surrogates,
+    which no encoder takes) become U+FFFD: such a token matches no seat."""
+    value = request.headers.get(name, "")
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _caller(request: web.Request) -> Caller:
-    header = request.headers.get("Authorization", "")
+    header = _header(request, "Authorization")
     token = header[7:].strip() if header.lower().startswith("bearer ") else None
-    request_id = request.headers.get("X-Request-Id", "")[:128] or new_request_id()
+    request_id = _header(request, "X-Request-Id")[:128] or new_request_id()
     return Caller(token=token or None, request_id=request_id)
 
 
@@ -114,14 +122,23 @@ _HTTP_ERRORS: dict[int, tuple[grpc.StatusCode, str]] = {
 }
 
 
-def _http_error(status: int, message: str) -> tuple[grpc.StatusCode, str]:
+def _http_error(status: int) -> tuple[grpc.StatusCode, str]:
     if status in _HTTP_ERRORS:
         return _HTTP_ERRORS[status]
     if status >= 500:
         return grpc.StatusCode.INTERNAL, "INTERNAL"
-    if "more than" in message and "line" in message.lower():
-        return grpc.StatusCode.INVALID_ARGUMENT, "URL_TOO_LONG"
     return grpc.StatusCode.INVALID_ARGUMENT, "BAD_HTTP_REQUEST"
+
+
+def _over_long(exc: LineTooLong) -> tuple[int, str]:
+    """The status and message of a line over aiohttp's limit: the URL (414) or a header
+    (431); the parser names the line, whose start is the URL's path for the URL."""
+    line = exc.args[0] if exc.args else b""
+    raw = line.encode("latin-1", "replace") if isinstance(line, str) else bytes(line)
+    limit = exc.args[1] if len(exc.args) > 1 else "the limit of"
+    if raw.startswith(b"/"):
+        return 414, f"the URL is longer than {limit} bytes"
+    return 431, f"a header is longer than {limit} bytes"
 
 
 @web.middleware
@@ -135,7 +152,7 @@ async def _json_errors(
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        code, reason = _http_error(exc.status, exc.reason)
+        code, reason = _http_error(exc.status)
         message = f"{exc.reason}: {request.method} {request.path[:200]}"
         response = web.json_response(_error_body(code, reason, message), status=exc.status)
         if "Allow" in exc.headers:
@@ -155,12 +172,19 @@ class _JsonErrorHandler(RequestHandler):
         exc: BaseException | None = None,
         message: str | None = None,
     ) -> web.StreamResponse:
-        plain = super().handle_error(request, status, exc, message)  # logs; closes
-        code, reason = _http_error(status, message or "")
+        if status >= 500:
+            self.log_exception("Error handling request", exc_info=exc)
+        else:  # a client's mistake, not the server's: no traceback in the logs
+            log.debug("http_unparsable", status=status, error=str(message or exc)[:200])
+        if request.writer.output_size > 0:
+            raise ConnectionError("the response is on its way: no error can follow it")
         text = (message or "the request could not be handled")[:200]
+        if isinstance(exc, LineTooLong):
+            status, text = _over_long(exc)
+        code, reason = _http_error(status)
         if status >= 500:
             text = "internal error; it has been logged"
-        response = web.json_response(_error_body(code, reason, text), status=plain.status)
+        response = web.json_response(_error_body(code, reason, text), status=status)
         response.force_close()
         return response
 
@@ -290,7 +314,7 @@ def _watch_request(request: web.Request) -> pb.WatchGameRequest:
         if name is None:
             raise invalid(f"unknown query parameter {key[:40]!r}")
         asked[name] = value
-    last = request.headers.get("Last-Event-ID", "").strip()
+    last = _header(request, "Last-Event-ID").strip()
     if last:
         asked = {"after_cursor": last} if cursor_position(last) else {"from_version": last}
     watch = pb.WatchGameRequest(

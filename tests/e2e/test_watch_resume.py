@@ -22,13 +22,14 @@ from typing import Any
 import aiohttp
 import grpc
 import pytest
+from google.protobuf import json_format
 
-from clients.sdk import GlintwickClient
+from clients.sdk import GlintwickClient, Seat
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
-from tests.e2e.support import Env, Mirror, Seat, play_game, read_sse, sse_item
+from tests.e2e.support import Env, Mirror, play_game, read_sse, sse_item
 from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,21 +38,22 @@ DRAW = pb.Action(draw=pb.Draw(source=pb.DRAW_SOURCE_STOCK))
 
 
 @contextlib.asynccontextmanager
-async def game_stub(env: Env) -> AsyncIterator[pb_grpc.GameServiceStub]:
+async def game_stub(env: Env) -> AsyncIterator[pb_grpc.GameServiceAsyncStub]:
     """A raw stub (the SDK's watch resumes by itself: these tests resume by hand)."""
     channel = grpc.aio.insecure_channel(env.target)
     try:
-        yield pb_grpc.GameServiceStub(channel)
+        stub: pb_grpc.GameServiceAsyncStub = pb_grpc.GameServiceStub(channel)
+        yield stub
     finally:
         await channel.close()
 
 
-def bearer(token: str | None) -> list[tuple[str, str]]:
-    return [("authorization", f"Bearer {token}")] if token else []
+def bearer(token: str | None) -> tuple[tuple[str, str | bytes], ...]:
+    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 async def grpc_items(
-    stub: pb_grpc.GameServiceStub, request: pb.WatchGameRequest, token: str | None, count: int
+    stub: pb_grpc.GameServiceAsyncStub, request: pb.WatchGameRequest, token: str | None, count: int
 ) -> list[pb.WatchGameResponse]:
     """The first ``count`` messages of a watch (then it is cancelled)."""
     got: list[pb.WatchGameResponse] = []
@@ -120,17 +122,15 @@ async def test_a_watch_resumed_inside_a_version_gets_the_rest_once(server: Env) 
     async with game_stub(server) as stub:
         # the watch that dropped after (2, discarded): what is left of version 2, then v3
         after = pb.WatchGameRequest(game_id=game_id, after_cursor="2.0")
-        tasks = [
-            asyncio.create_task(grpc_items(stub, after, token, 3)),
-            *(
-                asyncio.create_task(sse_items(server.http, path, 3, headers, params))
-                for headers, params in [
-                    ({**auth, "Last-Event-ID": "2.0"}, {}),
-                    (auth, {"after": "2.0"}),
-                    # an EventSource reconnects with its first URL: Last-Event-ID wins
-                    ({**auth, "Last-Event-ID": "2.0"}, {"from_version": "0"}),
-                ]
-            ),
+        grpc_task = asyncio.create_task(grpc_items(stub, after, token, 3))
+        sse_tasks = [
+            asyncio.create_task(sse_items(server.http, path, 3, headers, params))
+            for headers, params in [
+                ({**auth, "Last-Event-ID": "2.0"}, {}),
+                (auth, {"after": "2.0"}),
+                # an EventSource reconnects with its first URL: Last-Event-ID wins
+                ({**auth, "Last-Event-ID": "2.0"}, {"from_version": "0"}),
+            ]
         ]
         await asyncio.sleep(0.3)  # the watches are open before the next move
         next_seat = mirror.state.current
@@ -138,9 +138,8 @@ async def test_a_watch_resumed_inside_a_version_gets_the_rest_once(server: Env) 
         mirror.apply(next_seat, convert.action_from_pb(DRAW))
         expected = mirror.expected_events(watcher, 2)[1:] + mirror.expected_events(watcher, 3)
         assert [e.type for e in expected] == ["turn_ended", "turn_started", "drew"]
-        grpc_got, *sse_got = await asyncio.gather(*tasks)
-        assert [item.event for item in grpc_got] == expected
-        for got in sse_got:
+        assert [item.event for item in await grpc_task] == expected
+        for got in await asyncio.gather(*sse_tasks):
             assert [item.event for _, item in got] == expected
             assert [ident for ident, _ in got] == ["2.1", "2.2", "3.0"]
 
@@ -175,7 +174,7 @@ async def test_round_one_deal_is_seen_by_a_watcher_from_version_zero(server: Env
             if viewer is None:
                 assert "hand" not in started.data
             else:
-                hand = [int(c["id"]) for c in started.data["hand"]]
+                hand = [int(c["id"]) for c in json_format.MessageToDict(started.data)["hand"]]
                 assert hand == [c.id for c in snapshot.snapshot.hand]
         resumed = await grpc_items(
             stub, pb.WatchGameRequest(game_id=game.game_id, after_cursor="0.0"), None, 1
@@ -224,7 +223,7 @@ async def test_bad_resume_points_are_refused(server: Env) -> None:
 
 
 async def cut_grpc_watcher(
-    stub: pb_grpc.GameServiceStub, game_id: str, token: str | None, rng: random.Random
+    stub: pb_grpc.GameServiceAsyncStub, game_id: str, token: str | None, rng: random.Random
 ) -> tuple[list[pb.Event], int]:
     """A watch from version 0 cut after a random number of events (1 to 8) again and
     again, each time resumed after the last cursor received, until the game's stream
@@ -293,7 +292,7 @@ async def cut_sse_watcher(
                 return events, streams
 
 
-async def uncut_watcher(stub: pb_grpc.GameServiceStub, game_id: str, token: str | None) -> Any:
+async def uncut_watcher(stub: pb_grpc.GameServiceAsyncStub, game_id: str, token: str | None) -> Any:
     call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id), metadata=bearer(token))
     return [item.event async for item in call if item.HasField("event")]
 
@@ -405,7 +404,7 @@ async def test_sigterm_with_watches_open_stops_within_the_grace(tmp_path: Path) 
             await client.join(game.game_id, name="bob", seat=1)
             await seat.act(DRAW, expected_version=0)  # the game is at version 1
             channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
-            stub = pb_grpc.GameServiceStub(channel)
+            stub: pb_grpc.GameServiceAsyncStub = pb_grpc.GameServiceStub(channel)
             watch = stub.WatchGame(pb.WatchGameRequest(game_id=game.game_id, from_version=1))
             path = f"http://127.0.0.1:{http_port}/v1/games/{game.game_id}:watch"
             async with aiohttp.ClientSession() as http:
