@@ -152,6 +152,9 @@ class Servicer(pb_grpc.GameServiceServicer):
                 yield item
         except ServiceError as exc:
             await _abort(context, exc)
+        except Exception:
+            log.exception("rpc_failed", rpc="WatchGame", request_id=caller.request_id)
+            await _abort(context, _internal())
         finally:
             metrics.WATCHERS.dec()
 

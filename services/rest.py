@@ -145,8 +145,8 @@ def _over_long(exc: LineTooLong) -> tuple[int, str]:
 async def _json_errors(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """The router's own refusals (no such path, a method the path has not) in the
-    API's JSON error shape."""
+    """The router's own refusals (no such path, a method the path has not), and any
+    handler's failure, in the API's JSON error shape."""
     try:
         return await handler(request)
     except web.HTTPException as exc:
@@ -158,6 +158,12 @@ async def _json_errors(
         if "Allow" in exc.headers:
             response.headers["Allow"] = exc.headers["Allow"]
         return response
+    except Exception:
+        log.exception("http_failed", path=request.path[:200])
+        internal = _error_body(
+            grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged"
+        )
+        return web.json_response(internal, status=500)
 
 
 class _JsonErrorHandler(RequestHandler):
@@ -391,6 +397,8 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
                 item = await _next_or_gone(stream, request, response, stopping)
         except (ConnectionResetError, ServiceError):
             pass  # the client went away, or the server stops (the client reconnects)
+        except Exception:  # the headers are sent: no error response can follow them
+            log.exception("sse_failed", request_id=caller.request_id)
         finally:
             metrics.WATCHERS.dec()
             aclose = getattr(stream, "aclose", None)
