@@ -103,6 +103,11 @@ def _error_response(error: ServiceError, status: int | None = None) -> web.Respo
     return web.json_response(body, status=status or error.http_status)
 
 
+def _internal_response() -> web.Response:
+    body = _error_body(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")
+    return web.json_response(body, status=500)
+
+
 def _too_large() -> web.Response:
     error = ServiceError(
         grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -160,10 +165,7 @@ async def _json_errors(
         return response
     except Exception:
         log.exception("http_failed", path=request.path[:200])
-        internal = _error_body(
-            grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged"
-        )
-        return web.json_response(internal, status=500)
+        return _internal_response()
 
 
 class _JsonErrorHandler(RequestHandler):
@@ -281,14 +283,7 @@ def _route(service: GameService, method: pb_descriptor.MethodDescriptor, body_ru
         except Exception:
             code = "INTERNAL"
             log.exception("http_failed", rpc=method.name, request_id=caller.request_id)
-            return web.json_response(
-                {
-                    "code": "INTERNAL",
-                    "reason": "INTERNAL",
-                    "message": "internal error; it has been logged",
-                },
-                status=500,
-            )
+            return _internal_response()
         finally:
             metrics.observe(method.name, code, "http", time.perf_counter() - started)
 
