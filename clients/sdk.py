@@ -4,7 +4,7 @@ It hides what every caller would otherwise repeat: the seat token in the
 metadata, the game version an action expects, a fresh request id per action
 (reused on retries, so a retried action is applied once), retries on
 ``UNAVAILABLE`` and on ``ABORTED`` compare-and-set races, deadlines on every
-call, and a watch stream that reconnects and resumes from the last version seen.
+call, and a watch stream that reconnects and resumes after the last event seen.
 
     async with GlintwickClient("127.0.0.1:50051") as client:
         game = await client.create_game("whiskertrail", seats=2)
@@ -273,35 +273,25 @@ class GlintwickClient:
     async def watch(
         self, game_id: str, *, token: str | None = None, from_version: int = 0
     ) -> AsyncIterator[pb.WatchGameResponse]:
-        """A snapshot then every event; reconnects on UNAVAILABLE, resuming where it was.
-
-        An action's events share its version, so a stream cut in the middle of a version
-        resumes after the last *complete* version and skips the events already yielded.
+        """A snapshot then every event; reconnects on UNAVAILABLE, resuming where it was:
+        exactly after the last event yielded (its cursor), or after the snapshot's version.
         """
-        complete = from_version  # every event up to this version was yielded
-        partial = 0  # the version whose events are being yielded (0: none)
-        seen = 0  # how many of them were
+        resume = pb.WatchGameRequest(game_id=game_id, from_version=from_version)
         failures = 0
         while True:
             metadata = [("authorization", f"Bearer {token}")] if token else []
-            stream = self.stub.WatchGame(
-                pb.WatchGameRequest(game_id=game_id, from_version=complete), metadata=metadata
-            )
-            skip = seen if partial else 0
+            stream = self.stub.WatchGame(resume, metadata=metadata)
             try:
                 async for item in stream:
                     failures = 0
                     if item.HasField("event"):
-                        version = item.event.version
-                        if version == partial and skip:
-                            skip -= 1  # sent before the stream was cut
-                            continue
-                        if version != partial:
-                            complete = max(complete, partial)
-                            partial, seen = version, 0
-                        seen += 1
+                        resume = pb.WatchGameRequest(
+                            game_id=game_id, after_cursor=item.event.cursor
+                        )
                     else:
-                        complete, partial, seen = item.snapshot.version, 0, 0
+                        resume = pb.WatchGameRequest(
+                            game_id=game_id, from_version=item.snapshot.version
+                        )
                     yield item
                 return
             except grpc.aio.AioRpcError as exc:

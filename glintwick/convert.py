@@ -421,6 +421,28 @@ def event_to_pb(event: Event, viewer: int | None, version: int) -> pb.Event:
     return message
 
 
+def event_cursor(version: int, index: int) -> str:
+    """The opaque token of an event's position (``Event.cursor``, the SSE ``id:``)."""
+    return f"{version}.{index}"
+
+
+def cursor_position(cursor: str) -> tuple[int, int] | None:
+    """``(version, index)`` of a cursor :func:`event_cursor` made; None if it is none."""
+    version, dot, index = cursor.partition(".")
+    if not dot or not (version.isascii() and version.isdigit()):
+        return None
+    if not (index.isascii() and index.isdigit()) or len(version) > 19 or len(index) > 9:
+        return None
+    return int(version), int(index)
+
+
+def place_event(message: pb.Event, index: int) -> pb.Event:
+    """Give an event its position: ``index`` among its version's events, and the cursor."""
+    message.index = index
+    message.cursor = event_cursor(message.version, index)
+    return message
+
+
 def unfloat(value: Any) -> Any:
     """Struct stores numbers as doubles: give integral ones back as ints."""
     if isinstance(value, float) and value.is_integer():

@@ -7,7 +7,7 @@ case, and the use cases share one :class:`~services.usecases.context.Context`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
 
 from glintwick.v1 import game_pb2 as pb
 from services.store.base import GameStore
@@ -118,10 +118,15 @@ class GameService:
 
     # ------------------------------------------------------------------ watching
 
-    def watch_game(
+    async def watch_game(
         self, request: pb.WatchGameRequest, caller: Caller
-    ) -> AsyncGenerator[pb.WatchGameResponse, None]:
-        return watch.watch_game(self._ctx, request, caller)
+    ) -> AsyncIterator[pb.WatchGameResponse]:
+        """The watch's stream (a refused request raises here, before anything is sent)."""
+        return await watch.watch_game(self._ctx, request, caller)
+
+    def end_watches(self) -> None:
+        """The server stops: every open watch ends now (UNAVAILABLE: clients resume)."""
+        self._ctx.stopping.set()
 
     # ------------------------------------------------------------------ analysis and replays
 

@@ -156,12 +156,16 @@ class Servicer(pb_grpc.GameServiceServicer):
         try:
             if isinstance(request, Undecodable):
                 raise request.error
-            async for item in self.service.watch_game(request, caller):
+            stream = await self.service.watch_game(request, caller)
+            async for item in stream:
                 yield item
         except ServiceError as exc:
             await _abort(context, exc)
         except StoreUnavailableError as exc:
             await _abort(context, store_unavailable(exc))
+        except Exception:
+            log.exception("rpc_failed", rpc="WatchGame", request_id=caller.request_id)
+            await _abort(context, _internal())
         finally:
             metrics.WATCHERS.dec()
 

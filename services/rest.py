@@ -18,15 +18,19 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import grpc
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import LineTooLong
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 from google.api import annotations_pb2
 from google.protobuf import descriptor as pb_descriptor
 from google.protobuf import json_format, message_factory
 from google.protobuf import message as pb_message
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from glintwick.convert import unfloat
+from glintwick.convert import cursor_position, unfloat
 from glintwick.v1 import game_pb2 as pb
 from services import metrics
 from services.api import Caller, GameService, new_request_id
@@ -65,9 +69,16 @@ def _message_class(descriptor: pb_descriptor.Descriptor) -> type[pb_message.Mess
     return cls
 
 
+def _header(request: web.Request, name: str) -> str:
+    """A header's text; bytes that are not UTF-8 (aiohttp keeps them as surrogates,
+    which no encoder takes) become U+FFFD: such a token matches no seat."""
+    value = request.headers.get(name, "")
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _caller(request: web.Request) -> Caller:
-    token = bearer_token(request.headers.get("Authorization", ""))
-    request_id = request.headers.get("X-Request-Id", "")[:128] or new_request_id()
+    token = bearer_token(_header(request, "Authorization"))
+    request_id = _header(request, "X-Request-Id")[:128] or new_request_id()
     return Caller(token=token or None, request_id=request_id)
 
 
@@ -79,10 +90,127 @@ def _json(message: pb_message.Message) -> dict[str, Any]:
     return data
 
 
-def _error_response(error: ServiceError) -> web.Response:
-    body = {"code": error.code.name, "reason": error.reason, "message": error.message}
+#: the largest request body read (a larger one is answered 413, BODY_TOO_LARGE)
+MAX_BODY_BYTES = 1 << 20
+
+
+def _error_body(code: grpc.StatusCode, reason: str, message: str) -> dict[str, str]:
+    """The one shape of every HTTP error body (docs/API.md, "Errors")."""
+    return {"code": code.name, "reason": reason, "message": message}
+
+
+def _error_response(error: ServiceError, status: int | None = None) -> web.Response:
+    body = _error_body(error.code, error.reason, error.message)
     retry = {} if error.retry_after is None else {"Retry-After": str(round(error.retry_after))}
-    return web.json_response(body, status=error.http_status, headers=retry)
+    return web.json_response(body, status=status or error.http_status, headers=retry)
+
+
+def _internal_response() -> web.Response:
+    body = _error_body(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")
+    return web.json_response(body, status=500)
+
+
+def _too_large() -> web.Response:
+    error = ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "BODY_TOO_LARGE",
+        f"the request body is larger than {MAX_BODY_BYTES} bytes",
+    )
+    return _error_response(error, status=413)
+
+
+#: what the router and the HTTP parser answer by themselves, as the API's errors
+_HTTP_ERRORS: dict[int, tuple[grpc.StatusCode, str]] = {
+    404: (grpc.StatusCode.NOT_FOUND, "UNKNOWN_PATH"),
+    405: (grpc.StatusCode.UNIMPLEMENTED, "METHOD_NOT_ALLOWED"),
+    413: (grpc.StatusCode.RESOURCE_EXHAUSTED, "BODY_TOO_LARGE"),
+    414: (grpc.StatusCode.INVALID_ARGUMENT, "URL_TOO_LONG"),
+    431: (grpc.StatusCode.INVALID_ARGUMENT, "HEADERS_TOO_LARGE"),
+}
+
+
+def _http_error(status: int) -> tuple[grpc.StatusCode, str]:
+    if status in _HTTP_ERRORS:
+        return _HTTP_ERRORS[status]
+    if status >= 500:
+        return grpc.StatusCode.INTERNAL, "INTERNAL"
+    return grpc.StatusCode.INVALID_ARGUMENT, "BAD_HTTP_REQUEST"
+
+
+def _over_long(exc: LineTooLong) -> tuple[int, str]:
+    """The status and message of a line over aiohttp's limit: the URL (414) or a header
+    (431); the parser names the line, whose start is the URL's path for the URL."""
+    line = exc.args[0] if exc.args else b""
+    raw = line.encode("latin-1", "replace") if isinstance(line, str) else bytes(line)
+    limit = exc.args[1] if len(exc.args) > 1 else "the limit of"
+    if raw.startswith(b"/"):
+        return 414, f"the URL is longer than {limit} bytes"
+    return 431, f"a header is longer than {limit} bytes"
+
+
+@web.middleware
+async def _json_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """The router's own refusals (no such path, a method the path has not), and any
+    handler's failure, in the API's JSON error shape."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code, reason = _http_error(exc.status)
+        message = f"{exc.reason}: {request.method} {request.path[:200]}"
+        response = web.json_response(_error_body(code, reason, message), status=exc.status)
+        if "Allow" in exc.headers:
+            response.headers["Allow"] = exc.headers["Allow"]
+        return response
+    except Exception:
+        log.exception("http_failed", path=request.path[:200])
+        return _internal_response()
+
+
+class _JsonErrorHandler(RequestHandler):
+    """aiohttp's HTTP protocol, answering what it refuses by itself (a request it
+    cannot parse: a URL or header over its limit, a bad request line) in the API's
+    JSON error shape instead of plain text."""
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if status >= 500:
+            self.log_exception("Error handling request", exc_info=exc)
+        else:  # a client's mistake, not the server's: no traceback in the logs
+            log.debug("http_unparsable", status=status, error=str(message or exc)[:200])
+        if request.writer.output_size > 0:
+            raise ConnectionError("the response is on its way: no error can follow it")
+        text = (message or "the request could not be handled")[:200]
+        if isinstance(exc, LineTooLong):
+            status, text = _over_long(exc)
+        code, reason = _http_error(status)
+        if status >= 500:
+            text = "internal error; it has been logged"
+        response = web.json_response(_error_body(code, reason, text), status=status)
+        response.force_close()
+        return response
+
+
+class _JsonErrorServer(web.Server):
+    def __call__(self) -> RequestHandler:
+        return _JsonErrorHandler(self, loop=self._loop, **self._kwargs)
+
+
+class HttpRunner(web.AppRunner):
+    """``web.AppRunner`` whose connections answer protocol errors as JSON."""
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = _JsonErrorServer
+        return server
 
 
 async def _decode(
@@ -94,14 +222,18 @@ async def _decode(
         if raw.strip():
             try:
                 data = json.loads(raw)
+            except RecursionError as exc:
+                raise invalid("the body nests too deeply") from exc
             except ValueError as exc:
-                raise invalid(f"the body is not JSON: {exc}") from exc
+                raise invalid(f"the body is not JSON: {str(exc)[:200]}") from exc
             if not isinstance(data, dict):
                 raise invalid("the body must be a JSON object")
             try:
                 json_format.ParseDict(data, message)
-            except json_format.ParseError as exc:
-                raise invalid(f"malformed body: {exc}") from exc
+            except RecursionError as exc:
+                raise invalid("the body nests too deeply") from exc
+            except (json_format.ParseError, ValueError, TypeError) as exc:
+                raise invalid(f"malformed body: {str(exc)[:200]}") from exc
     else:
         fields = descriptor.fields_by_name
         for key, value in request.query.items():
@@ -150,17 +282,13 @@ def _route(service: GameService, method: pb_descriptor.MethodDescriptor, body_ru
         except StoreUnavailableError as exc:
             code = "UNAVAILABLE"
             return _error_response(store_unavailable(exc))
+        except web.HTTPRequestEntityTooLarge:
+            code = "RESOURCE_EXHAUSTED"
+            return _too_large()
         except Exception:
             code = "INTERNAL"
             log.exception("http_failed", rpc=method.name, request_id=caller.request_id)
-            return web.json_response(
-                {
-                    "code": "INTERNAL",
-                    "reason": "INTERNAL",
-                    "message": "internal error; it has been logged",
-                },
-                status=500,
-            )
+            return _internal_response()
         finally:
             metrics.observe(method.name, code, "http", time.perf_counter() - started)
 
@@ -169,10 +297,47 @@ def _route(service: GameService, method: pb_descriptor.MethodDescriptor, body_ru
 
 #: how often an idle SSE stream checks that its client is still there and the server running
 SSE_CHECK_SECONDS = 1.0
+#: an idle SSE stream writes a comment this often: proxies keep it open, and a client
+#: that went away is noticed
+SSE_KEEPALIVE_SECONDS = 15.0
+
+_WATCH_PARAMETERS = {
+    "from_version": "from_version",
+    "fromVersion": "from_version",
+    "after": "after_cursor",
+    "after_cursor": "after_cursor",
+    "afterCursor": "after_cursor",
+}
+
+
+def _watch_request(request: web.Request) -> pb.WatchGameRequest:
+    """The watch an SSE request asks for: ``?from_version=N`` or ``?after=CURSOR``; a
+    ``Last-Event-ID`` header (what an EventSource sends when it reconnects, with the
+    same URL) wins over both: a cursor, or a snapshot's id (a version)."""
+    asked: dict[str, str] = {}
+    for key, value in request.query.items():
+        name = _WATCH_PARAMETERS.get(key)
+        if name is None:
+            raise invalid(f"unknown query parameter {key[:40]!r}")
+        asked[name] = value
+    last = _header(request, "Last-Event-ID").strip()
+    if last:
+        asked = {"after_cursor": last} if cursor_position(last) else {"from_version": last}
+    watch = pb.WatchGameRequest(
+        game_id=request.match_info["game_id"], after_cursor=asked.get("after_cursor", "")
+    )
+    text = asked.get("from_version", "0").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        raise invalid(f"from_version must be a version (0 or more), not {text[:40]!r}")
+    watch.from_version = int(text)
+    return watch
 
 
 async def _next_or_gone(
-    stream: AsyncIterator[pb.WatchGameResponse], request: web.Request, stopping: asyncio.Event
+    stream: AsyncIterator[pb.WatchGameResponse],
+    request: web.Request,
+    response: web.StreamResponse,
+    stopping: asyncio.Event,
 ) -> pb.WatchGameResponse | None:
     """The stream's next item; None when it ends, its client has gone or the server stops.
 
@@ -181,6 +346,7 @@ async def _next_or_gone(
     would wait for it until its timeout: check both every SSE_CHECK_SECONDS.
     """
     step = asyncio.ensure_future(anext(stream, None))
+    idle = 0.0
     try:
         while True:
             done, _ = await asyncio.wait({step}, timeout=SSE_CHECK_SECONDS)
@@ -189,6 +355,10 @@ async def _next_or_gone(
             transport = request.transport
             if stopping.is_set() or transport is None or transport.is_closing():
                 return None
+            idle += SSE_CHECK_SECONDS
+            if idle >= SSE_KEEPALIVE_SECONDS:
+                idle = 0.0
+                await response.write(b": keep-alive\n\n")
     finally:
         if not step.done():
             step.cancel()
@@ -196,24 +366,21 @@ async def _next_or_gone(
                 await step
 
 
+def _sse_chunk(item: pb.WatchGameResponse) -> bytes:
+    """One SSE event: a snapshot's id is its version (from_version resumes after it),
+    an event's its cursor (after_cursor resumes after it)."""
+    if item.HasField("snapshot"):
+        kind, ident, payload = "snapshot", str(item.snapshot.version), _json(item.snapshot)
+    else:
+        kind, ident, payload = "event", item.event.cursor, _json(item.event)
+    return f"event: {kind}\nid: {ident}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
 def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         caller = _caller(request)
         try:
-            from_version = int(
-                request.query.get("from_version")
-                or request.query.get("fromVersion")
-                or request.headers.get("Last-Event-ID")
-                or 0
-            )
-        except ValueError:
-            return _error_response(invalid("from_version must be an integer"))
-        watch = pb.WatchGameRequest(
-            game_id=request.match_info["game_id"], from_version=from_version
-        )
-        stream = service.watch_game(watch, caller)
-        try:
-            first = await anext(stream, None)
+            stream = await service.watch_game(_watch_request(request), caller)
         except ServiceError as exc:
             return _error_response(exc)
         except StoreUnavailableError as exc:
@@ -224,19 +391,21 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
         await response.prepare(request)
         metrics.WATCHERS.inc()
         try:
-            item = first
+            # the headers leave now, before the first event (which may be far off)
+            await response.write(b": watching\n\n")
+            item = await _next_or_gone(stream, request, response, stopping)
             while item is not None:
-                kind = item.WhichOneof("item") or "event"
-                payload = getattr(item, kind)
-                version = payload.version
-                chunk = f"event: {kind}\nid: {version}\ndata: {json.dumps(_json(payload))}\n\n"
-                await response.write(chunk.encode())
-                item = await _next_or_gone(stream, request, stopping)
+                await response.write(_sse_chunk(item))
+                item = await _next_or_gone(stream, request, response, stopping)
         except (ConnectionResetError, ServiceError, StoreUnavailableError):
-            pass  # (the stream ends: a client reconnects from its last event)
+            pass  # the client went away, or the server stops (the client reconnects)
+        except Exception:  # the headers are sent: no error response can follow them
+            log.exception("sse_failed", request_id=caller.request_id)
         finally:
             metrics.WATCHERS.dec()
-            await stream.aclose()
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
         return response
 
     return handle
@@ -365,11 +534,31 @@ def openapi_document() -> dict[str, Any]:
                     "name": "fromVersion",
                     "in": "query",
                     "required": False,
-                    "schema": {"type": "integer"},
+                    "schema": {"type": "integer", "minimum": 0},
+                },
+                {
+                    "name": "after",
+                    "in": "query",
+                    "required": False,
+                    "description": "an event's cursor (its SSE id): resume exactly after it",
+                    "schema": {"type": "string"},
+                },
+                {
+                    "name": "Last-Event-ID",
+                    "in": "header",
+                    "required": False,
+                    "description": "what an EventSource resends: wins over the query",
+                    "schema": {"type": "string"},
                 },
             ],
             "responses": {
-                "200": {"description": "an event stream", "content": {"text/event-stream": {}}}
+                "200": {"description": "an event stream", "content": {"text/event-stream": {}}},
+                "default": {
+                    "description": "an error",
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                    },
+                },
             },
         }
     }
@@ -387,7 +576,7 @@ def openapi_document() -> dict[str, Any]:
 
 
 def build_app(service: GameService) -> web.Application:
-    app = web.Application(client_max_size=1 << 20)
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_json_errors])
     for verb, template, body_rule, method in http_rules():
         app.router.add_route(verb, _aiohttp_path(template), _route(service, method, body_rule))
     stopping = asyncio.Event()

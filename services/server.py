@@ -45,7 +45,7 @@ from glintwick.v1 import game_pb2 as pb
 from services.api import GameService, ServiceConfig
 from services.config import ServerOptions
 from services.grpc_api import Servicer, add_to_server
-from services.rest import build_app
+from services.rest import HttpRunner, build_app
 from services.store.base import GameStore, StoreUnavailableError
 from services.store.health import MonitoredStore, StoreMonitor, redacted
 from services.store.memory import MemoryStore
@@ -145,6 +145,7 @@ class RunningServer:
 
     async def stop(self, grace: float = 5.0) -> None:
         await self.health.enter_graceful_shutdown()
+        self.service.end_watches()  # endless streams: never worth the grace
         for task in (self.sweeper, self.monitoring):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -231,7 +232,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
     runner: web.AppRunner | None = None
     http_port = 0
     if options.http_address:
-        runner = web.AppRunner(build_app(service), access_log=None)
+        runner = HttpRunner(build_app(service), access_log=None)
         await runner.setup()
         host, wanted = _split(options.http_address)
         site = web.TCPSite(runner, host, wanted, reuse_port=options.reuse_port or None)

@@ -1199,6 +1199,10 @@ Global___ListLegalActionsResponse: _TypeAlias = ListLegalActionsResponse  # noqa
 class Event(_message.Message):
     """One thing that happened, as the caller may see it. `data` is the event's
     payload (docs/API.md lists every type); cards are {id, code}.
+
+    An action produces several events, all with its version: (version, index) is
+    an event's unique position, the same for every caller, and events come in
+    that order. Version 0 holds round 1's deal (round_started, turn_started).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1207,10 +1211,19 @@ class Event(_message.Message):
     TYPE_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     DATA_FIELD_NUMBER: _builtins.int
+    INDEX_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """the game version this event's action produced"""
     type: _builtins.str
     seat: _builtins.int
+    index: _builtins.int
+    """the event's place among its version's events, from 0"""
+    cursor: _builtins.str
+    """The event's position as an opaque token: pass it as
+    WatchGameRequest.after_cursor (HTTP: the SSE `id:`, `Last-Event-ID`) to
+    resume exactly after this event. Do not parse it; compare (version, index).
+    """
     @_builtins.property
     def data(self) -> _struct_pb2.Struct: ...
     def __init__(
@@ -1220,10 +1233,12 @@ class Event(_message.Message):
         type: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         data: _struct_pb2.Struct | None = ...,
+        index: _builtins.int = ...,
+        cursor: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "data", b"data", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "data", b"data", "seat", b"seat", "type", b"type", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "cursor", b"cursor", "data", b"data", "index", b"index", "seat", b"seat", "type", b"type", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1351,22 +1366,34 @@ Global___ValidateActionResponse: _TypeAlias = ValidateActionResponse  # noqa: Y0
 
 @_typing.final
 class WatchGameRequest(_message.Message):
+    """Where a watch starts: from_version or after_cursor (INVALID_ARGUMENT if both)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     FROM_VERSION_FIELD_NUMBER: _builtins.int
+    AFTER_CURSOR_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_version: _builtins.int
-    """0: start with a snapshot; N: resend events after version N"""
+    """0 (and no after_cursor): start with a snapshot of the caller's view at the
+    game's version v, then every event after v (at v = 0, also version 0's
+    events: round 1's deal). N > 0: every event of the versions after N (a
+    version whose events were all received).
+    """
+    after_cursor: _builtins.str
+    """An Event.cursor: every event after that one, exactly (no snapshot). This
+    is how a watch cut in the middle of a version resumes without loss.
+    """
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
         from_version: _builtins.int = ...,
+        after_cursor: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version", "game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -181,8 +181,9 @@ class GameServiceServicer:
 
     def WatchGame(self, request, context):
         """A snapshot of the caller's view, then every event (redacted for the caller).
-        Resumable: pass the last version seen as from_version. HTTP: Server-Sent
-        Events at GET /v1/games/{game_id}:watch?from_version=N.
+        Resumable: pass the last event's cursor as after_cursor. HTTP: Server-Sent
+        Events at GET /v1/games/{game_id}:watch (?from_version=N, ?after=CURSOR or
+        the Last-Event-ID header; each event's SSE id is its cursor).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

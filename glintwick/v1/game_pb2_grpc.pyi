@@ -63,8 +63,9 @@ class GameServiceStub:
     """Validates an action without applying it (a dry run)."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_game_pb2.WatchGameRequest, _game_pb2.WatchGameResponse]
     """A snapshot of the caller's view, then every event (redacted for the caller).
-    Resumable: pass the last version seen as from_version. HTTP: Server-Sent
-    Events at GET /v1/games/{game_id}:watch?from_version=N.
+    Resumable: pass the last event's cursor as after_cursor. HTTP: Server-Sent
+    Events at GET /v1/games/{game_id}:watch (?from_version=N, ?after=CURSOR or
+    the Last-Event-ID header; each event's SSE id is its cursor).
     """
     AnalyseHand: _grpc.UnaryUnaryMultiCallable[_game_pb2.AnalyseHandRequest, _game_pb2.AnalyseHandResponse]
     """The solver as a stateless call: feasibility, best melds, cards missing, outs."""
@@ -110,8 +111,9 @@ class GameServiceAsyncStub(GameServiceStub):
     """Validates an action without applying it (a dry run)."""
     WatchGame: _aio.UnaryStreamMultiCallable[_game_pb2.WatchGameRequest, _game_pb2.WatchGameResponse]  # type: ignore[assignment]
     """A snapshot of the caller's view, then every event (redacted for the caller).
-    Resumable: pass the last version seen as from_version. HTTP: Server-Sent
-    Events at GET /v1/games/{game_id}:watch?from_version=N.
+    Resumable: pass the last event's cursor as after_cursor. HTTP: Server-Sent
+    Events at GET /v1/games/{game_id}:watch (?from_version=N, ?after=CURSOR or
+    the Last-Event-ID header; each event's SSE id is its cursor).
     """
     AnalyseHand: _aio.UnaryUnaryMultiCallable[_game_pb2.AnalyseHandRequest, _game_pb2.AnalyseHandResponse]  # type: ignore[assignment]
     """The solver as a stateless call: feasibility, best melds, cards missing, outs."""
@@ -214,8 +216,9 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_game_pb2.WatchGameResponse], _abc.AsyncIterator[_game_pb2.WatchGameResponse]]:
         """A snapshot of the caller's view, then every event (redacted for the caller).
-        Resumable: pass the last version seen as from_version. HTTP: Server-Sent
-        Events at GET /v1/games/{game_id}:watch?from_version=N.
+        Resumable: pass the last event's cursor as after_cursor. HTTP: Server-Sent
+        Events at GET /v1/games/{game_id}:watch (?from_version=N, ?after=CURSOR or
+        the Last-Event-ID header; each event's SSE id is its cursor).
         """
 
     @_abc_1.abstractmethod

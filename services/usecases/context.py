@@ -10,6 +10,7 @@ serves).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import secrets
 import time
@@ -105,6 +106,9 @@ class Context:
         # committed without a load
         self._newest: OrderedDict[str, Loaded] = OrderedDict()
         self._rules_cache: dict[bytes, RuleSet] = {}
+        # set when the server stops: open watches end at once (they never finish by
+        # themselves, so a graceful stop would otherwise wait its whole grace for them)
+        self.stopping = asyncio.Event()
 
     async def load(self, game_id: str) -> Loaded:
         """The game as the store holds it now."""

@@ -198,8 +198,10 @@ async def commit_move(
     # the mover's events as a watcher of that seat gets them from the log
     response = pb.SubmitActionResponse(version=version)
     add_event = response.events.add
-    for event_message in stored:
-        codec.fill_event_pb(add_event(), event_message, seat, version)
+    for index, event_message in enumerate(stored):
+        out = add_event()
+        codec.fill_event_pb(out, event_message, seat, version)
+        convert.place_event(out, index)
     write = store_write(
         loaded,
         record,

@@ -290,7 +290,10 @@ class Mirror:
         return self.view_rules(viewer, version)
 
     def expected_events(self, viewer: int | None, version: int) -> list[pb.Event]:
-        return [convert.event_to_pb(e, viewer, version) for e in self.events[version]]
+        return [
+            convert.place_event(convert.event_to_pb(e, viewer, version), index)
+            for index, e in enumerate(self.events[version])
+        ]
 
     def expected_view(
         self, viewer: int | None, version: int, game_id: str, deadline: float = 0.0
@@ -554,7 +557,9 @@ async def sse_watch(
             assert response.headers["Content-Type"].startswith("text/event-stream")
             async for kind, ident, data in read_sse(response):
                 item = sse_item(kind, data)
-                version = item.snapshot.version if kind == "snapshot" else item.event.version
-                assert ident == str(version)
+                if kind == "snapshot":
+                    assert ident == str(item.snapshot.version)
+                else:
+                    assert ident == item.event.cursor
                 got.append(item)
     return got

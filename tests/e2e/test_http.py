@@ -121,8 +121,9 @@ async def test_a_short_game_over_http(server: Env) -> None:
         )
         assert not refused["legal"] and refused["reason"] == "NOT_YOUR_TURN"
 
-        # drew; discarded, turn_ended, turn_started
-        watcher = asyncio.create_task(watch(tokens[actor], 4))
+        # the deal (version 0: round_started, turn_started); drew; discarded,
+        # turn_ended, turn_started
+        watcher = asyncio.create_task(watch(tokens[actor], 6))
         await asyncio.sleep(0.2)
         submitted = await http(
             "POST",
@@ -156,8 +157,10 @@ async def test_a_short_game_over_http(server: Env) -> None:
         items = await asyncio.wait_for(watcher, 10)
         assert items[0].HasField("snapshot") and items[0].snapshot.version == 0
         assert items[0].snapshot == mirror.expected_view(actor, 0, game_id)
-        expected = mirror.expected_events(actor, 1) + mirror.expected_events(actor, 2)
+        expected = [e for v in (0, 1, 2) for e in mirror.expected_events(actor, v)]
         assert [i.event for i in items[1:]] == expected
+        assert items[1].event.type == "round_started"
+        assert items[1].event.data["commitment"] == items[0].snapshot.commitment
         # resuming: Last-Event-ID or from_version, no snapshot, only what came after
         resumed = await asyncio.wait_for(watch(tokens[1 - actor], 3, from_version="1"), 10)
         assert [i.event for i in resumed] == mirror.expected_events(1 - actor, 2)
@@ -292,7 +295,8 @@ async def test_sse_watchers_end_with_their_client_and_with_the_server() -> None:
                     stopped = True
                 assert time.monotonic() - started < 5, "stopping waited for the SSE watcher"
                 rest = [item async for item in items]  # the stream ended
-                assert rest == []
+                # after the snapshot at version 0 came version 0's events, no more
+                assert [data["type"] for _, _, data in rest] == ["round_started", "turn_started"]
     finally:
         await env.client.close()
         if not stopped:
