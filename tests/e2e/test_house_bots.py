@@ -8,12 +8,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
@@ -37,6 +35,7 @@ from services.config import ServerOptions
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env
 from tests.redis_server import free_port, redis_server
+from tests.support.processes import glintwick_command, json_log_lines, logged_process
 
 Code = grpc.StatusCode
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
@@ -324,40 +323,11 @@ async def test_house_bot_calls_are_disabled_without_an_operator(
 
 
 def glintwick(*args: str) -> list[str]:
-    binary = Path(sys.executable).with_name("glintwick")
-    command = [str(binary)] if binary.exists() else [sys.executable, "-m", "glintwick_cli"]
-    return [*command, *args]
+    return [*glintwick_command(), *args]
 
 
-@contextlib.contextmanager
-def process(command: list[str], logs: Path) -> Any:
-    """A subprocess with its output in ``logs``; SIGTERM at the end, its exit code kept."""
-    with logs.open("wb") as out:
-        child = subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            cwd=ROOT,
-        )
-        try:
-            yield child
-        finally:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-                try:
-                    child.wait(20)
-                except subprocess.TimeoutExpired:
-                    child.kill()
-                    child.wait(5)
-
-
-def log_lines(path: Path) -> list[dict[str, Any]]:
-    lines = []
-    for line in path.read_text().splitlines():
-        with contextlib.suppress(ValueError):
-            lines.append(json.loads(line))
-    return lines
+process = logged_process
+log_lines = json_log_lines
 
 
 @pytest.mark.parametrize("setup", ["memory", "redis-workers"])

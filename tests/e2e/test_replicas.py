@@ -7,11 +7,9 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ from services.api import GameService
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Env, Mirror, health_status, play_game, race_writers
 from tests.redis_server import free_port
+from tests.support.processes import glintwick_command, logged_process
 
 
 async def logged_steps(env: Env, game_id: str) -> list[spb.LogEntry]:
@@ -155,26 +154,10 @@ async def test_racing_writers_on_two_replicas(start_server: StartServer) -> None
 def serve_process(redis_url: str, logs: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """``glintwick serve`` on a free port; SIGTERM (and the exit code kept) at the end."""
     port = free_port()
-    binary = Path(sys.executable).with_name("glintwick")
-    command = [str(binary)] if binary.exists() else [sys.executable, "-m", "glintwick_cli"]
-    with logs.open("wb") as log:
-        process = subprocess.Popen(
-            [*command, "serve", "--grpc", f"127.0.0.1:{port}", "--http", "",
-             "--store", redis_url, "--log-format", "json"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        try:
-            yield process, port
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(5)
+    command = [*glintwick_command(), "serve", "--grpc", f"127.0.0.1:{port}", "--http", "",
+               "--store", redis_url, "--log-format", "json"]  # fmt: skip
+    with logged_process(command, logs) as process:
+        yield process, port
 
 
 async def wait_serving(port: int, process: subprocess.Popen[bytes], logs: Path) -> None:

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -42,6 +39,7 @@ from services.store.memory import MemoryStore
 from services.store.redis import RedisStore
 from tests.e2e.support import health_status, until
 from tests.redis_server import free_port
+from tests.support.processes import glintwick_command, json_log_lines, logged_process
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -137,11 +135,7 @@ class Served:
         return f"http://127.0.0.1:{self.http_port}"
 
     def lines(self) -> list[dict[str, Any]]:
-        found = []
-        for text in self.logs.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                found.append(json.loads(text))
-        return found
+        return json_log_lines(self.logs)
 
     def events(self, name: str) -> list[dict[str, Any]]:
         return [line for line in self.lines() if line.get("event") == name]
@@ -151,26 +145,11 @@ class Served:
 def serve(store_url: str, tmp_path: Path) -> Iterator[Served]:
     grpc_port, http_port = free_port(), free_port()
     logs = tmp_path / "serve.log"
-    binary = Path(sys.executable).with_name("glintwick")
-    command = [str(binary)] if binary.exists() else [sys.executable, "-m", "glintwick_cli"]
-    with logs.open("wb") as out:
-        process = subprocess.Popen(
-            [*command, "serve", "--grpc", f"127.0.0.1:{grpc_port}", "--http",
-             f"127.0.0.1:{http_port}", "--store", store_url, "--log-format", "json", "--no-bots"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        try:
-            yield Served(process, grpc_port, http_port, logs)
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(5)
+    command = [*glintwick_command(), "serve", "--grpc", f"127.0.0.1:{grpc_port}", "--http",
+               f"127.0.0.1:{http_port}", "--store", store_url, "--log-format", "json",
+               "--no-bots"]  # fmt: skip
+    with logged_process(command, logs) as process:
+        yield Served(process, grpc_port, http_port, logs)
 
 
 async def wait_health(

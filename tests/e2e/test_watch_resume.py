@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import random
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +28,7 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from tests.e2e.support import Env, Mirror, play_game, read_sse, sse_item
 from tests.redis_server import free_port
+from tests.support.processes import glintwick_command, logged_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -349,27 +347,10 @@ async def test_watchers_cut_at_random_events_miss_nothing(server: Env) -> None:
 
 
 def glintwick(*args: str) -> list[str]:
-    binary = Path(sys.executable).with_name("glintwick")
-    command = [str(binary)] if binary.exists() else [sys.executable, "-m", "glintwick_cli"]
-    return [*command, *args]
+    return [*glintwick_command(), *args]
 
 
-@contextlib.contextmanager
-def serving(command: list[str], logs: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with logs.open("wb") as out:
-        child = subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            cwd=ROOT,
-        )
-        try:
-            yield child
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait(5)
+serving = logged_process
 
 
 #: docs/OPERATIONS.md: "in-flight calls get five seconds"
