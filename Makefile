@@ -4,6 +4,12 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
+## buf's lint and breaking-change check of proto/ (against proto/released/; in `make test` too).
+.PHONY: buf
+buf: $(STAMP)
+	$(BIN)/buf lint
+	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.1.0.binpb
+
 .PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server loadtest
 
 install: $(STAMP)
