@@ -6,12 +6,14 @@ tagged with the game version it produced.  Every write is one atomic
 compare-and-set on the revision; a move's write also appends its log entry and
 remembers its idempotency key, in the same atomic step, as it updates the
 bot-turn index (the games where a house-bot seat may act now: what the bot pool
-plays; an entry lost to a crash would stall a game for good).  Two implementations
-share these semantics: :mod:`services.store.memory` (the embedded default) and
-:mod:`services.store.redis` (Lua compare-and-set), and one contract test suite
-runs against both.  A store that cannot be reached raises
-:class:`StoreUnavailableError` (never its client library's own errors), which the
-faces answer as UNAVAILABLE and :mod:`services.store.health` turns into health.
+plays; an entry lost to a crash would stall a game for good), the deadline index
+and the lobby index (the games with a free seat, by rule set: a game lost from it
+could never be found to join).  Two implementations share these semantics:
+:mod:`services.store.memory` (the embedded default) and :mod:`services.store.redis`
+(Lua compare-and-set), and one contract test suite runs against both.  A store
+that cannot be reached raises :class:`StoreUnavailableError` (never its client
+library's own errors), which the faces answer as UNAVAILABLE and
+:mod:`services.store.health` turns into health.
 """
 
 from __future__ import annotations
@@ -50,6 +52,25 @@ class Write:
     # False when no house-bot seat could act before this write either: a store may skip
     # its index then (True with ``bot_turn`` False takes the game out of the index).
     bot_turn_changed: bool = True
+    # The game has a free seat and is not over after this write: the lobby index lists
+    # it (if not listed yet: a game keeps its place), under its rule set's hash and in
+    # the index of all games, from now (the store's clock).  False with
+    # ``open_seats_changed``: the write takes it out of the lobby (its last seat taken,
+    # or the game over).  False with ``open_seats_changed`` False: the lobby is left alone.
+    open_seats: bool = False
+    open_seats_changed: bool = True
+    rule_set_hash: str = ""  # the game's rule-set hash: which lobby index lists it
+
+
+@dataclass(frozen=True, slots=True)
+class OpenGame:
+    """A game of the lobby index: its id, and its unique place in the index."""
+
+    game_id: str
+    # when the game was listed (its creation), in microseconds of the store's clock,
+    # made unique and increasing (one more than the last when two share a microsecond):
+    # the lobby's order and its pages' cursor
+    position: int
 
 
 class GameExistsError(Exception):
@@ -116,6 +137,16 @@ class GameStore(ABC):
         workers claim turns so that they rarely think about the same one; a turn is
         applied once whatever happens, by the commit's compare-and-set.
         """
+
+    @abstractmethod
+    async def open_games(
+        self, rule_set_hash: str = "", after: int = 0, limit: int = 50
+    ) -> list[OpenGame]:
+        """The lobby: the games listed by ``Write.open_seats`` (a free seat, not over),
+        oldest listing first, from the one after position ``after`` (0: from the first);
+        only those of ``rule_set_hash`` when given.  There is an index per rule-set hash
+        besides the index of all games: a filtered read is one range of its index, never
+        a scan past other rule sets' games."""
 
     @abstractmethod
     async def games_in_play(self) -> int:

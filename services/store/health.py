@@ -23,7 +23,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import structlog
 
-from services.store.base import GameStore, LogItem, Snapshot, StoreUnavailableError, Write
+from services.store.base import (
+    GameStore,
+    LogItem,
+    OpenGame,
+    Snapshot,
+    StoreUnavailableError,
+    Write,
+)
 
 log = structlog.get_logger("glintwick.store")
 
@@ -158,6 +165,11 @@ class MonitoredStore(GameStore):
 
     async def bot_turns(self, limit: int = 100, lease: float = 0.0) -> list[str]:
         return await self._call(self.inner.bot_turns(limit, lease))
+
+    async def open_games(
+        self, rule_set_hash: str = "", after: int = 0, limit: int = 50
+    ) -> list[OpenGame]:
+        return await self._call(self.inner.open_games(rule_set_hash, after, limit))
 
     async def games_in_play(self) -> int:
         return await self._call(self.inner.games_in_play())

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from services.store.base import GameExistsError, GameStore, LogItem, Snapshot, Write
+from services.store.base import GameExistsError, GameStore, LogItem, OpenGame, Snapshot, Write
 
 
 @dataclass
@@ -30,6 +30,10 @@ class MemoryStore(GameStore):
         # the bot-turn index: game id → (listed from, a tie-break sequence number)
         self._bot_turns: dict[str, tuple[float, int]] = {}
         self._sequence = itertools.count()
+        # the lobby: rule-set hash → {game id: position}, and "" → every listed game;
+        # positions only grow, so each dict is in lobby order (insertion order)
+        self._lobby: dict[str, dict[str, int]] = {}
+        self._lobby_clock = 0  # the last position given
         self._changed = asyncio.Condition()
         self._ttl = finished_ttl
         self._clock = clock
@@ -73,12 +77,27 @@ class MemoryStore(GameStore):
         return True
 
     def _index(self, game_id: str, write: Write) -> None:
-        """A write's deadline and bot-turn index entries (create and commit alike)."""
+        """A write's deadline, bot-turn and lobby index entries (create and commit alike)."""
         self._games[game_id].deadline = write.deadline
         if write.bot_turn:
             self._bot_turns[game_id] = (self._clock(), next(self._sequence))
         elif write.bot_turn_changed:
             self._bot_turns.pop(game_id, None)
+        if write.open_seats:
+            self._list(game_id, write.rule_set_hash)
+        elif write.open_seats_changed:
+            for key in ("", write.rule_set_hash):
+                listed = self._lobby.get(key, {})
+                listed.pop(game_id, None)
+                if not listed:
+                    self._lobby.pop(key, None)
+
+    def _list(self, game_id: str, rule_set_hash: str) -> None:
+        if game_id in self._lobby.get("", {}):
+            return  # listed already: it keeps its place
+        self._lobby_clock = max(int(self._clock() * 1_000_000), self._lobby_clock + 1)
+        for key in ("", rule_set_hash):
+            self._lobby.setdefault(key, {})[game_id] = self._lobby_clock
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         game = self._live(game_id)
@@ -126,6 +145,13 @@ class MemoryStore(GameStore):
             for gid in found:
                 self._bot_turns[gid] = (now + lease, next(self._sequence))
         return found
+
+    async def open_games(
+        self, rule_set_hash: str = "", after: int = 0, limit: int = 50
+    ) -> list[OpenGame]:
+        listed = self._lobby.get(rule_set_hash, {}).items()
+        later = (OpenGame(gid, position) for gid, position in listed if position > after)
+        return list(itertools.islice(later, max(limit, 0)))
 
     async def games_in_play(self) -> int:
         return sum(1 for g in self._games.values() if g.expires_at is None)

@@ -11,11 +11,18 @@ script may touch them all):
 * ``glintwick:active`` — set of unfinished game ids;
 * ``glintwick:botturns`` — sorted set: game id by when it is listed from (when a
   house-bot seat started waiting, or when a worker's lease on the turn ends; times
-  from Redis's clock, so replicas' clocks do not matter).
+  from Redis's clock, so replicas' clocks do not matter);
+* ``glintwick:lobby`` — sorted set: the games with a free seat (the lobby), by
+  position: when listed (at creation), microseconds of Redis's clock, made unique
+  by ``glintwick:lobbyclock`` (the last position given: one more when two games
+  share a microsecond), so a position is an exact cursor for the lobby's pages;
+* ``glintwick:lobby:<rule-set hash>`` — the same, for one rule set: a filtered
+  lobby page is one range read, never a scan past other rule sets' games.
 
-The three indexes are written *inside* the create and commit scripts, atomically
+The indexes are written *inside* the create and commit scripts, atomically
 with the record: an index entry lost between two round trips would stall its game
-for good (a bot turn never listed, a deadline that never fires).  The scripts so
+for good (a bot turn never listed, a deadline that never fires, a table no one can
+find).  The scripts so
 touch keys outside the game's hash tag: fine for one Redis (this store's client);
 a Redis Cluster deployment would need the indexes in each game's slot.  Needs
 Redis >= 5 (``TIME`` in a writing script).
@@ -47,6 +54,7 @@ from services.store.base import (
     GameExistsError,
     GameStore,
     LogItem,
+    OpenGame,
     Snapshot,
     StoreUnavailableError,
     Write,
@@ -57,12 +65,23 @@ T = TypeVar("T")
 DEADLINES_KEY = "glintwick:deadlines"
 ACTIVE_KEY = "glintwick:active"
 BOT_TURNS_KEY = "glintwick:botturns"
+LOBBY_KEY = "glintwick:lobby"
+LOBBY_CLOCK_KEY = "glintwick:lobbyclock"
+
+
+def lobby_key(rule_set_hash: str) -> str:
+    """The lobby index of one rule set ("": of every rule set)."""
+    return f"{LOBBY_KEY}:{rule_set_hash}" if rule_set_hash else LOBBY_KEY
+
 
 # A write's index entries, one function for both writing scripts: ``bot_turn`` 'set'
 # (list the game from now, Redis's clock) or 'del' or ''; ``deadline`` a Unix time
-# or 'del' or ''; ``finished`` '1' or '' ('' everywhere: leave that index alone).
+# or 'del' or ''; ``finished`` '1' or ''; ``open`` 'add' (list the game in the
+# lobby, unless it is listed) or 'del' or '' ('' everywhere: leave that index alone).
+# (Positions are formatted with %d: Lua's own number-to-string keeps 14 digits.)
 _INDEXES = """
-local function indexes(bot_turns, deadlines, active, game, bot_turn, deadline, finished)
+local function indexes(keys, game, bot_turn, deadline, finished, open)
+  local bot_turns, deadlines, active, lobby, lobby_rules, lobby_clock = unpack(keys)
   if bot_turn == 'del' then
     redis.call('ZREM', bot_turns, game)
   elseif bot_turn == 'set' then
@@ -75,24 +94,36 @@ local function indexes(bot_turns, deadlines, active, game, bot_turn, deadline, f
     redis.call('ZADD', deadlines, deadline, game)
   end
   if finished == '1' then redis.call('SREM', active, game) end
+  if open == 'del' then
+    redis.call('ZREM', lobby, game)
+    redis.call('ZREM', lobby_rules, game)
+  elseif open == 'add' and not redis.call('ZSCORE', lobby, game) then
+    local t = redis.call('TIME')
+    local at = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local last = tonumber(redis.call('GET', lobby_clock) or 0)
+    if at <= last then at = last + 1 end
+    at = string.format('%d', at)
+    redis.call('SET', lobby_clock, at)
+    redis.call('ZADD', lobby, at, game)
+    redis.call('ZADD', lobby_rules, at, game)
+  end
 end
 """
 
-# KEYS: record, bot turns, deadlines, active; ARGV: record, game id, the index args
+# KEYS: record, the index keys; ARGV: record, game id, the index args
 _CREATE = (
     _INDEXES
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[2])
-indexes(KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+indexes({unpack(KEYS, 2, 7)}, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 return 1
 """
 )
 
-# KEYS: record, log, requests, bot turns, deadlines, active; ARGV: expected
-# revision, record, entry version, entry, idempotency key, response, ttl, game id,
-# the index args
+# KEYS: record, log, requests, the index keys; ARGV: expected revision, record,
+# entry version, entry, idempotency key, response, ttl, game id, the index args
 _COMMIT = (
     _INDEXES
     + """
@@ -108,7 +139,7 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-indexes(KEYS[4], KEYS[5], KEYS[6], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
+indexes({unpack(KEYS, 4, 9)}, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12])
 return 1
 """
 )
@@ -141,7 +172,20 @@ def _index_args(write: Write) -> list[str]:
     deadline = ""
     if write.deadline_changed:
         deadline = "del" if write.deadline is None else repr(write.deadline)
-    return [bot_turn, deadline, "1" if write.finished else ""]
+    lobby = "add" if write.open_seats else ("del" if write.open_seats_changed else "")
+    return [bot_turn, deadline, "1" if write.finished else "", lobby]
+
+
+def _index_keys(write: Write) -> list[str]:
+    """The keys of the indexes ``write`` may touch (see _INDEXES), in its order."""
+    return [
+        BOT_TURNS_KEY,
+        DEADLINES_KEY,
+        ACTIVE_KEY,
+        LOBBY_KEY,
+        lobby_key(write.rule_set_hash),
+        LOBBY_CLOCK_KEY,
+    ]
 
 
 def _version_of(stream_id: bytes | str) -> int:
@@ -246,7 +290,7 @@ class RedisStore(GameStore):
         self._ttl = finished_ttl
 
     async def create(self, game_id: str, write: Write) -> None:
-        keys = [_keys(game_id)[0], BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
+        keys = [_keys(game_id)[0], *_index_keys(write)]
         args: list[Any] = [write.record, game_id, *_index_args(write)]
         with _reachable(write=True):
             created = await self._create(keys=keys, args=args)
@@ -261,7 +305,7 @@ class RedisStore(GameStore):
         return Snapshot(int(rev), bytes(record))
 
     async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
-        # The indexes (bot turns, deadlines, active games) change in the same script
+        # The indexes (bot turns, deadlines, active games, the lobby) change in the same script
         # as the record: a crash between two writes could leave a deadline unindexed,
         # and the game would wait for it for ever.
         entry = write.entry
@@ -276,7 +320,7 @@ class RedisStore(GameStore):
             game_id,
             *_index_args(write),
         ]
-        keys = [*_keys(game_id), BOT_TURNS_KEY, DEADLINES_KEY, ACTIVE_KEY]
+        keys = [*_keys(game_id), *_index_keys(write)]
         with _reachable(write=True):
             return bool(await self._commit(keys=keys, args=args))
 
@@ -318,6 +362,20 @@ class RedisStore(GameStore):
         with _reachable():
             ids = await self._bot_turns(keys=[BOT_TURNS_KEY], args=[limit, repr(float(lease))])
         return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+
+    async def open_games(
+        self, rule_set_hash: str = "", after: int = 0, limit: int = 50
+    ) -> list[OpenGame]:
+        if limit <= 0:
+            return []
+        with _reachable():
+            rows = await self._redis.zrangebyscore(
+                lobby_key(rule_set_hash), f"({after}", "+inf", start=0, num=limit, withscores=True
+            )
+        return [
+            OpenGame(gid.decode() if isinstance(gid, bytes) else str(gid), int(score))
+            for gid, score in rows
+        ]
 
     async def games_in_play(self) -> int:
         with _reachable():

@@ -48,6 +48,12 @@ def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
     return waiting
 
 
+def has_open_seats(record: spb.StoredGame, state: GameState) -> bool:
+    """Whether the game waits for players: a seat nobody has joined, and not over
+    (what the lobby lists)."""
+    return not state.is_terminal() and not all(s.joined for s in record.seats)
+
+
 def next_deadline(
     record: spb.StoredGame, before: GameState | None, after: GameState, clock: Callable[[], float]
 ) -> float:
@@ -84,10 +90,12 @@ def store_write(
     response: bytes | None = None,
 ) -> Write:
     """The store write of ``record`` (holding ``after``) over ``before`` (None: a new
-    game): its deadline and bot-turn index fields worked out in one place, so no
-    write can forget them (a game missing from the bot-turn index stalls)."""
+    game): its deadline, bot-turn and lobby index fields worked out in one place, so
+    no write can forget them (a game missing from the bot-turn index stalls)."""
     bot_turn = bot_seat(record, after) is not None
     bot_turn_before = before is not None and bot_seat(before.record, before.state) is not None
+    open_seats = has_open_seats(record, after)
+    open_before = before is not None and has_open_seats(before.record, before.state)
     return Write(
         record=record.SerializeToString(),
         entry=entry,
@@ -98,6 +106,9 @@ def store_write(
         deadline_changed=before is None or record.deadline_unix != before.record.deadline_unix,
         bot_turn=bot_turn,
         bot_turn_changed=bot_turn or bot_turn_before,
+        open_seats=open_seats,
+        open_seats_changed=open_seats != open_before,
+        rule_set_hash=record.state.rules.hash,
     )
 
 

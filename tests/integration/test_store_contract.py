@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
-from services.store.base import GameExistsError, GameStore, LogItem, Write
+from services.store.base import GameExistsError, GameStore, LogItem, OpenGame, Write
 
 
 async def test_create_load_and_refuse_duplicates(store: GameStore) -> None:
@@ -204,3 +205,80 @@ async def test_a_stored_idempotency_key_is_never_committed_twice(store: GameStor
     assert snapshot is not None and (snapshot.revision, snapshot.record) == (2, b"b")
     assert [item.entry for item in await store.read_log("g", 0)] == [b"e1"]
     assert await store.idempotent_response("g", "0:req-1") == b"r1"
+
+
+def _listed(games: list[OpenGame]) -> list[str]:
+    return [game.game_id for game in games]
+
+
+async def test_lobby_lists_games_with_free_seats_by_creation(store: GameStore) -> None:
+    """A game enters the lobby at its creation (in the create's atomic step) and keeps
+    its place; each rule set has its own index; positions are unique and increasing."""
+    await store.create("a1", Write(b"0", open_seats=True, rule_set_hash="A"))
+    await store.create("b1", Write(b"0", open_seats=True, rule_set_hash="B"))
+    await store.create("full", Write(b"0", rule_set_hash="A"))  # every seat taken
+    await store.create("a2", Write(b"0", open_seats=True, rule_set_hash="A"))
+    everything = await store.open_games()
+    assert _listed(everything) == ["a1", "b1", "a2"]
+    positions = [game.position for game in everything]
+    assert positions == sorted(set(positions))
+    assert abs(positions[0] / 1e6 - time.time()) < 60  # microseconds of the store's clock
+    assert _listed(await store.open_games("A")) == ["a1", "a2"]
+    assert _listed(await store.open_games("B")) == ["b1"]
+    assert await store.open_games("C") == []
+    # a write while the game stays open (a seat joined, a move) leaves its place alone
+    assert await store.commit("a1", 1, Write(b"1", open_seats=True, rule_set_hash="A"))
+    assert await store.commit(
+        "a2", 1, Write(b"1", open_seats=True, open_seats_changed=False, rule_set_hash="A")
+    )
+    assert await store.open_games() == everything
+
+
+async def test_lobby_pages_from_a_position(store: GameStore) -> None:
+    names = [f"g{i}" for i in range(7)]
+    for name in names:  # one create after another: often in the same microsecond
+        await store.create(
+            name, Write(b"0", open_seats=True, rule_set_hash="A" if name < "g4" else "B")
+        )
+    pages: list[str] = []
+    after = 0
+    while page := await store.open_games(after=after, limit=3):
+        assert len(page) <= 3
+        pages.extend(_listed(page))
+        after = page[-1].position
+    assert pages == names  # every game once, in order: no tie lost at a page's edge
+    first = await store.open_games("B", limit=2)
+    assert _listed(first) == ["g4", "g5"]
+    assert _listed(await store.open_games("B", after=first[-1].position)) == ["g6"]
+    assert await store.open_games(limit=0) == []
+
+
+async def test_lobby_loses_a_game_when_its_last_seat_is_taken_or_it_ends(store: GameStore) -> None:
+    for name in ("filled", "over", "staying"):
+        await store.create(name, Write(b"0", open_seats=True, rule_set_hash="A"))
+    assert await store.commit("filled", 1, Write(b"1", rule_set_hash="A"))  # the last seat
+    over = Write(b"1", entry=LogItem(1, b"e"), finished=True, rule_set_hash="A")
+    assert await store.commit("over", 1, over)
+    # a losing compare-and-set changes nothing, the lobby included
+    assert not await store.commit("staying", 7, Write(b"x", rule_set_hash="A"))
+    assert _listed(await store.open_games()) == ["staying"]
+    assert _listed(await store.open_games("A")) == ["staying"]
+    # a write that says the lobby already agrees leaves it alone
+    assert await store.commit("staying", 1, Write(b"1", open_seats_changed=False))
+    assert _listed(await store.open_games("A")) == ["staying"]
+
+
+async def test_lobby_follows_the_compare_and_set_winner(store: GameStore) -> None:
+    for round_ in range(4):
+        game = f"race{round_}"
+        await store.create(game, Write(b"r0", open_seats=True, rule_set_hash="A"))
+        # even racers take the last seat, odd ones leave one free
+        writes = [
+            store.commit(game, 1, Write(f"w{i}".encode(), open_seats=i % 2 == 1, rule_set_hash="A"))
+            for i in range(8)
+        ]
+        results = await asyncio.gather(*writes)
+        assert results.count(True) == 1
+        winner = results.index(True)
+        listed = _listed(await store.open_games("A"))
+        assert (game in listed) == (winner % 2 == 1), f"round {round_}"
