@@ -224,6 +224,23 @@ class GlintwickClient:
     async def game(self, game_id: str) -> pb.Game:
         return await self.call(self.stub.GetGame, pb.GetGameRequest(game_id=game_id))
 
+    async def list_open_games(
+        self, rule_set: str | None = None, *, rule_set_hash: str = "", page_size: int = 0
+    ) -> list[pb.OpenGame]:
+        """The lobby: every game waiting for players, oldest first (all its pages,
+        ``page_size`` games a call; 0: the server's default), only those of the preset
+        ``rule_set`` or of the rule set with ``rule_set_hash`` when given."""
+        request = pb.ListOpenGamesRequest(
+            rule_set_name=rule_set or "", rule_set_hash=rule_set_hash, page_size=page_size
+        )
+        games: list[pb.OpenGame] = []
+        while True:
+            response = await self.call(self.stub.ListOpenGames, request)
+            games.extend(response.games)
+            if not response.next_page_token:
+                return games
+            request.page_token = response.next_page_token
+
     async def join(self, game_id: str, *, seat: int | None = None, name: str = "") -> Seat:
         request = pb.JoinGameRequest(game_id=game_id, name=name)
         if seat is not None:

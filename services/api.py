@@ -75,6 +75,11 @@ class GameService:
     async def get_game(self, request: pb.GetGameRequest, caller: Caller) -> pb.Game:
         return await lobby.get_game(self._ctx, request, caller)
 
+    async def list_open_games(
+        self, request: pb.ListOpenGamesRequest, caller: Caller
+    ) -> pb.ListOpenGamesResponse:
+        return await lobby.list_open_games(self._ctx, request, caller)
+
     async def join_game(self, request: pb.JoinGameRequest, caller: Caller) -> pb.JoinGameResponse:
         return await lobby.join_game(self._ctx, request, caller)
 

@@ -907,6 +907,130 @@ class JoinGameResponse(_message.Message):
 Global___JoinGameResponse: _TypeAlias = JoinGameResponse  # noqa: Y015
 
 @_typing.final
+class ListOpenGamesRequest(_message.Message):
+    """---------------------------------------------------------------- the lobby"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULE_SET_NAME_FIELD_NUMBER: _builtins.int
+    RULE_SET_HASH_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    rule_set_name: _builtins.str
+    """Only games of this preset (a name ListRuleSets lists; INVALID_ARGUMENT
+    UNKNOWN_RULE_SET otherwise). Empty: every rule set. At most one of
+    rule_set_name and rule_set_hash.
+    """
+    rule_set_hash: _builtins.str
+    """Only games of the rule set with this hash (RuleSet.hash): finds games of a
+    custom rule set too. Empty: every rule set.
+    """
+    page_size: _builtins.int
+    """The most games to return: 0 means 50; above 200 means 200; negative is
+    INVALID_ARGUMENT (reason INVALID_PAGE_SIZE). A page may hold fewer games than
+    asked (games filled while it was read) and still have a next page.
+    """
+    page_token: _builtins.str
+    """Empty: the first page. Otherwise the next_page_token of the previous page,
+    with the same filter (INVALID_ARGUMENT, reason INVALID_PAGE_TOKEN, if not).
+    """
+    def __init__(
+        self,
+        *,
+        rule_set_name: _builtins.str = ...,
+        rule_set_hash: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "rule_set_hash", b"rule_set_hash", "rule_set_name", b"rule_set_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOpenGamesRequest: _TypeAlias = ListOpenGamesRequest  # noqa: Y015
+
+@_typing.final
+class OpenGame(_message.Message):
+    """A game waiting for players: its public description only (no seat's token)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    RULE_SET_NAME_FIELD_NUMBER: _builtins.int
+    RULE_SET_HASH_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    SEATS_FREE_FIELD_NUMBER: _builtins.int
+    SEAT_INFO_FIELD_NUMBER: _builtins.int
+    CREATED_UNIX_FIELD_NUMBER: _builtins.int
+    DEADLINES_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """The game's id: JoinGame it."""
+    rule_set_name: _builtins.str
+    """The game's rule set's name (a preset's, or a custom rule set's own)."""
+    rule_set_hash: _builtins.str
+    """The game's rule set's hash (RuleSet.hash): what tells two rule sets apart."""
+    seats: _builtins.int
+    """How many seats the game has."""
+    seats_free: _builtins.int
+    """How many of them nobody has joined yet (at least 1)."""
+    created_unix: _builtins.float
+    """When the game was created: Unix seconds of the store's clock (microseconds)."""
+    @_builtins.property
+    def seat_info(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]:
+        """Every seat: whether it is taken, and the name of its player or house bot."""
+
+    @_builtins.property
+    def deadlines(self) -> Global___Deadlines:
+        """The game's turn and claim deadlines."""
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        rule_set_name: _builtins.str = ...,
+        rule_set_hash: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        seats_free: _builtins.int = ...,
+        seat_info: _abc.Iterable[Global___SeatInfo] | None = ...,
+        created_unix: _builtins.float = ...,
+        deadlines: Global___Deadlines | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadlines", b"deadlines"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix", b"created_unix", "deadlines", b"deadlines", "game_id", b"game_id", "rule_set_hash", b"rule_set_hash", "rule_set_name", b"rule_set_name", "seat_info", b"seat_info", "seats", b"seats", "seats_free", b"seats_free"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenGame: _TypeAlias = OpenGame  # noqa: Y015
+
+@_typing.final
+class ListOpenGamesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass as page_token for the next page; empty: this was the last page."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___OpenGame]:
+        """The games of this page, oldest first."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[Global___OpenGame] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOpenGamesResponse: _TypeAlias = ListOpenGamesResponse  # noqa: Y015
+
+@_typing.final
 class PlayerInfo(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -54,6 +54,11 @@ class GameServiceStub:
                 request_serializer=glintwick_dot_v1_dot_game__pb2.GetGameRequest.SerializeToString,
                 response_deserializer=glintwick_dot_v1_dot_game__pb2.Game.FromString,
                 _registered_method=True)
+        self.ListOpenGames = channel.unary_unary(
+                '/glintwick.v1.GameService/ListOpenGames',
+                request_serializer=glintwick_dot_v1_dot_game__pb2.ListOpenGamesRequest.SerializeToString,
+                response_deserializer=glintwick_dot_v1_dot_game__pb2.ListOpenGamesResponse.FromString,
+                _registered_method=True)
         self.JoinGame = channel.unary_unary(
                 '/glintwick.v1.GameService/JoinGame',
                 request_serializer=glintwick_dot_v1_dot_game__pb2.JoinGameRequest.SerializeToString,
@@ -138,6 +143,14 @@ class GameServiceServicer:
 
     def GetGame(self, request, context):
         """The game's public description.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListOpenGames(self, request, context):
+        """The lobby: the games waiting for players (a seat nobody has joined, not over),
+        oldest first, optionally of one rule set; paged (AIP-158). Public: no credential.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -250,6 +263,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.GetGame,
                     request_deserializer=glintwick_dot_v1_dot_game__pb2.GetGameRequest.FromString,
                     response_serializer=glintwick_dot_v1_dot_game__pb2.Game.SerializeToString,
+            ),
+            'ListOpenGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOpenGames,
+                    request_deserializer=glintwick_dot_v1_dot_game__pb2.ListOpenGamesRequest.FromString,
+                    response_serializer=glintwick_dot_v1_dot_game__pb2.ListOpenGamesResponse.SerializeToString,
             ),
             'JoinGame': grpc.unary_unary_rpc_method_handler(
                     servicer.JoinGame,
@@ -415,6 +433,33 @@ class GameService:
             '/glintwick.v1.GameService/GetGame',
             glintwick_dot_v1_dot_game__pb2.GetGameRequest.SerializeToString,
             glintwick_dot_v1_dot_game__pb2.Game.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOpenGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glintwick.v1.GameService/ListOpenGames',
+            glintwick_dot_v1_dot_game__pb2.ListOpenGamesRequest.SerializeToString,
+            glintwick_dot_v1_dot_game__pb2.ListOpenGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -49,6 +49,10 @@ class GameServiceStub:
     """
     GetGame: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetGameRequest, _game_pb2.Game]
     """The game's public description."""
+    ListOpenGames: _grpc.UnaryUnaryMultiCallable[_game_pb2.ListOpenGamesRequest, _game_pb2.ListOpenGamesResponse]
+    """The lobby: the games waiting for players (a seat nobody has joined, not over),
+    oldest first, optionally of one rule set; paged (AIP-158). Public: no credential.
+    """
     JoinGame: _grpc.UnaryUnaryMultiCallable[_game_pb2.JoinGameRequest, _game_pb2.JoinGameResponse]
     """Takes a seat and returns its secret token (shown once; stored hashed)."""
     GetView: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetViewRequest, _game_pb2.View]
@@ -97,6 +101,10 @@ class GameServiceAsyncStub(GameServiceStub):
     """
     GetGame: _aio.UnaryUnaryMultiCallable[_game_pb2.GetGameRequest, _game_pb2.Game]  # type: ignore[assignment]
     """The game's public description."""
+    ListOpenGames: _aio.UnaryUnaryMultiCallable[_game_pb2.ListOpenGamesRequest, _game_pb2.ListOpenGamesResponse]  # type: ignore[assignment]
+    """The lobby: the games waiting for players (a seat nobody has joined, not over),
+    oldest first, optionally of one rule set; paged (AIP-158). Public: no credential.
+    """
     JoinGame: _aio.UnaryUnaryMultiCallable[_game_pb2.JoinGameRequest, _game_pb2.JoinGameResponse]  # type: ignore[assignment]
     """Takes a seat and returns its secret token (shown once; stored hashed)."""
     GetView: _aio.UnaryUnaryMultiCallable[_game_pb2.GetViewRequest, _game_pb2.View]  # type: ignore[assignment]
@@ -166,6 +174,16 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_pb2.Game, _abc.Awaitable[_game_pb2.Game]]:
         """The game's public description."""
+
+    @_abc_1.abstractmethod
+    def ListOpenGames(
+        self,
+        request: _game_pb2.ListOpenGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.ListOpenGamesResponse, _abc.Awaitable[_game_pb2.ListOpenGamesResponse]]:
+        """The lobby: the games waiting for players (a seat nobody has joined, not over),
+        oldest first, optionally of one rule set; paged (AIP-158). Public: no credential.
+        """
 
     @_abc_1.abstractmethod
     def JoinGame(

@@ -1,14 +1,18 @@
 """Games and seats: creating a game (from a seed or explicit decks), reading it,
-joining a seat, filling the empty seats with house bots."""
+listing the games waiting for players (the lobby), joining a seat, filling the
+empty seats with house bots."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import os
+import re
 import secrets
 
 import structlog
 
-from engine.errors import GlintwickError
+from engine.errors import GlintwickError, excerpt
 from engine.game import GameState
 from engine.rulesets import RuleSet
 from glintwick import convert
@@ -16,12 +20,20 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
 from services.errors import conflict, invalid, precondition
-from services.store.base import GameExistsError
+from services.store.base import GameExistsError, OpenGame
 
 from .access import require_deck_operator, seat_of
 from .context import Caller, Context
 from .house_bots import check_strategy
-from .records import Loaded, game_message, next_deadline, store_write, token_hash
+from .records import (
+    Loaded,
+    game_message,
+    has_open_seats,
+    next_deadline,
+    seat_infos,
+    store_write,
+    token_hash,
+)
 from .rule_sets import requested_rules
 
 log = structlog.get_logger("glintwick.api")
@@ -30,6 +42,13 @@ MAX_SEED_BYTES = 64
 MAX_PLAYER_NAME = 64  # characters of JoinGame's name (shown to every seat)
 # a seat's compare-and-set retries before the caller gets ABORTED
 _SEAT_WRITE_ATTEMPTS = 20
+DEFAULT_LOBBY_PAGE = 50
+MAX_LOBBY_PAGE = 200
+MAX_PAGE_TOKEN = 100  # characters: ours are about 50
+_RULE_SET_HASH = re.compile(r"[0-9a-f]{16}")  # RuleSet.hash
+# a page token is "lobby1:<the last position read>:<the filter's hash>", base64url:
+# opaque to clients, and tied to its filter (AIP-158)
+_PAGE_TOKEN_PREFIX = "lobby1"
 
 
 async def create_game(ctx: Context, request: pb.CreateGameRequest, caller: Caller) -> pb.Game:
@@ -118,6 +137,90 @@ async def _create(
 
 async def get_game(ctx: Context, request: pb.GetGameRequest, caller: Caller) -> pb.Game:
     return game_message(await ctx.load(request.game_id))
+
+
+async def list_open_games(
+    ctx: Context, request: pb.ListOpenGamesRequest, caller: Caller
+) -> pb.ListOpenGamesResponse:
+    rule_set_hash = _lobby_filter(ctx, request)
+    if request.page_size < 0:
+        raise invalid(
+            f"page_size is 0..{MAX_LOBBY_PAGE}, not {request.page_size}", "INVALID_PAGE_SIZE"
+        )
+    size = min(request.page_size or DEFAULT_LOBBY_PAGE, MAX_LOBBY_PAGE)
+    after = _page_after(request.page_token, rule_set_hash)
+    # one more than the page: whether a next page exists, without an empty last page
+    listed = await ctx.store.open_games(rule_set_hash, after, size + 1)
+    page = listed[:size]
+    found = await asyncio.gather(*(ctx.load_if_any(entry.game_id) for entry in page))
+    response = pb.ListOpenGamesResponse()
+    for entry, loaded in zip(page, found, strict=True):
+        # (the index is written with each record: a game gone or filled since the
+        # index was read is simply left out of this page)
+        if loaded is not None and has_open_seats(loaded.record, loaded.state):
+            response.games.append(_open_game(entry, loaded))
+    if len(listed) > size:
+        response.next_page_token = _page_token(page[-1].position, rule_set_hash)
+    return response
+
+
+def _lobby_filter(ctx: Context, request: pb.ListOpenGamesRequest) -> str:
+    """The rule-set hash a lobby request filters on ("": none)."""
+    if request.rule_set_name and request.rule_set_hash:
+        raise invalid("give at most one of rule_set_name and rule_set_hash")
+    if request.rule_set_name:
+        preset = ctx.config.presets.get(request.rule_set_name)
+        if preset is None:
+            known = ", ".join(sorted(ctx.config.presets))
+            raise invalid(
+                f"unknown rule set {excerpt(request.rule_set_name)}; known: {known}"
+                " (a custom rule set is found by its rule_set_hash)",
+                "UNKNOWN_RULE_SET",
+            )
+        return preset.hash
+    if request.rule_set_hash and not _RULE_SET_HASH.fullmatch(request.rule_set_hash):
+        raise invalid(f"a rule_set_hash is 16 hex digits, not {excerpt(request.rule_set_hash)}")
+    return request.rule_set_hash
+
+
+def _page_token(position: int, rule_set_hash: str) -> str:
+    raw = f"{_PAGE_TOKEN_PREFIX}:{position}:{rule_set_hash}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _page_after(token: str, rule_set_hash: str) -> int:
+    """The lobby position a page token resumes after (0: the first page)."""
+    if not token:
+        return 0
+    refused = invalid(
+        "page_token is not a next_page_token of a lobby listing with this filter",
+        "INVALID_PAGE_TOKEN",
+    )
+    if len(token) > MAX_PAGE_TOKEN:
+        raise refused
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        prefix, position, filtered = raw.split(":", 2)
+        after = int(position)
+    except ValueError:  # (bad base64 and bad UTF-8 are ValueErrors too)
+        raise refused from None
+    if prefix != _PAGE_TOKEN_PREFIX or after < 0 or filtered != rule_set_hash:
+        raise refused
+    return after
+
+
+def _open_game(entry: OpenGame, loaded: Loaded) -> pb.OpenGame:
+    record = loaded.record
+    return pb.OpenGame(
+        game_id=record.game_id,
+        rule_set_name=record.state.rules.name,
+        rule_set_hash=record.state.rules.hash,
+        seats=len(record.seats),
+        seats_free=sum(1 for seat in record.seats if not seat.joined),
+        seat_info=seat_infos(record),
+        created_unix=entry.position / 1_000_000,
+        deadlines=record.deadlines,
+    )
 
 
 async def join_game(

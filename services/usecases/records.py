@@ -112,6 +112,14 @@ def store_write(
     )
 
 
+def seat_infos(record: spb.StoredGame) -> list[pb.SeatInfo]:
+    """The public description of every seat (never its token)."""
+    return [
+        pb.SeatInfo(seat=i, joined=s.joined, name=s.name, bot=s.bot)
+        for i, s in enumerate(record.seats)
+    ]
+
+
 def game_message(loaded: Loaded) -> pb.Game:
     """The public ``Game`` message of a stored game."""
     record = loaded.record
@@ -119,10 +127,7 @@ def game_message(loaded: Loaded) -> pb.Game:
         game_id=record.game_id,
         rule_set=record.state.rules,
         seats=loaded.state.seats,
-        seat_info=[
-            pb.SeatInfo(seat=i, joined=s.joined, name=s.name, bot=s.bot)
-            for i, s in enumerate(record.seats)
-        ],
+        seat_info=seat_infos(record),
         version=loaded.version,
         finished=loaded.state.is_terminal(),
         deadlines=record.deadlines,
