@@ -209,7 +209,7 @@ async def test_openapi_document(server: Env) -> None:
     assert str(document["openapi"]).startswith("3.")
     assert document["info"]["title"] and document["info"]["version"]
     routes = annotated_routes()
-    assert len(routes) == 14  # every RPC but the stream
+    assert len(routes) == 15  # every RPC but the stream
     for rpc, (verb, path, body) in routes.items():
         assert path in document["paths"], f"{rpc}: {path} missing"
         operation = document["paths"][path][verb]
