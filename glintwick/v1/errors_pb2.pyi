@@ -57,6 +57,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """HTTP only (414): a request line over the server's limit."""
     ERROR_REASON_HEADERS_TOO_LARGE: _ErrorReason.ValueType  # 11
     """HTTP only (431): a header over the server's limit."""
+    ERROR_REASON_INVALID_PAGE_SIZE: _ErrorReason.ValueType  # 12
+    """ListOpenGames: a negative `page_size`."""
+    ERROR_REASON_INVALID_PAGE_TOKEN: _ErrorReason.ValueType  # 13
+    """ListOpenGames: a `page_token` that is not a `next_page_token` of a listing
+    with the same filter.
+    """
     ERROR_REASON_GAME_OVER: _ErrorReason.ValueType  # 20
     """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
     The game is over.
@@ -201,6 +207,12 @@ ERROR_REASON_URL_TOO_LONG: ErrorReason.ValueType  # 10
 """HTTP only (414): a request line over the server's limit."""
 ERROR_REASON_HEADERS_TOO_LARGE: ErrorReason.ValueType  # 11
 """HTTP only (431): a header over the server's limit."""
+ERROR_REASON_INVALID_PAGE_SIZE: ErrorReason.ValueType  # 12
+"""ListOpenGames: a negative `page_size`."""
+ERROR_REASON_INVALID_PAGE_TOKEN: ErrorReason.ValueType  # 13
+"""ListOpenGames: a `page_token` that is not a `next_page_token` of a listing
+with the same filter.
+"""
 ERROR_REASON_GAME_OVER: ErrorReason.ValueType  # 20
 """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
 The game is over.
