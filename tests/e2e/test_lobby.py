@@ -11,6 +11,7 @@ from google.protobuf import json_format
 
 from clients.sdk import CallError
 from engine.rulesets import PRESETS
+from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from tests.e2e.support import Env
 
@@ -124,3 +125,34 @@ async def test_the_lobby_refuses_bad_requests_with_typed_reasons(server: Env) ->
     # past the maximum page size: read as the maximum (AIP-158), not refused
     big = await client.stub.ListOpenGames(pb.ListOpenGamesRequest(page_size=100_000))
     assert len(big.games) == 3 and not big.next_page_token
+
+
+def _one_turn_rules() -> pb.RuleSet:
+    """A custom rule set whose game ends after its first turn: one contract (one
+    round) and a turn cap of 1."""
+    rules = convert.rules_to_pb(PRESETS["whiskertrail"])
+    rules.name = "one turn"
+    rules.turn_cap = 1
+    del rules.contracts[1:]
+    rules.hash = ""
+    return rules
+
+
+async def test_a_game_that_ends_with_a_seat_free_leaves_the_lobby(server: Env) -> None:
+    client = server.client
+    game = await client.create_game(_one_turn_rules(), seats=3)
+    other = await client.create_game(_one_turn_rules(), seats=3)
+    custom = game.rule_set.hash
+    listed = await client.list_open_games(rule_set_hash=custom)
+    assert [g.game_id for g in listed] == [game.game_id, other.game_id]
+    assert listed[0].rule_set_name == "one turn"
+    first = (await client.spectate(game.game_id)).current
+    seat = await client.join(game.game_id, seat=first, name="solo")
+    for wanted in ("draw", "discard"):
+        action = next(a for a in await seat.legal_actions() if a.WhichOneof("kind") == wanted)
+        await seat.act(action, expected_version=seat.version)
+    assert (await client.game(game.game_id)).finished  # over, two seats never joined
+    assert [g.game_id for g in await client.list_open_games(rule_set_hash=custom)] == [
+        other.game_id
+    ]
+    assert [g.game_id for g in await client.list_open_games()] == [other.game_id]
