@@ -91,6 +91,15 @@ async def test_serve_over_tls_plays_a_move_and_answers_https(
             else:
                 raise AssertionError("no seat may move")
 
+            # the in-process house-bot pool plays behind TLS too
+            bots = await client.create_game(
+                "whiskertrail", seats=2, bots={0: "random", 1: "random"}
+            )
+            deadline = time.monotonic() + START_SECONDS
+            while (await client.game(bots.game_id)).version < 5:
+                assert time.monotonic() < deadline, "the house bots do not play"
+                await asyncio.sleep(0.2)
+
         trusted = ssl.create_default_context(cafile=str(cert))
         async with (
             aiohttp.ClientSession() as session,
