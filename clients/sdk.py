@@ -17,6 +17,12 @@ an operator lists the bot turns to play with :meth:`GlintwickClient.bot_turns` a
 acts for a house-bot seat through :meth:`GlintwickClient.house_seat` (what
 ``clients/botpool.py`` does).
 
+Connecting: ``GlintwickClient(["10.0.0.1:50051", "10.0.0.2:50051"])`` or
+``GlintwickClient("dns:///glintwick:50051")`` balances round-robin over every
+address; ``tls=True`` / ``root_certificates=pem`` / ``credentials=`` connect over
+TLS (``serve --tls-cert/--tls-key``); ``timeout=`` sets each call's deadline and
+``with client.deadline(seconds):`` a block's.
+
 :class:`SyncClient` wraps the same calls for scripts that are not async.
 """
 
