@@ -401,11 +401,15 @@ def serve(args: argparse.Namespace) -> int:
     import structlog
 
     from services.config import options_from
-    from services.server import configure_logging, run
+    from services.server import TlsError, configure_logging, load_tls, run
 
     options = with_house_bots(options_from(args))
     if options.workers > 1 and options.store == "memory":
         raise CommandError("--workers above 1 needs the Redis store (--store redis://...)")
+    try:
+        load_tls(options.tls_cert, options.tls_key)
+    except TlsError as exc:
+        raise CommandError(str(exc)) from None
     check_listening(options.grpc_address, "--grpc")
     if options.http_address:
         check_listening(options.http_address, "--http")

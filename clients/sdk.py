@@ -17,15 +17,25 @@ an operator lists the bot turns to play with :meth:`GlintwickClient.bot_turns` a
 acts for a house-bot seat through :meth:`GlintwickClient.house_seat` (what
 ``clients/botpool.py`` does).
 
+Connecting: ``GlintwickClient(["10.0.0.1:50051", "10.0.0.2:50051"])`` or
+``GlintwickClient("dns:///glintwick:50051")`` balances round-robin over every
+address; ``tls=True`` / ``root_certificates=pem`` / ``credentials=`` connect over
+TLS (``serve --tls-cert/--tls-key``); ``timeout=`` sets each call's deadline and
+``with client.deadline(seconds):`` a block's.
+
 :class:`SyncClient` wraps the same calls for scripts that are not async.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import ipaddress
+import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -108,21 +118,106 @@ class RetryPolicy:
     timeout: float = 10.0  # per call
 
 
+# calls spread over every address the target resolves to, not all on the first
+ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+_BALANCING_OPTIONS = ("grpc.service_config", "grpc.lb_policy_name")
+
+
+def channel_target(target: str | Sequence[str]) -> str:
+    """A gRPC target for ``target``: a target as it is (``host:port``, ``dns:///host:port``,
+    ``ipv4:…``), and a list of ``ip:port`` addresses as one ``ipv4:``/``ipv6:`` target."""
+    if isinstance(target, str):
+        return target
+    addresses = list(target)
+    if not addresses:
+        raise ValueError("no address to connect to")
+    if len(addresses) == 1:
+        return addresses[0]
+    hosts = [address.rpartition(":")[0] for address in addresses]
+    if all(host.startswith("[") for host in hosts):
+        return "ipv6:" + ",".join(addresses)
+    try:
+        for host in hosts:
+            ipaddress.IPv4Address(host)
+    except ValueError:
+        raise ValueError(
+            f"{addresses}: a list of addresses takes IP literals; for host names use"
+            " one dns:///host:port target (it balances over every address the name has)"
+        ) from None
+    return "ipv4:" + ",".join(addresses)
+
+
+def channel_credentials(
+    tls: bool, root_certificates: bytes | None, credentials: grpc.ChannelCredentials | None
+) -> grpc.ChannelCredentials | None:
+    """The channel's TLS (None: plaintext): ``credentials`` as given, else TLS trusting
+    ``root_certificates`` (PEM), else, with ``tls``, the system's roots."""
+    if credentials is not None:
+        return credentials
+    if tls or root_certificates is not None:
+        return grpc.ssl_channel_credentials(root_certificates=root_certificates)
+    return None
+
+
 class GlintwickClient:
-    """Async client; one channel, shared by every seat it joins."""
+    """Async client; one channel, shared by every seat it joins.
+
+    ``target``: ``host:port``, a ``dns:///host:port`` target, or several ``ip:port``
+    addresses (a list); calls are balanced round-robin over every address the target
+    has (pass ``grpc.service_config`` or ``grpc.lb_policy_name`` in ``options`` to
+    choose otherwise).  TLS: ``tls=True`` (the system's root certificates),
+    ``root_certificates=`` PEM bytes of the CA to trust, or any ``credentials``.
+    Deadlines: ``timeout`` seconds per call (default ``retry.timeout``, 10 s), and for
+    the calls of a block ``with client.deadline(seconds): ...``.
+    """
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         retry: RetryPolicy | None = None,
         channel: grpc.aio.Channel | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        timeout: float | None = None,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
-        self.target = target
+        self.target = channel_target(target)
         self.retry = retry or RetryPolicy()
-        self._channel = channel or grpc.aio.insecure_channel(target, options=list(options))
+        if timeout is not None:
+            self.retry = replace(self.retry, timeout=timeout)
+        self._deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+            "deadline", default=None
+        )
+        self._channel = channel or self._open(
+            list(options), channel_credentials(tls, root_certificates, credentials)
+        )
         self.stub = pb_grpc.GameServiceStub(self._channel)
+
+    def _open(
+        self, options: list[tuple[str, Any]], credentials: grpc.ChannelCredentials | None
+    ) -> grpc.aio.Channel:
+        if not any(name in _BALANCING_OPTIONS for name, _ in options):
+            options.append(("grpc.service_config", ROUND_ROBIN))
+        if credentials is None:
+            return grpc.aio.insecure_channel(self.target, options=options)
+        return grpc.aio.secure_channel(self.target, credentials, options=options)
+
+    @property
+    def timeout(self) -> float:
+        """The deadline of a call now: the block's (:meth:`deadline`), else the default."""
+        block = self._deadline.get()
+        return self.retry.timeout if block is None else block
+
+    @contextlib.contextmanager
+    def deadline(self, seconds: float) -> Iterator[None]:
+        """Give every call made in this block (in this task) ``seconds`` each."""
+        reset = self._deadline.set(seconds)
+        try:
+            yield
+        finally:
+            self._deadline.reset(reset)
 
     async def __aenter__(self) -> GlintwickClient:
         return self
@@ -142,15 +237,17 @@ class GlintwickClient:
         token: str | None = None,
         retry_on: tuple[grpc.StatusCode, ...] = RETRYABLE,
         before_retry: Callable[[], Awaitable[None]] | None = None,
+        timeout: float | None = None,
     ) -> T:
-        """One RPC with metadata, a deadline, and retries on the given codes."""
+        """One RPC with metadata, a deadline (``timeout`` seconds an attempt, else
+        :attr:`timeout`), and retries on the given codes."""
         metadata: list[tuple[str, str]] = [("x-request-id", uuid.uuid4().hex)]
         if token:
             metadata.append(("authorization", f"Bearer {token}"))
         delay = self.retry.backoff
         for attempt in range(self.retry.attempts):
             try:
-                return await method(request, metadata=metadata, timeout=self.retry.timeout)
+                return await method(request, metadata=metadata, timeout=timeout or self.timeout)
             except grpc.aio.AioRpcError as exc:
                 error = _error(exc)
                 if exc.code() not in retry_on or attempt == self.retry.attempts - 1:
@@ -413,7 +510,7 @@ class Seat:
 class SyncClient:
     """The same calls for code that is not async (one private event loop)."""
 
-    def __init__(self, target: str, **kw: Any) -> None:
+    def __init__(self, target: str | Sequence[str], **kw: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._client: GlintwickClient = self._run(_make_client(target, kw))
 
@@ -460,6 +557,6 @@ class SyncSeat:
         return self._owner._run(self.seat.act(action, **kw))
 
 
-async def _make_client(target: str, kw: dict[str, Any]) -> GlintwickClient:
+async def _make_client(target: str | Sequence[str], kw: dict[str, Any]) -> GlintwickClient:
     # a grpc.aio channel belongs to the loop it is made on: make it on ours
     return GlintwickClient(target, **kw)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -34,11 +34,24 @@ class ServerOptions:
     bot_concurrency: int = 4  # house-bot turns the in-process pool plays at once
     log_format: str = "auto"  # auto | json | console
     event_loop: str = "auto"  # auto (uvloop when installed) | uvloop | asyncio
+    # TLS on both faces (PEM files, both or neither); None: plaintext
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    # the web origins whose pages may call the HTTP face (CORS); "*": any
+    cors_origins: frozenset[str] = frozenset()
 
 
 def bot_names(text: str) -> frozenset[str]:
     """The names of a comma-separated list (``--house-bots``)."""
     return frozenset(n.strip() for n in text.split(",") if n.strip())
+
+
+def cors_origins(given: list[str] | str | None) -> frozenset[str]:
+    """The origins of ``--cors-origin`` (repeatable, each comma-separated)."""
+    if given is None:
+        return frozenset()
+    texts = [given] if isinstance(given, str) else given
+    return frozenset(o.strip().rstrip("/") for t in texts for o in t.split(",") if o.strip())
 
 
 # ------------------------------------------------------------------ flag values
@@ -109,6 +122,22 @@ def store_url(text: str) -> str:
     raise argparse.ArgumentTypeError(
         f"{text!r} is not 'memory' or a redis://, rediss:// or unix:// URL"
     )
+
+
+class _Repeatable(argparse.Action):
+    """A repeatable flag whose first use replaces its default (from the environment)
+    rather than adding to it, as every other flag's value replaces its variable's."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        so_far = getattr(namespace, self.dest)
+        items = [] if so_far is None or so_far is self.default else list(so_far)
+        setattr(namespace, self.dest, [*items, values])
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = None) -> None:
@@ -189,6 +218,30 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
     )
     parser.add_argument("--no-bots", action="store_true", help="the same as --bot-pool off")
     add(
+        "--tls-cert",
+        "GLINTWICK_TLS_CERT",
+        None,
+        "a PEM certificate (chain): serve gRPC and HTTP over TLS (with --tls-key)",
+    )
+    add(
+        "--tls-key",
+        "GLINTWICK_TLS_KEY",
+        None,
+        "the PEM private key of --tls-cert",
+    )
+    cors = env_default("GLINTWICK_CORS_ORIGIN", None)
+    parser.add_argument(
+        "--cors-origin",
+        action=_Repeatable,
+        default=None if cors is None else [cors],
+        metavar="ORIGIN",
+        help=flag_help(
+            "a web origin (https://host[:port]; '*': any) whose pages may call the HTTP"
+            " face; repeatable or comma-separated",
+            "GLINTWICK_CORS_ORIGIN",
+        ),
+    )
+    add(
         "--log-format",
         "GLINTWICK_LOG_FORMAT",
         "auto",
@@ -223,4 +276,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         bot_concurrency=args.bot_concurrency,
         log_format=args.log_format,
         event_loop=args.event_loop,
+        tls_cert=args.tls_cert or None,
+        tls_key=args.tls_key or None,
+        cors_origins=cors_origins(args.cors_origin),
     )

@@ -575,8 +575,67 @@ def openapi_document() -> dict[str, Any]:
     }
 
 
-def build_app(service: GameService) -> web.Application:
+# ------------------------------------------------------------------ CORS
+# A browser page on another origin may call the HTTP face when its origin is allowed
+# (--cors-origin): every response to it names the origin (on_response_prepare, so
+# that the SSE stream, which sends its headers itself, carries them too), and a
+# preflight is answered here, before routing.  Another origin gets no CORS header,
+# so the browser keeps the response from its page.
+
+CORS_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+CORS_HEADERS = "Authorization, Content-Type, X-Request-Id, Last-Event-ID"
+CORS_EXPOSED = "X-Request-Id, Retry-After"
+CORS_MAX_AGE = "600"  # seconds a browser may keep a preflight's answer
+
+
+def _allowed_origin(request: web.BaseRequest, origins: frozenset[str]) -> str | None:
+    origin = request.headers.get("Origin")
+    if origin is None or not origins:
+        return None
+    if origin in origins:
+        return origin
+    return "*" if "*" in origins else None
+
+
+def _cors(app: web.Application, origins: frozenset[str]) -> None:
+    """Answer preflights and name the allowed origin on every response to it."""
+
+    @web.middleware
+    async def preflight(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if (
+            request.method == "OPTIONS"
+            and "Access-Control-Request-Method" in request.headers
+            and _allowed_origin(request, origins) is not None
+        ):
+            return web.Response(
+                status=204,
+                headers={
+                    "Access-Control-Allow-Methods": CORS_METHODS,
+                    "Access-Control-Allow-Headers": CORS_HEADERS,
+                    "Access-Control-Max-Age": CORS_MAX_AGE,
+                },
+            )
+        return await handler(request)
+
+    async def name_origin(request: web.Request, response: web.StreamResponse) -> None:
+        origin = _allowed_origin(request, origins)
+        if origin is None:
+            return
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSED
+        if origin != "*":
+            response.headers.add("Vary", "Origin")  # the answer depends on the origin
+
+    app.middlewares.insert(0, preflight)
+    app.on_response_prepare.append(name_origin)
+
+
+def build_app(
+    service: GameService, *, cors_origins: frozenset[str] = frozenset()
+) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_json_errors])
+    if cors_origins:
+        _cors(app, cors_origins)
     for verb, template, body_rule, method in http_rules():
         app.router.add_route(verb, _aiohttp_path(template), _route(service, method, body_rule))
     stopping = asyncio.Event()

@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import secrets
 import signal
+import ssl
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
@@ -131,6 +132,44 @@ def make_store(url: str, finished_ttl: int) -> GameStore:
     raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// URL")
 
 
+class TlsError(ValueError):
+    """The TLS files cannot serve: missing, unreadable, or not a certificate and its key."""
+
+
+@dataclass(frozen=True)
+class Tls:
+    """One certificate chain and key, for both faces."""
+
+    grpc_credentials: grpc.ServerCredentials
+    http_context: ssl.SSLContext
+
+
+def load_tls(cert: str | None, key: str | None) -> Tls | None:
+    """The TLS of ``--tls-cert``/``--tls-key`` (None: neither given, plaintext), checked
+    here once so that a bad file is one clear error, not a failure inside grpc."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise TlsError("--tls-cert and --tls-key go together: give both or neither")
+    pem: dict[str, bytes] = {}
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        try:
+            with open(path, "rb") as file:
+                pem[flag] = file.read()
+        except OSError as exc:
+            raise TlsError(f"{flag} {path}: {exc.strerror or exc}") from None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        raise TlsError(
+            f"--tls-cert {cert} --tls-key {key}: not a PEM certificate and its private key"
+            f" ({exc.reason or exc})"
+        ) from None
+    credentials = grpc.ssl_server_credentials([(pem["--tls-key"], pem["--tls-cert"])])
+    return Tls(credentials, context)
+
+
 @dataclass
 class RunningServer:
     grpc_server: grpc.aio.Server
@@ -142,6 +181,9 @@ class RunningServer:
     sweeper: asyncio.Task[None]
     monitor: StoreMonitor
     monitoring: asyncio.Task[None]
+    # with TLS, a plaintext port on the loopback interface for the in-process bot pool
+    # (whose certificate need not name this host); 0: the pool uses grpc_port
+    sidecar_port: int = 0
 
     async def stop(self, grace: float = 5.0) -> None:
         await self.health.enter_graceful_shutdown()
@@ -225,17 +267,29 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         ),
         server,
     )
-    port = server.add_insecure_port(options.grpc_address)
+    tls = load_tls(options.tls_cert, options.tls_key)
+    sidecar_port = 0
+    if tls is None:
+        port = server.add_insecure_port(options.grpc_address)
+    else:
+        port = server.add_secure_port(options.grpc_address, tls.grpc_credentials)
+        sidecar_port = server.add_insecure_port("127.0.0.1:0")
     if port == 0:
         raise OSError(f"cannot bind gRPC to {options.grpc_address}")
     await server.start()
     runner: web.AppRunner | None = None
     http_port = 0
     if options.http_address:
-        runner = HttpRunner(build_app(service), access_log=None)
+        runner = HttpRunner(build_app(service, cors_origins=options.cors_origins), access_log=None)
         await runner.setup()
         host, wanted = _split(options.http_address)
-        site = web.TCPSite(runner, host, wanted, reuse_port=options.reuse_port or None)
+        site = web.TCPSite(
+            runner,
+            host,
+            wanted,
+            reuse_port=options.reuse_port or None,
+            ssl_context=None if tls is None else tls.http_context,
+        )
         await site.start()
         bound = runner.addresses
         http_port = int(bound[0][1]) if bound else wanted
@@ -263,9 +317,10 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         pid=os.getpid(),
         event_loop=loop_name(),
         solver=SOLVER_FORM,
+        tls=tls is not None,
     )
     return RunningServer(
-        server, port, runner, http_port, service, health, sweeper, monitor, monitoring
+        server, port, runner, http_port, service, health, sweeper, monitor, monitoring, sidecar_port
     )
 
 
@@ -318,10 +373,13 @@ def start_sidecar(
         host = "127.0.0.1"
     if ":" in host:
         host = f"[{host}]"
+    address = f"{host}:{running.grpc_port}"
+    if running.sidecar_port:
+        address = f"127.0.0.1:{running.sidecar_port}"
 
     async def accompany() -> None:
         try:
-            await sidecar(f"{host}:{running.grpc_port}", token)
+            await sidecar(address, token)
         except asyncio.CancelledError:
             raise
         except Exception:
