@@ -35,7 +35,7 @@ from services.config import ServerOptions
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env
 from tests.redis_server import free_port, redis_server
-from tests.support.processes import glintwick_command, json_log_lines, logged_process
+from tests.support.processes import glintwick_command, json_log_lines, logged_process, wait_for_ping
 
 Code = grpc.StatusCode
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
@@ -348,15 +348,7 @@ async def test_glintwick_serve_plays_house_bots_in_process_by_default(
         command += ["--store", redis_url, "--workers", "2", "--bot-pool", "on"]
     with stack, process(command, logs) as child:
         async with GlintwickClient(f"127.0.0.1:{port}") as client:
-            deadline = time.monotonic() + 30
-            while True:
-                assert child.poll() is None, logs.read_text()
-                try:
-                    await client.ping()
-                    break
-                except CallError:
-                    assert time.monotonic() < deadline, logs.read_text()
-                    await asyncio.sleep(0.1)
+            await wait_for_ping(client.ping, child, logs)
             game = await client.create_game(
                 SHORT_PB, seats=2, seed=b"serve", bots={0: "greedy", 1: "greedy"}
             )

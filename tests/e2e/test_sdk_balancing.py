@@ -23,7 +23,11 @@ import pytest
 
 from clients.sdk import CallError, GlintwickClient, channel_target
 from tests.redis_server import free_port
-from tests.support.processes import glintwick_command, json_log_lines, logged_process
+from tests.support.processes import (
+    glintwick_command,
+    logged_process,
+    wait_for_log_event,
+)
 
 START_SECONDS = 30.0  # a serve process's start on a busy machine
 SLACK = 2.0  # seconds a busy machine may add to a deadline's failure
@@ -36,11 +40,7 @@ def served(logs: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
     command = [*glintwick_command(), "serve", "--grpc", f"127.0.0.1:{grpc_port}",
                "--http", f"127.0.0.1:{http_port}", "--log-format", "json", "--no-bots"]  # fmt: skip
     with logged_process(command, logs) as process:
-        deadline = time.monotonic() + START_SECONDS
-        while not any(line.get("event") == "serving" for line in json_log_lines(logs)):
-            assert process.poll() is None, logs.read_text()
-            assert time.monotonic() < deadline, logs.read_text()
-            time.sleep(0.1)
+        wait_for_log_event(process, logs, timeout=START_SECONDS)
         yield process, grpc_port, http_port
 
 

@@ -27,7 +27,11 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from tests.e2e.conftest import StartServer
 from tests.redis_server import free_port
-from tests.support.processes import glintwick_command, json_log_lines, logged_process
+from tests.support.processes import (
+    glintwick_command,
+    logged_process,
+    wait_for_log_event,
+)
 
 START_SECONDS = 30.0  # a serve process's start on a busy machine
 
@@ -63,11 +67,7 @@ def tls_server(cert: Path, key: Path, logs: Path) -> Iterator[tuple[int, int]]:
                "--http", f"127.0.0.1:{http_port}", "--log-format", "json",
                "--tls-cert", str(cert), "--tls-key", str(key)]  # fmt: skip
     with logged_process(command, logs) as process:
-        deadline = time.monotonic() + START_SECONDS
-        while not any(line.get("event") == "serving" for line in json_log_lines(logs)):
-            assert process.poll() is None, logs.read_text()
-            assert time.monotonic() < deadline, logs.read_text()
-            time.sleep(0.1)
+        wait_for_log_event(process, logs, timeout=START_SECONDS)
         yield grpc_port, http_port
 
 

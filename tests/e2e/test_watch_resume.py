@@ -28,7 +28,7 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from tests.e2e.support import Env, Mirror, play_game, read_sse, sse_item
 from tests.redis_server import free_port
-from tests.support.processes import glintwick_command, logged_process
+from tests.support.processes import glintwick_command, logged_process, wait_for_ping
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -370,15 +370,7 @@ async def test_sigterm_with_watches_open_stops_within_the_grace(tmp_path: Path) 
     )  # fmt: skip
     with serving(command, logs) as child:
         async with GlintwickClient(f"127.0.0.1:{grpc_port}") as client:
-            deadline = time.monotonic() + 30
-            while True:
-                assert child.poll() is None, logs.read_text()
-                try:
-                    await client.ping()
-                    break
-                except Exception:
-                    assert time.monotonic() < deadline, logs.read_text()
-                    await asyncio.sleep(0.1)
+            await wait_for_ping(client.ping, child, logs)
             game = await client.create_game("whiskertrail", seats=2, seed=b"sigterm")
             # seat 0 plays first in round 1
             seat = await client.join(game.game_id, name="ann", seat=0)

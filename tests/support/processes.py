@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +56,32 @@ def json_log_lines(path: Path) -> list[dict[str, Any]]:
         with contextlib.suppress(ValueError):
             lines.append(json.loads(line))
     return lines
+
+
+def wait_for_log_event(
+    process: subprocess.Popen[bytes], logs: Path, event: str = "serving", timeout: float = 30.0
+) -> None:
+    """Until ``logs`` has a JSON line of ``event``; fails if the process ends first."""
+    deadline = time.monotonic() + timeout
+    while not any(line.get("event") == event for line in json_log_lines(logs)):
+        assert process.poll() is None, logs.read_text()
+        assert time.monotonic() < deadline, logs.read_text()
+        time.sleep(0.1)
+
+
+async def wait_for_ping(
+    ping: Callable[[], Awaitable[Any]],
+    process: subprocess.Popen[bytes],
+    logs: Path,
+    timeout: float = 30.0,
+) -> None:
+    """Until ``ping()`` answers; fails if the process ends first or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert process.poll() is None, logs.read_text()
+        try:
+            await ping()
+            return
+        except Exception:
+            assert time.monotonic() < deadline, logs.read_text()
+            await asyncio.sleep(0.1)
