@@ -19,8 +19,9 @@ LISTED = {
 }
 SHAPE = re.compile(r"[A-Z][A-Z0-9_]{2,}")
 # upper-case strings in services/ that are no reason: environment variables, the
-# health status and the status-code labels of the request metrics
-NOT_REASONS = {"SERVING", "UNAVAILABLE", "RESOURCE_EXHAUSTED"}
+# health status, the status-code labels of the request metrics, an HTTP method and
+# a flag's metavar
+NOT_REASONS = {"SERVING", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "OPTIONS", "ORIGIN"}
 
 
 def _reason_shaped_strings() -> set[str]:
