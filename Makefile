@@ -70,7 +70,7 @@ redis-server:
 
 ## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)
-	GLINTWICK_SOAK_GAMES=$${GLINTWICK_SOAK_GAMES:-10000} $(BIN)/pytest -m slow -x -p no:cacheprovider
+	GLINTWICK_SOAK_GAMES=$${GLINTWICK_SOAK_GAMES:-10000} $(BIN)/pytest -m slow -x -p no:cacheprovider --timeout=0
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -77,7 +77,8 @@ async def play_seat(
                 return result
             if not view.may_act:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), poll)
+                    async with asyncio.timeout(poll):  # (wait_for may swallow a cancel on 3.11)
+                        await wake.wait()
                 continue
             started = time.perf_counter()
             try:

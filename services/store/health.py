@@ -99,8 +99,11 @@ class StoreMonitor:
         while True:
             await self.probe()
             pause = self.interval if self.healthy else self.down_interval
+            # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancel that
+            # arrives as its inner wait completes, and stop() would await this for ever
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), pause)
+                async with asyncio.timeout(pause):
+                    await self._wake.wait()
             self._wake.clear()
 
     async def _judge(self, answered: bool, error: str) -> None:

@@ -115,11 +115,9 @@ class MemoryStore(GameStore):
         if items:
             return items
         async with self._changed:
-            try:
-                await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self._has_after(game_id, after_version)),
-                    timeout,
-                )
+            try:  # (asyncio.timeout: see StoreMonitor.run on wait_for and cancels)
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait_for(lambda: self._has_after(game_id, after_version))
             except TimeoutError:
                 return []
         return await self.read_log(game_id, after_version)

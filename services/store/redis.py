@@ -344,7 +344,8 @@ class RedisStore(GameStore):
             {key: f"{after_version}-1"}, block=max(1, int(timeout * 1000)), count=1000
         )
         with _reachable():
-            answer = await asyncio.wait_for(read, timeout + self._command_timeout)
+            async with asyncio.timeout(timeout + self._command_timeout):  # (not wait_for: see
+                answer = await read  # StoreMonitor.run)
         if not answer:
             return []
         (_, rows), *_ = answer
@@ -384,7 +385,8 @@ class RedisStore(GameStore):
     async def ping(self) -> bool:
         with _reachable():
             try:
-                return bool(await asyncio.wait_for(self._probe.ping(), self._command_timeout))
+                async with asyncio.timeout(self._command_timeout):
+                    return bool(await self._probe.ping())
             except TimeoutError:
                 raise StoreUnavailableError(
                     f"no answer to PING within {self._command_timeout:g} s"
