@@ -188,10 +188,14 @@ class RunningServer:
     async def stop(self, grace: float = 5.0) -> None:
         await self.health.enter_graceful_shutdown()
         self.service.end_watches()  # endless streams: never worth the grace
-        for task in (self.sweeper, self.monitoring):
+        tasks = (self.sweeper, self.monitoring)
+        for task in tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        # bounded: a cancel swallowed below them (3.11's asyncio.wait_for did) must not
+        # hold the stop for ever
+        _, stuck = await asyncio.wait(tasks, timeout=grace + 1.0)
+        for task in stuck:
+            log.warning("task_ignored_its_cancel", task=task.get_name())
         await self.grpc_server.stop(grace)
         if self.http_runner is not None:
             await self.http_runner.cleanup()
@@ -306,8 +310,10 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
     await health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
     await publish(monitor.healthy)
     monitor.on_change(publish)
-    monitoring = asyncio.create_task(monitor.run())
-    sweeper = asyncio.create_task(_sweep(service, options.sweep_seconds, monitor))
+    monitoring = asyncio.create_task(monitor.run(), name="store-monitor")
+    sweeper = asyncio.create_task(
+        _sweep(service, options.sweep_seconds, monitor), name="deadline-sweeper"
+    )
     log.info(
         "serving",
         grpc_port=port,
