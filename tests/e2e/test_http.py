@@ -4,7 +4,6 @@ health and metrics."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import re
 import time
 from pathlib import Path
@@ -67,7 +66,7 @@ async def test_a_short_game_over_http(server: Env) -> None:
         created = await http(
             "POST",
             "/v1/games",
-            {"ruleSetName": "whiskertrail", "seats": 2, "seed": base64.b64encode(seed).decode()},
+            {"ruleSetName": "whiskertrail", "seats": 2, "seed": seed.hex()},
         )
         game_id = created["gameId"]
         assert created["version"] == "0" and created["seats"] == 2
