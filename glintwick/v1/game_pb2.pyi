@@ -1375,41 +1375,77 @@ class Event(_message.Message):
     resume exactly after this event. Do not parse it; compare (version, index).
     """
     @_builtins.property
-    def round_started(self) -> Global___RoundStartedEvent: ...
+    def round_started(self) -> Global___RoundStartedEvent:
+        """type "round_started": a RoundStartedEvent"""
+
     @_builtins.property
-    def turn_started(self) -> Global___TurnStartedEvent: ...
+    def turn_started(self) -> Global___TurnStartedEvent:
+        """type "turn_started": a TurnStartedEvent"""
+
     @_builtins.property
-    def drew(self) -> Global___DrewEvent: ...
+    def drew(self) -> Global___DrewEvent:
+        """type "drew": a DrewEvent"""
+
     @_builtins.property
-    def stock_exhausted(self) -> Global___StockExhaustedEvent: ...
+    def stock_exhausted(self) -> Global___StockExhaustedEvent:
+        """type "stock_exhausted": a StockExhaustedEvent"""
+
     @_builtins.property
-    def stock_reshuffled(self) -> Global___StockReshuffledEvent: ...
+    def stock_reshuffled(self) -> Global___StockReshuffledEvent:
+        """type "stock_reshuffled": a StockReshuffledEvent"""
+
     @_builtins.property
-    def stock_not_reshuffled(self) -> Global___StockNotReshuffledEvent: ...
+    def stock_not_reshuffled(self) -> Global___StockNotReshuffledEvent:
+        """type "stock_not_reshuffled": a StockNotReshuffledEvent"""
+
     @_builtins.property
-    def laid_contract(self) -> Global___LaidContractEvent: ...
+    def laid_contract(self) -> Global___LaidContractEvent:
+        """type "laid_contract": a LaidContractEvent"""
+
     @_builtins.property
-    def laid_off(self) -> Global___LaidOffEvent: ...
+    def laid_off(self) -> Global___LaidOffEvent:
+        """type "laid_off": a LaidOffEvent"""
+
     @_builtins.property
-    def extra_meld(self) -> Global___ExtraMeldEvent: ...
+    def extra_meld(self) -> Global___ExtraMeldEvent:
+        """type "extra_meld": a ExtraMeldEvent"""
+
     @_builtins.property
-    def joker_swapped(self) -> Global___JokerSwappedEvent: ...
+    def joker_swapped(self) -> Global___JokerSwappedEvent:
+        """type "joker_swapped": a JokerSwappedEvent"""
+
     @_builtins.property
-    def discarded(self) -> Global___DiscardedEvent: ...
+    def discarded(self) -> Global___DiscardedEvent:
+        """type "discarded": a DiscardedEvent"""
+
     @_builtins.property
-    def claim_window_opened(self) -> Global___ClaimWindowOpenedEvent: ...
+    def claim_window_opened(self) -> Global___ClaimWindowOpenedEvent:
+        """type "claim_window_opened": a ClaimWindowOpenedEvent"""
+
     @_builtins.property
-    def claim_answered(self) -> Global___ClaimAnsweredEvent: ...
+    def claim_answered(self) -> Global___ClaimAnsweredEvent:
+        """type "claim_answered": a ClaimAnsweredEvent"""
+
     @_builtins.property
-    def claim_awarded(self) -> Global___ClaimAwardedEvent: ...
+    def claim_awarded(self) -> Global___ClaimAwardedEvent:
+        """type "claim_awarded": a ClaimAwardedEvent"""
+
     @_builtins.property
-    def claim_window_closed(self) -> Global___ClaimWindowClosedEvent: ...
+    def claim_window_closed(self) -> Global___ClaimWindowClosedEvent:
+        """type "claim_window_closed": a ClaimWindowClosedEvent"""
+
     @_builtins.property
-    def turn_ended(self) -> Global___TurnEndedEvent: ...
+    def turn_ended(self) -> Global___TurnEndedEvent:
+        """type "turn_ended": a TurnEndedEvent"""
+
     @_builtins.property
-    def round_ended(self) -> Global___RoundEndedEvent: ...
+    def round_ended(self) -> Global___RoundEndedEvent:
+        """type "round_ended": a RoundEndedEvent"""
+
     @_builtins.property
-    def game_ended(self) -> Global___GameEndedEvent: ...
+    def game_ended(self) -> Global___GameEndedEvent:
+        """type "game_ended": a GameEndedEvent"""
+
     def __init__(
         self,
         *,
