@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: buf
 buf: $(STAMP)
 	$(BIN)/buf lint
-	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.1.0.binpb
+	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.2.0.binpb
 
 .PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server loadtest
 

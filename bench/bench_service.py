@@ -256,7 +256,9 @@ class _Table:
                 return await self.next_move(stub)
         if not self.game_id:
             game = await stub.CreateGame(
-                pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, seed=self._seed()),
+                pb.CreateGameRequest(
+                    rule_set_name="whiskertrail", seats=2, seed=self._seed().hex()
+                ),
                 timeout=10,
             )
             self.tokens = []

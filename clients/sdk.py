@@ -43,6 +43,7 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 
@@ -269,7 +270,7 @@ class GlintwickClient:
         rule_set: str | pb.RuleSet = "whiskertrail",
         *,
         seats: int = 0,
-        seed: bytes = b"",
+        seed: bytes | str = b"",
         turn_seconds: int = 0,
         claim_seconds: int = 0,
         bots: Mapping[int, str] | None = None,
@@ -287,7 +288,7 @@ class GlintwickClient:
         rule_set: str | pb.RuleSet = "whiskertrail",
         *,
         seats: int = 0,
-        seed: bytes = b"",
+        seed: bytes | str = b"",
     ) -> pb.Game:
         request = pb.CreateGameFromDeckRequest(
             game=self._create_request(rule_set, seats, seed, 0, 0, None),
@@ -301,14 +302,14 @@ class GlintwickClient:
     def _create_request(
         rule_set: str | pb.RuleSet,
         seats: int,
-        seed: bytes,
+        seed: bytes | str,
         turn_seconds: int,
         claim_seconds: int,
         bots: Mapping[int, str] | None,
     ) -> pb.CreateGameRequest:
         request = pb.CreateGameRequest(
             seats=seats,
-            seed=seed,
+            seed=convert.seed_to_hex(seed),
             deadlines=pb.Deadlines(turn_seconds=turn_seconds, claim_seconds=claim_seconds),
             bots=dict(bots or {}),
         )

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
-from google.protobuf.struct_pb2 import NULL_VALUE, Struct, Value
+from google.protobuf.struct_pb2 import NULL_VALUE, ListValue, Struct, Value
 
 from engine.actions import (
     Action,
@@ -36,7 +37,7 @@ from engine.actions import (
 )
 from engine.cards import SUITS, Card
 from engine.errors import InvalidActionError
-from engine.events import Event
+from engine.events import PAYLOADS, SECRETS, Event, EventType
 from engine.melds import End, Meld
 from engine.rulesets import Contract, MeldKind, RuleSet
 from engine.views import PublicView, SeatView
@@ -410,15 +411,168 @@ def view_from_pb(message: pb.View) -> dict[str, Any]:
     return message_to_plain(message, _ENGINE_ENUM_NAMES)
 
 
+# ------------------------------------------------------------------ events
+#
+# Event.payload holds one message per event type, its oneof case named as the type.
+# The messages mirror engine/events.py's payload classes (PAYLOADS, and the secret
+# parts, SECRETS) field for field, so one walk over a message's descriptor writes a
+# payload's plain form (Event.for_seat's) into it, and one reads it back: only the
+# enum values (the engine's "set", "stock", "low") are translated, by the table
+# below.  tests/unit/test_convert.py checks that every event type has its case and
+# that every payload a game produces comes back unchanged.
+
+#: each event type's Event.payload case (its name is the type's)
+EVENT_CASES: Mapping[str, FieldDescriptor] = {
+    case.name: case for case in pb.Event.DESCRIPTOR.oneofs_by_name["payload"].fields
+}
+
+# the engine's values of the enums payloads carry -> the proto's numbers
+_ENUM_TO_PB: dict[str, dict[Any, int]] = {
+    pb.MeldKind.DESCRIPTOR.full_name: {k.value: int(v) for k, v in KIND_TO_PB.items()},
+    pb.DrawSource.DESCRIPTOR.full_name: {k.value: int(v) for k, v in _SOURCE_TO_PB.items()},
+    pb.RunEnd.DESCRIPTOR.full_name: {
+        k.value: int(v) for k, v in _END_TO_PB.items() if k is not None
+    },
+}
+# and back (an enum's zero, absent from the table, reads as None: a set's RunEnd)
+_ENUM_FROM_PB: dict[str, dict[int, Any]] = {
+    name: {number: value for value, number in table.items()} for name, table in _ENUM_TO_PB.items()
+}
+# string fields whose empty value is the engine's None (a set's suit)
+_EMPTY_IS_NONE = frozenset({(pb.Meld.DESCRIPTOR.full_name, "suit")})
+
+
+def fill_plain(message: Message, values: Mapping[str, Any]) -> None:
+    """Write a plain form (an event payload's: ints, strings, lists, dicts, None for
+    absent) into an empty ``message`` whose field names are its keys."""
+    fields = message.DESCRIPTOR.fields_by_name
+    for key, value in values.items():
+        if value is None:
+            continue
+        field = fields[key]
+        if field.is_repeated:
+            target = getattr(message, key)
+            if field.message_type is not None:
+                for item in value:
+                    fill_plain(target.add(), item)
+            elif field.enum_type is not None:
+                target.extend([_ENUM_TO_PB[field.enum_type.full_name][v] for v in value])
+            else:
+                target.extend(value)
+        elif field.message_type is not None:
+            inner = getattr(message, key)
+            inner.SetInParent()  # present even when empty
+            fill_plain(inner, value)
+        elif field.enum_type is not None:
+            setattr(message, key, _ENUM_TO_PB[field.enum_type.full_name][value])
+        else:
+            setattr(message, key, value)
+
+
+def plain_of(message: Message) -> dict[str, Any]:
+    """:func:`fill_plain` read back: a message's plain form (fields with presence only
+    when set, enums by the engine's names)."""
+    out: dict[str, Any] = {}
+    full_name = message.DESCRIPTOR.full_name
+    for field in message.DESCRIPTOR.fields:
+        name = field.name
+        value = getattr(message, name)
+        if field.is_repeated:
+            if field.message_type is not None:
+                out[name] = [plain_of(item) for item in value]
+            elif field.enum_type is not None:
+                names = _ENUM_FROM_PB[field.enum_type.full_name]
+                out[name] = [names.get(v) for v in value]
+            else:
+                out[name] = list(value)
+        elif field.has_presence and not message.HasField(name):
+            continue
+        elif field.message_type is not None:
+            out[name] = plain_of(value)
+        elif field.enum_type is not None:
+            out[name] = _ENUM_FROM_PB[field.enum_type.full_name].get(value)
+        elif value == "" and (full_name, name) in _EMPTY_IS_NONE:
+            out[name] = None
+        else:
+            out[name] = value
+    return out
+
+
+def fill_event(
+    out: pb.Event, kind: str, seat: int | None, payload: Mapping[str, Any], version: int
+) -> None:
+    """Write an event (its type, seat and the payload as a viewer sees it, plain) into
+    an empty ``out``."""
+    out.version = version
+    out.type = kind
+    if seat is not None:
+        out.seat = seat
+    if kind not in EVENT_CASES:
+        raise TypeError(f"no Event.payload case for the event type {kind!r}")
+    inner = getattr(out, kind)
+    inner.SetInParent()
+    fill_plain(inner, payload)
+
+
 def event_to_pb(event: Event, viewer: int | None, version: int) -> pb.Event:
+    """``event`` as ``viewer`` may see it (None: a spectator)."""
     data = event.for_seat(viewer)
     kind = data.pop("type")
     seat = data.pop("seat")
-    message = pb.Event(version=version, type=kind)
-    if seat is not None:
-        message.seat = seat
-    fill_struct(message.data, data)
+    message = pb.Event()
+    fill_event(message, kind, seat, data, version)
     return message
+
+
+def event_from_pb(message: pb.Event, viewer: int | None) -> dict[str, Any]:
+    """The event as the engine shows it to ``viewer`` (``Event.for_seat``'s form:
+    ``type``, ``seat`` and the payload's keys), from the message ``viewer`` got.
+    InvalidActionError when its payload is not its type's."""
+    kind = message.type
+    try:
+        event_type = EventType(kind)
+    except ValueError as exc:
+        raise InvalidActionError(f"unknown event type {kind!r}") from exc
+    if message.WhichOneof("payload") != kind:
+        raise InvalidActionError(f"a {kind} event without its {kind} payload")
+    seat = message.seat if message.HasField("seat") else None
+    plain = plain_of(getattr(message, kind))
+    out: dict[str, Any] = {"type": kind, "seat": seat}
+    for field in dataclass_fields(PAYLOADS[event_type]):  # type: ignore[arg-type]
+        if field.name in plain:
+            out[field.name] = plain[field.name]
+        elif not field.metadata.get("omit_none"):
+            out[field.name] = None
+    secret = SECRETS.get(event_type)
+    # a secret list (a hand, penalty cards) is the viewer's when the event is about
+    # every seat (no seat) or about the viewer's own
+    entitled = viewer is not None and seat in (None, viewer)
+    if secret is not None and entitled:
+        for field in dataclass_fields(secret):  # type: ignore[arg-type]
+            if field.name in plain:
+                out[field.name] = plain[field.name]
+    return out
+
+
+#: the most bytes a game seed has (CreateGameRequest.seed: twice as many hex digits)
+MAX_SEED_BYTES = 64
+
+
+def seed_to_hex(seed: bytes | str) -> str:
+    """The API's encoding of a seed: lowercase hex (a str is taken as hex already)."""
+    return seed.hex() if isinstance(seed, bytes) else seed
+
+
+def seed_from_hex(text: str) -> bytes:
+    """The seed a CreateGameRequest.seed / Replay.seed names; ValueError when it is
+    not lowercase hex of whole bytes, or is over MAX_SEED_BYTES."""
+    if len(text) > 2 * MAX_SEED_BYTES:
+        raise ValueError(
+            f"a seed has at most {MAX_SEED_BYTES} bytes ({2 * MAX_SEED_BYTES} hex digits)"
+        )
+    if len(text) % 2 or text.strip("0123456789abcdef"):
+        raise ValueError('a seed is lowercase hex, two digits a byte (e.g. "0a1b")')
+    return bytes.fromhex(text)
 
 
 def event_cursor(version: int, index: int) -> str:
@@ -451,6 +605,24 @@ def unfloat(value: Any) -> Any:
         return {k: unfloat(v) for k, v in value.items()}
     if isinstance(value, list):
         return [unfloat(v) for v in value]
+    return value
+
+
+def struct_plain(struct: Struct) -> dict[str, Any]:
+    """A Struct's values as :func:`fill_struct` was given them (integral numbers as
+    ints: a Struct keeps every number as a double).  (Through the well-known type's
+    own ``items()``, which converts scalars in C: a third faster than a walk over
+    each Value's oneof.)"""
+    return {key: _plain_value(value) for key, value in struct.items()}
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Struct):
+        return struct_plain(value)
+    if isinstance(value, ListValue):
+        return [_plain_value(item) for item in value]
     return value
 
 

@@ -23,9 +23,11 @@ from engine.rulesets import RuleSet
 from glintwick.convert import (
     KIND_FROM_PB,
     KIND_TO_PB,
+    fill_event,
     fill_struct,
     rules_from_pb,
     rules_to_pb,
+    struct_plain,
     unfloat,
 )
 from glintwick.storage.v1 import storage_pb2 as spb
@@ -80,14 +82,11 @@ def fill_event_pb(
 ) -> None:
     """:func:`stored_event_to_pb` into an empty ``out`` (a response's events are
     written in place, not built apart and copied in)."""
-    out.version = version
-    out.type = message.type
-    if message.HasField("seat"):
-        out.seat = message.seat
-    data = out.data
-    data.CopyFrom(message.public)
+    payload = struct_plain(message.public)
     if viewer is not None and viewer in message.secret:
-        data.MergeFrom(message.secret[viewer])  # (a map: the secret's keys win)
+        payload.update(struct_plain(message.secret[viewer]))  # (Event.for_seat's merge)
+    seat = message.seat if message.HasField("seat") else None
+    fill_event(out, message.type, seat, payload, version)
 
 
 # ------------------------------------------------------------------ the stored state

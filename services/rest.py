@@ -30,7 +30,7 @@ from google.protobuf import json_format, message_factory
 from google.protobuf import message as pb_message
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from glintwick.convert import cursor_position, unfloat
+from glintwick.convert import cursor_position
 from glintwick.v1 import game_pb2 as pb
 from services import metrics
 from services.api import Caller, GameService, new_request_id
@@ -83,9 +83,9 @@ def _caller(request: web.Request) -> Caller:
 
 
 def _json(message: pb_message.Message) -> dict[str, Any]:
-    # event payloads are Structs, whose numbers are doubles: card ids should read as ints
-    data: dict[str, Any] = unfloat(
-        json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
+    # protobuf's JSON mapping (camelCase; an event's payload under its type's case)
+    data: dict[str, Any] = json_format.MessageToDict(
+        message, always_print_fields_with_no_presence=True
     )
     return data
 

@@ -63,6 +63,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """ListOpenGames: a `page_token` that is not a `next_page_token` of a listing
     with the same filter.
     """
+    ERROR_REASON_INVALID_SEED: _ErrorReason.ValueType  # 19
+    """CreateGame: a `seed` that is not lowercase hex of whole bytes, or over 64
+    bytes (128 hex digits).
+    """
     ERROR_REASON_GAME_OVER: _ErrorReason.ValueType  # 20
     """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
     The game is over.
@@ -212,6 +216,10 @@ ERROR_REASON_INVALID_PAGE_SIZE: ErrorReason.ValueType  # 12
 ERROR_REASON_INVALID_PAGE_TOKEN: ErrorReason.ValueType  # 13
 """ListOpenGames: a `page_token` that is not a `next_page_token` of a listing
 with the same filter.
+"""
+ERROR_REASON_INVALID_SEED: ErrorReason.ValueType  # 19
+"""CreateGame: a `seed` that is not lowercase hex of whole bytes, or over 64
+bytes (128 hex digits).
 """
 ERROR_REASON_GAME_OVER: ErrorReason.ValueType  # 20
 """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.

@@ -14,7 +14,6 @@ with a google.rpc.ErrorInfo whose reason is the engine's reason code
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
@@ -752,8 +751,10 @@ class CreateGameRequest(_message.Message):
     rule_set_name: _builtins.str
     seats: _builtins.int
     """0: the rule set's maximum"""
-    seed: _builtins.bytes
-    """empty: a fresh random seed (revealed by the replay)"""
+    seed: _builtins.str
+    """The game seed, lowercase hex (at most 64 bytes: 128 hex digits; INVALID_ARGUMENT
+    INVALID_SEED otherwise). Empty: a fresh random seed (revealed at the end).
+    """
     @_builtins.property
     def custom_rule_set(self) -> Global___RuleSet: ...
     @_builtins.property
@@ -768,7 +769,7 @@ class CreateGameRequest(_message.Message):
         rule_set_name: _builtins.str = ...,
         custom_rule_set: Global___RuleSet | None = ...,
         seats: _builtins.int = ...,
-        seed: _builtins.bytes = ...,
+        seed: _builtins.str = ...,
         deadlines: Global___Deadlines | None = ...,
         bots: _abc.Mapping[_builtins.int, _builtins.str] | None = ...,
     ) -> None: ...
@@ -1170,7 +1171,7 @@ class View(_message.Message):
     action_count: _builtins.int
     game_over: _builtins.bool
     seed: _builtins.str
-    """hex, only once the game is over"""
+    """the game seed, lowercase hex; only once the game is over"""
     may_act: _builtins.bool
     has_drawn: _builtins.bool
     deadline_unix: _builtins.float
@@ -1321,8 +1322,11 @@ Global___ListLegalActionsResponse: _TypeAlias = ListLegalActionsResponse  # noqa
 
 @_typing.final
 class Event(_message.Message):
-    """One thing that happened, as the caller may see it. `data` is the event's
-    payload (docs/API.md lists every type); cards are {id, code}.
+    """One thing that happened, as the caller may see it: its type, its acting seat and
+    its payload, a typed message per type (the `payload` oneof, whose case is named
+    as `type`; docs/API.md lists every type and who sees what). A payload's secret
+    part (a dealt hand, a card drawn from the stock, penalty cards) is present only
+    in the event its seat receives; spectators and other seats never get it.
 
     An action produces several events, all with its version: (version, index) is
     an event's unique position, the same for every caller, and events come in
@@ -1334,13 +1338,35 @@ class Event(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     TYPE_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
-    DATA_FIELD_NUMBER: _builtins.int
     INDEX_FIELD_NUMBER: _builtins.int
     CURSOR_FIELD_NUMBER: _builtins.int
+    ROUND_STARTED_FIELD_NUMBER: _builtins.int
+    TURN_STARTED_FIELD_NUMBER: _builtins.int
+    DREW_FIELD_NUMBER: _builtins.int
+    STOCK_EXHAUSTED_FIELD_NUMBER: _builtins.int
+    STOCK_RESHUFFLED_FIELD_NUMBER: _builtins.int
+    STOCK_NOT_RESHUFFLED_FIELD_NUMBER: _builtins.int
+    LAID_CONTRACT_FIELD_NUMBER: _builtins.int
+    LAID_OFF_FIELD_NUMBER: _builtins.int
+    EXTRA_MELD_FIELD_NUMBER: _builtins.int
+    JOKER_SWAPPED_FIELD_NUMBER: _builtins.int
+    DISCARDED_FIELD_NUMBER: _builtins.int
+    CLAIM_WINDOW_OPENED_FIELD_NUMBER: _builtins.int
+    CLAIM_ANSWERED_FIELD_NUMBER: _builtins.int
+    CLAIM_AWARDED_FIELD_NUMBER: _builtins.int
+    CLAIM_WINDOW_CLOSED_FIELD_NUMBER: _builtins.int
+    TURN_ENDED_FIELD_NUMBER: _builtins.int
+    ROUND_ENDED_FIELD_NUMBER: _builtins.int
+    GAME_ENDED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """the game version this event's action produced"""
     type: _builtins.str
+    """The event's type: the name of the `payload` case it carries ("drew", ...)."""
     seat: _builtins.int
+    """The acting seat (see each payload for its meaning); absent for round_started,
+    stock_exhausted, stock_reshuffled, stock_not_reshuffled, game_ended, and for
+    round_ended when nobody went out.
+    """
     index: _builtins.int
     """the event's place among its version's events, from 0"""
     cursor: _builtins.str
@@ -1349,26 +1375,704 @@ class Event(_message.Message):
     resume exactly after this event. Do not parse it; compare (version, index).
     """
     @_builtins.property
-    def data(self) -> _struct_pb2.Struct: ...
+    def round_started(self) -> Global___RoundStartedEvent:
+        """type "round_started": a RoundStartedEvent"""
+
+    @_builtins.property
+    def turn_started(self) -> Global___TurnStartedEvent:
+        """type "turn_started": a TurnStartedEvent"""
+
+    @_builtins.property
+    def drew(self) -> Global___DrewEvent:
+        """type "drew": a DrewEvent"""
+
+    @_builtins.property
+    def stock_exhausted(self) -> Global___StockExhaustedEvent:
+        """type "stock_exhausted": a StockExhaustedEvent"""
+
+    @_builtins.property
+    def stock_reshuffled(self) -> Global___StockReshuffledEvent:
+        """type "stock_reshuffled": a StockReshuffledEvent"""
+
+    @_builtins.property
+    def stock_not_reshuffled(self) -> Global___StockNotReshuffledEvent:
+        """type "stock_not_reshuffled": a StockNotReshuffledEvent"""
+
+    @_builtins.property
+    def laid_contract(self) -> Global___LaidContractEvent:
+        """type "laid_contract": a LaidContractEvent"""
+
+    @_builtins.property
+    def laid_off(self) -> Global___LaidOffEvent:
+        """type "laid_off": a LaidOffEvent"""
+
+    @_builtins.property
+    def extra_meld(self) -> Global___ExtraMeldEvent:
+        """type "extra_meld": a ExtraMeldEvent"""
+
+    @_builtins.property
+    def joker_swapped(self) -> Global___JokerSwappedEvent:
+        """type "joker_swapped": a JokerSwappedEvent"""
+
+    @_builtins.property
+    def discarded(self) -> Global___DiscardedEvent:
+        """type "discarded": a DiscardedEvent"""
+
+    @_builtins.property
+    def claim_window_opened(self) -> Global___ClaimWindowOpenedEvent:
+        """type "claim_window_opened": a ClaimWindowOpenedEvent"""
+
+    @_builtins.property
+    def claim_answered(self) -> Global___ClaimAnsweredEvent:
+        """type "claim_answered": a ClaimAnsweredEvent"""
+
+    @_builtins.property
+    def claim_awarded(self) -> Global___ClaimAwardedEvent:
+        """type "claim_awarded": a ClaimAwardedEvent"""
+
+    @_builtins.property
+    def claim_window_closed(self) -> Global___ClaimWindowClosedEvent:
+        """type "claim_window_closed": a ClaimWindowClosedEvent"""
+
+    @_builtins.property
+    def turn_ended(self) -> Global___TurnEndedEvent:
+        """type "turn_ended": a TurnEndedEvent"""
+
+    @_builtins.property
+    def round_ended(self) -> Global___RoundEndedEvent:
+        """type "round_ended": a RoundEndedEvent"""
+
+    @_builtins.property
+    def game_ended(self) -> Global___GameEndedEvent:
+        """type "game_ended": a GameEndedEvent"""
+
     def __init__(
         self,
         *,
         version: _builtins.int = ...,
         type: _builtins.str = ...,
         seat: _builtins.int | None = ...,
-        data: _struct_pb2.Struct | None = ...,
         index: _builtins.int = ...,
         cursor: _builtins.str = ...,
+        round_started: Global___RoundStartedEvent | None = ...,
+        turn_started: Global___TurnStartedEvent | None = ...,
+        drew: Global___DrewEvent | None = ...,
+        stock_exhausted: Global___StockExhaustedEvent | None = ...,
+        stock_reshuffled: Global___StockReshuffledEvent | None = ...,
+        stock_not_reshuffled: Global___StockNotReshuffledEvent | None = ...,
+        laid_contract: Global___LaidContractEvent | None = ...,
+        laid_off: Global___LaidOffEvent | None = ...,
+        extra_meld: Global___ExtraMeldEvent | None = ...,
+        joker_swapped: Global___JokerSwappedEvent | None = ...,
+        discarded: Global___DiscardedEvent | None = ...,
+        claim_window_opened: Global___ClaimWindowOpenedEvent | None = ...,
+        claim_answered: Global___ClaimAnsweredEvent | None = ...,
+        claim_awarded: Global___ClaimAwardedEvent | None = ...,
+        claim_window_closed: Global___ClaimWindowClosedEvent | None = ...,
+        turn_ended: Global___TurnEndedEvent | None = ...,
+        round_ended: Global___RoundEndedEvent | None = ...,
+        game_ended: Global___GameEndedEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "data", b"data", "seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim_answered", b"claim_answered", "claim_awarded", b"claim_awarded", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "discarded", b"discarded", "drew", b"drew", "extra_meld", b"extra_meld", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_contract", b"laid_contract", "laid_off", b"laid_off", "payload", b"payload", "round_ended", b"round_ended", "round_started", b"round_started", "seat", b"seat", "stock_exhausted", b"stock_exhausted", "stock_not_reshuffled", b"stock_not_reshuffled", "stock_reshuffled", b"stock_reshuffled", "turn_ended", b"turn_ended", "turn_started", b"turn_started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "cursor", b"cursor", "data", b"data", "index", b"index", "seat", b"seat", "type", b"type", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim_answered", b"claim_answered", "claim_awarded", b"claim_awarded", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "cursor", b"cursor", "discarded", b"discarded", "drew", b"drew", "extra_meld", b"extra_meld", "game_ended", b"game_ended", "index", b"index", "joker_swapped", b"joker_swapped", "laid_contract", b"laid_contract", "laid_off", b"laid_off", "payload", b"payload", "round_ended", b"round_ended", "round_started", b"round_started", "seat", b"seat", "stock_exhausted", b"stock_exhausted", "stock_not_reshuffled", b"stock_not_reshuffled", "stock_reshuffled", b"stock_reshuffled", "turn_ended", b"turn_ended", "turn_started", b"turn_started", "type", b"type", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["round_started", "turn_started", "drew", "stock_exhausted", "stock_reshuffled", "stock_not_reshuffled", "laid_contract", "laid_off", "extra_meld", "joker_swapped", "discarded", "claim_window_opened", "claim_answered", "claim_awarded", "claim_window_closed", "turn_ended", "round_ended", "game_ended"]  # noqa: Y015
+    _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
 Global___Event: _TypeAlias = Event  # noqa: Y015
+
+@_typing.final
+class RoundStartedEvent(_message.Message):
+    """---------------------------------------------------------------- event payloads
+
+    One message per event type (Event.payload). Cards are Card {id, code}; melds on
+    the table are Meld, with their table index.
+
+    round_started (no seat): a round is dealt. Round 1's is at version 0.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    CONTRACT_FIELD_NUMBER: _builtins.int
+    FIRST_SEAT_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    ARRANGED_FIELD_NUMBER: _builtins.int
+    UPCARD_FIELD_NUMBER: _builtins.int
+    STOCK_SIZE_FIELD_NUMBER: _builtins.int
+    HAND_SIZE_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """the round now dealt, from 1"""
+    rounds: _builtins.int
+    """how many rounds the game has"""
+    first_seat: _builtins.int
+    """the seat whose turn comes first"""
+    commitment: _builtins.str
+    """Hex SHA-256 of the round seed (docs/SHUFFLE.md): round_ended reveals the
+    seed, so anyone can check the deal was not changed after the commitment.
+    """
+    arranged: _builtins.bool
+    """the deck order was given (CreateGameFromDeck), not shuffled"""
+    stock_size: _builtins.int
+    """cards left in the stock after the deal"""
+    hand_size: _builtins.int
+    """cards dealt to each seat"""
+    @_builtins.property
+    def contract(self) -> Global___Contract:
+        """this round's contract"""
+
+    @_builtins.property
+    def upcard(self) -> Global___Card:
+        """the discard pile's first card; absent when the rules deal none"""
+
+    @_builtins.property
+    def hand(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """Secret: the receiving seat's own dealt hand. Empty for spectators (a seat's
+        hand is never empty).
+        """
+
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        contract: Global___Contract | None = ...,
+        first_seat: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+        arranged: _builtins.bool = ...,
+        upcard: Global___Card | None = ...,
+        stock_size: _builtins.int = ...,
+        hand_size: _builtins.int = ...,
+        hand: _abc.Iterable[Global___Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["contract", b"contract", "upcard", b"upcard"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arranged", b"arranged", "commitment", b"commitment", "contract", b"contract", "first_seat", b"first_seat", "hand", b"hand", "hand_size", b"hand_size", "round", b"round", "rounds", b"rounds", "stock_size", b"stock_size", "upcard", b"upcard"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoundStartedEvent: _TypeAlias = RoundStartedEvent  # noqa: Y015
+
+@_typing.final
+class TurnStartedEvent(_message.Message):
+    """turn_started (seat: whose turn it is): at a round's start, after a turn, after a
+    claim window.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """the current round, from 1"""
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["round", b"round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TurnStartedEvent: _TypeAlias = TurnStartedEvent  # noqa: Y015
+
+@_typing.final
+class DrewEvent(_message.Message):
+    """drew (seat: the drawer)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_FIELD_NUMBER: _builtins.int
+    STOCK_SIZE_FIELD_NUMBER: _builtins.int
+    DISCARD_SIZE_FIELD_NUMBER: _builtins.int
+    CARD_FIELD_NUMBER: _builtins.int
+    source: Global___DrawSource.ValueType
+    """DRAW_SOURCE_STOCK or DRAW_SOURCE_DISCARD"""
+    stock_size: _builtins.int
+    """cards in the stock after the draw"""
+    discard_size: _builtins.int
+    """cards in the discard pile after the draw"""
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """The card drawn. From the discard pile: present for everyone. From the stock:
+        secret, present only in the drawer's event.
+        """
+
+    def __init__(
+        self,
+        *,
+        source: Global___DrawSource.ValueType = ...,
+        stock_size: _builtins.int = ...,
+        discard_size: _builtins.int = ...,
+        card: Global___Card | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "discard_size", b"discard_size", "source", b"source", "stock_size", b"stock_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DrewEvent: _TypeAlias = DrewEvent  # noqa: Y015
+
+@_typing.final
+class StockExhaustedEvent(_message.Message):
+    """stock_exhausted (no seat): the stock ran out."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COUNT_FIELD_NUMBER: _builtins.int
+    SETTLES_FIELD_NUMBER: _builtins.int
+    count: _builtins.int
+    """exhaustions so far this round, this one included"""
+    settles: _builtins.bool
+    """This exhaustion ends the round at the end of the current turn (the rule set's
+    max_exhaustions).
+    """
+    def __init__(
+        self,
+        *,
+        count: _builtins.int = ...,
+        settles: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "settles", b"settles"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StockExhaustedEvent: _TypeAlias = StockExhaustedEvent  # noqa: Y015
+
+@_typing.final
+class StockReshuffledEvent(_message.Message):
+    """stock_reshuffled (no seat): the discard pile (but its top) became the new stock."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    EPOCH_FIELD_NUMBER: _builtins.int
+    cards: _builtins.int
+    """how many cards went into the new stock"""
+    epoch: _builtins.int
+    """1, 2, ... this round: which reshuffle this is"""
+    def __init__(
+        self,
+        *,
+        cards: _builtins.int = ...,
+        epoch: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "epoch", b"epoch"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StockReshuffledEvent: _TypeAlias = StockReshuffledEvent  # noqa: Y015
+
+@_typing.final
+class StockNotReshuffledEvent(_message.Message):
+    """stock_not_reshuffled (no seat): a reshuffle found nothing to shuffle; the stock
+    stays empty.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    cards: _builtins.int
+    """always 0: the cards there were to shuffle"""
+    def __init__(
+        self,
+        *,
+        cards: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StockNotReshuffledEvent: _TypeAlias = StockNotReshuffledEvent  # noqa: Y015
+
+@_typing.final
+class LaidContractEvent(_message.Message):
+    """laid_contract (seat: who laid it)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AUTOMATIC_FIELD_NUMBER: _builtins.int
+    MELDS_FIELD_NUMBER: _builtins.int
+    automatic: _builtins.bool
+    """the engine chose the melds (LayContract without melds)"""
+    @_builtins.property
+    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]:
+        """the melds laid, with their new table indexes"""
+
+    def __init__(
+        self,
+        *,
+        automatic: _builtins.bool = ...,
+        melds: _abc.Iterable[Global___Meld] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["automatic", b"automatic", "melds", b"melds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LaidContractEvent: _TypeAlias = LaidContractEvent  # noqa: Y015
+
+@_typing.final
+class LaidOffEvent(_message.Message):
+    """laid_off (seat: who laid the card off)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    MELD_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    end: Global___RunEnd.ValueType
+    """the run's end it went to; RUN_END_UNSPECIFIED for a set"""
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """the card laid off"""
+
+    @_builtins.property
+    def meld(self) -> Global___Meld:
+        """the grown meld, at its table index"""
+
+    def __init__(
+        self,
+        *,
+        card: Global___Card | None = ...,
+        meld: Global___Meld | None = ...,
+        end: Global___RunEnd.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "meld", b"meld"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "end", b"end", "meld", b"meld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LaidOffEvent: _TypeAlias = LaidOffEvent  # noqa: Y015
+
+@_typing.final
+class ExtraMeldEvent(_message.Message):
+    """extra_meld (seat: who laid it)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MELD_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def meld(self) -> Global___Meld:
+        """the new meld, at its table index"""
+
+    def __init__(
+        self,
+        *,
+        meld: Global___Meld | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["meld", b"meld"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["meld", b"meld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExtraMeldEvent: _TypeAlias = ExtraMeldEvent  # noqa: Y015
+
+@_typing.final
+class JokerSwappedEvent(_message.Message):
+    """joker_swapped (seat: who swapped)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    JOKER_FIELD_NUMBER: _builtins.int
+    MELD_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """the natural card put in the joker's place"""
+
+    @_builtins.property
+    def joker(self) -> Global___Card:
+        """the joker taken into the seat's hand"""
+
+    @_builtins.property
+    def meld(self) -> Global___Meld:
+        """the meld after the swap, at its table index"""
+
+    def __init__(
+        self,
+        *,
+        card: Global___Card | None = ...,
+        joker: Global___Card | None = ...,
+        meld: Global___Meld | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "joker", b"joker", "meld", b"meld"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "joker", b"joker", "meld", b"meld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JokerSwappedEvent: _TypeAlias = JokerSwappedEvent  # noqa: Y015
+
+@_typing.final
+class DiscardedEvent(_message.Message):
+    """discarded (seat: the discarder)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    DISCARD_SIZE_FIELD_NUMBER: _builtins.int
+    discard_size: _builtins.int
+    """cards in the discard pile after it"""
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """the card discarded (now the discard pile's top)"""
+
+    def __init__(
+        self,
+        *,
+        card: Global___Card | None = ...,
+        discard_size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "discard_size", b"discard_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DiscardedEvent: _TypeAlias = DiscardedEvent  # noqa: Y015
+
+@_typing.final
+class ClaimWindowOpenedEvent(_message.Message):
+    """claim_window_opened (seat: the discarder): other seats may claim the discard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """the discard that may be claimed"""
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the seats that may answer, in priority order"""
+
+    def __init__(
+        self,
+        *,
+        card: Global___Card | None = ...,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimWindowOpenedEvent: _TypeAlias = ClaimWindowOpenedEvent  # noqa: Y015
+
+@_typing.final
+class ClaimAnsweredEvent(_message.Message):
+    """claim_answered (seat: the answering seat)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLAIM_FIELD_NUMBER: _builtins.int
+    claim: _builtins.bool
+    """true: it claims the card; false: it passes"""
+    def __init__(
+        self,
+        *,
+        claim: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim", b"claim"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimAnsweredEvent: _TypeAlias = ClaimAnsweredEvent  # noqa: Y015
+
+@_typing.final
+class ClaimAwardedEvent(_message.Message):
+    """claim_awarded (seat: the winner of the claim)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    PENALTY_CARDS_FIELD_NUMBER: _builtins.int
+    PENALTY_FIELD_NUMBER: _builtins.int
+    penalty_cards: _builtins.int
+    """how many penalty cards it also takes from the stock"""
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """the discard the winner takes"""
+
+    @_builtins.property
+    def penalty(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """Secret: the penalty cards taken, present only in the winner's event."""
+
+    def __init__(
+        self,
+        *,
+        card: Global___Card | None = ...,
+        penalty_cards: _builtins.int = ...,
+        penalty: _abc.Iterable[Global___Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "penalty", b"penalty", "penalty_cards", b"penalty_cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimAwardedEvent: _TypeAlias = ClaimAwardedEvent  # noqa: Y015
+
+@_typing.final
+class ClaimWindowClosedEvent(_message.Message):
+    """claim_window_closed (seat: the discarder)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    WINNER_FIELD_NUMBER: _builtins.int
+    CLAIMANTS_FIELD_NUMBER: _builtins.int
+    winner: _builtins.int
+    """the seat that took it; absent: nobody claimed"""
+    @_builtins.property
+    def card(self) -> Global___Card:
+        """the discard the window was for"""
+
+    @_builtins.property
+    def claimants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the seats that claimed, in priority order"""
+
+    def __init__(
+        self,
+        *,
+        card: Global___Card | None = ...,
+        winner: _builtins.int | None = ...,
+        claimants: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "card", b"card", "winner", b"winner"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "card", b"card", "claimants", b"claimants", "winner", b"winner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__winner: _TypeAlias = _typing.Literal["winner"]  # noqa: Y015
+    _WhichOneofArgType__winner: _TypeAlias = _typing.Literal["_winner", b"_winner"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__winner) -> _WhichOneofReturnType__winner | None: ...
+
+Global___ClaimWindowClosedEvent: _TypeAlias = ClaimWindowClosedEvent  # noqa: Y015
+
+@_typing.final
+class TurnEndedEvent(_message.Message):
+    """turn_ended (seat: whose turn ended)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TURNS_COMPLETED_FIELD_NUMBER: _builtins.int
+    turns_completed: _builtins.int
+    """turns completed this round, this one included"""
+    def __init__(
+        self,
+        *,
+        turns_completed: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["turns_completed", b"turns_completed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TurnEndedEvent: _TypeAlias = TurnEndedEvent  # noqa: Y015
+
+@_typing.final
+class RoundEndedEvent(_message.Message):
+    """round_ended (seat: the seat that went out; absent otherwise)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    PENALTIES_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    ROUND_SEED_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """the round that ended, from 1"""
+    reason: _builtins.str
+    """Why: "went_out" | "exhaustions" | "turn_cap" | "dry" (docs/RULES.md)."""
+    round_seed: _builtins.str
+    """Lowercase hex: this round's seed, revealed (its SHA-256 is round_started's
+    commitment; docs/SHUFFLE.md).
+    """
+    @_builtins.property
+    def penalties(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per seat: the penalty points of this round"""
+
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per seat: the cumulative scores after it"""
+
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        penalties: _abc.Iterable[_builtins.int] | None = ...,
+        scores: _abc.Iterable[_builtins.int] | None = ...,
+        round_seed: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["penalties", b"penalties", "reason", b"reason", "round", b"round", "round_seed", b"round_seed", "scores", b"scores"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoundEndedEvent: _TypeAlias = RoundEndedEvent  # noqa: Y015
+
+@_typing.final
+class GameEndedEvent(_message.Message):
+    """game_ended (no seat): the last round ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCORES_FIELD_NUMBER: _builtins.int
+    WINNERS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    seed: _builtins.str
+    """lowercase hex: the game seed, revealed"""
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per seat: the final scores"""
+
+    @_builtins.property
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the seats with the lowest score"""
+
+    def __init__(
+        self,
+        *,
+        scores: _abc.Iterable[_builtins.int] | None = ...,
+        winners: _abc.Iterable[_builtins.int] | None = ...,
+        seed: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["scores", b"scores", "seed", b"seed", "winners", b"winners"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameEndedEvent: _TypeAlias = GameEndedEvent  # noqa: Y015
 
 @_typing.final
 class SubmitActionRequest(_message.Message):
@@ -1699,7 +2403,8 @@ class Replay(_message.Message):
     DECKS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
-    seed: _builtins.bytes
+    seed: _builtins.str
+    """the game seed, lowercase hex (as CreateGameRequest.seed)"""
     @_builtins.property
     def game(self) -> Global___Game: ...
     @_builtins.property
@@ -1716,7 +2421,7 @@ class Replay(_message.Message):
         self,
         *,
         game: Global___Game | None = ...,
-        seed: _builtins.bytes = ...,
+        seed: _builtins.str = ...,
         steps: _abc.Iterable[Global___ReplayStep] | None = ...,
         decks: _abc.Iterable[Global___DeckOrder] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,

@@ -38,7 +38,7 @@ from .rule_sets import requested_rules
 
 log = structlog.get_logger("glintwick.api")
 
-MAX_SEED_BYTES = 64
+MAX_SEED_BYTES = convert.MAX_SEED_BYTES  # CreateGameRequest.seed (hex: twice the digits)
 MAX_PLAYER_NAME = 64  # characters of JoinGame's name (shown to every seat)
 # a seat's compare-and-set retries before the caller gets ABORTED
 _SEAT_WRITE_ATTEMPTS = 20
@@ -96,13 +96,15 @@ async def _create(
             f"{rules.name} seats {rules.min_players}..{rules.max_players} players, not {seats}",
             "BAD_SEAT_COUNT",
         )
-    if len(request.seed) > MAX_SEED_BYTES:
-        raise invalid(f"a seed has at most {MAX_SEED_BYTES} bytes")
+    try:
+        given_seed = convert.seed_from_hex(request.seed)
+    except ValueError as exc:
+        raise invalid(str(exc), "INVALID_SEED") from exc
     for seat, strategy in request.bots.items():
         if seat >= seats:
             raise invalid(f"bot seat {seat} is not a seat of this game of {seats}", "NO_SUCH_SEAT")
         check_strategy(ctx.config, strategy)
-    seed = request.seed or os.urandom(32)
+    seed = given_seed or os.urandom(32)
     try:
         state = GameState.new_game(rules, seats, seed, stock_orders=orders or None)
     except GlintwickError as exc:

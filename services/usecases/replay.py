@@ -21,7 +21,7 @@ async def get_replay(ctx: Context, request: pb.GetReplayRequest, caller: Caller)
         )
     replay = pb.Replay(
         game=game_message(loaded),
-        seed=loaded.state.seed,
+        seed=loaded.state.seed.hex(),
         scores=loaded.state.scores,
         winners=loaded.state.winners(),
         decks=[
@@ -51,7 +51,9 @@ def replay_events(replay: pb.Replay) -> list[Event]:
     """Re-run a replay from its seed with the engine; the events of every step (for checks)."""
     rules = convert.rules_from_pb(replay.game.rule_set)
     orders = {d.round: list(d.cards) for d in replay.decks}
-    state = GameState.new_game(rules, replay.game.seats, replay.seed, stock_orders=orders or None)
+    state = GameState.new_game(
+        rules, replay.game.seats, convert.seed_from_hex(replay.seed), stock_orders=orders or None
+    )
     events: list[Event] = []
     for step in replay.steps:
         state, produced = state.apply_action(step.seat, convert.action_from_pb(step.action))

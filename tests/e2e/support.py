@@ -145,9 +145,9 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 10.0)
 
 
 def event_data(event: pb.Event) -> dict[str, Any]:
-    """An event's payload as plain data (integral numbers as ints)."""
-    data: dict[str, Any] = convert.unfloat(json_format.MessageToDict(event.data))
-    return data
+    """An event's typed payload (its ``type``'s case) as plain data."""
+    assert event.WhichOneof("payload") == event.type, event
+    return convert.plain_of(getattr(event, event.type))
 
 
 # --------------------------------------------------------------------------- plain forms

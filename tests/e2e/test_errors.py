@@ -148,7 +148,16 @@ async def test_bad_games_and_analyses_are_invalid_argument(server: Env) -> None:
         assert error.reason == "INVALID_RULE_SET", what
     # a valid custom rule set is accepted (so the refusals above are about the fields)
     assert (await client.create_game(custom, seats=2)).rule_set.hash == custom.hash
+    # a seed is lowercase hex of at most 64 bytes (docs/API.md, "Seeds")
+    for seed in ("ab" * 65, "abc", "ABCD", "0x12", "zz", "ab cd"):
+        error = await expect(client.create_game(seed=seed), Code.INVALID_ARGUMENT)
+        assert error.reason == "INVALID_SEED", seed
     await expect(client.create_game(seed=b"x" * 65), Code.INVALID_ARGUMENT)
+    # the SDK sends bytes as their hex: the same seed either way deals the same game
+    by_bytes = await client.create_game(seed=b"\x00\xff", seats=2)
+    by_hex = await client.create_game(seed="00ff", seats=2)
+    dealt = [(await client.spectate(g.game_id)).commitment for g in (by_bytes, by_hex)]
+    assert dealt[0] == dealt[1] != ""
     await expect(client.create_game(seats=2, bots={7: "random"}), Code.INVALID_ARGUMENT)
 
     too_long = [rank + suit for rank in "A23456789TJQK" for suit in "CDHS"][:31]

@@ -100,7 +100,7 @@ def check_replay(replay: pb.Replay, seed: str = "") -> list[int]:
     assert [s.version for s in steps] == list(range(1, len(steps) + 1))
     replay_events(replay)  # every step legal in turn, from the published seed
     strategies = {s.seat: s.bot for s in replay.game.seat_info if s.bot}
-    state = GameState.new_game(SHORT, replay.game.seats, replay.seed)
+    state = GameState.new_game(SHORT, replay.game.seats, bytes.fromhex(replay.seed))
     for step in steps:
         action = convert.action_from_pb(step.action)
         strategy = strategies.get(step.seat)

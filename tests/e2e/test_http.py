@@ -4,7 +4,6 @@ health and metrics."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import re
 import time
 from pathlib import Path
@@ -67,7 +66,7 @@ async def test_a_short_game_over_http(server: Env) -> None:
         created = await http(
             "POST",
             "/v1/games",
-            {"ruleSetName": "whiskertrail", "seats": 2, "seed": base64.b64encode(seed).decode()},
+            {"ruleSetName": "whiskertrail", "seats": 2, "seed": seed.hex()},
         )
         game_id = created["gameId"]
         assert created["version"] == "0" and created["seats"] == 2
@@ -135,8 +134,11 @@ async def test_a_short_game_over_http(server: Env) -> None:
         step = json_format.ParseDict(submitted, pb.SubmitActionResponse())
         mirror.apply(actor, convert.action_from_pb(json_format.ParseDict(draw, pb.Action())))
         assert list(step.events) == mirror.expected_events(actor, 1)
-        drawn = submitted["events"][0]["data"]["card"]
-        assert drawn["id"] == mirror.states[0].stock[0].id  # ids read as integers in JSON
+        # protobuf's JSON mapping: the payload under its type's case, camelCase, ints
+        drew = submitted["events"][0]["drew"]
+        assert drew["card"]["id"] == mirror.states[0].stock[0].id  # an integer in JSON
+        assert drew["source"] == "DRAW_SOURCE_STOCK" and isinstance(drew["stockSize"], int)
+        assert "data" not in submitted["events"][0]
         again = await http(
             "POST",
             f"/v1/games/{game_id}:submit",
@@ -160,7 +162,7 @@ async def test_a_short_game_over_http(server: Env) -> None:
         expected = [e for v in (0, 1, 2) for e in mirror.expected_events(actor, v)]
         assert [i.event for i in items[1:]] == expected
         assert items[1].event.type == "round_started"
-        assert items[1].event.data["commitment"] == items[0].snapshot.commitment
+        assert items[1].event.round_started.commitment == items[0].snapshot.commitment
         # resuming: Last-Event-ID or from_version, no snapshot, only what came after
         resumed = await asyncio.wait_for(watch(tokens[1 - actor], 3, from_version="1"), 10)
         assert [i.event for i in resumed] == mirror.expected_events(1 - actor, 2)

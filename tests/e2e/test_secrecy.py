@@ -23,6 +23,7 @@ from tests.e2e.support import (
     action_cards,
     check_clean,
     check_events,
+    event_data,
     plain,
     play_game,
     sse_watch,
@@ -154,7 +155,19 @@ async def test_nothing_leaks(server: Env, rules: str, seats: int) -> None:
     for viewer, events in expected.items():
         check_events(mirror, viewer, events, f"the events for {viewer}")
         if viewer is None:
-            shown = {"hand", "penalty"} & {k for e in events for k in e.data}
+            shown = {
+                k
+                for e in events
+                for k, v in event_data(e).items()
+                if k in ("hand", "penalty") and v
+            }
+            shown |= {
+                "card"
+                for e in events
+                if e.type == "drew"
+                and e.drew.HasField("card")
+                and e.drew.source == pb.DRAW_SOURCE_STOCK
+            }
             assert not shown, f"a spectator sees {shown}"
 
     # every stream: exactly the engine's events for the viewer, none with a secret

@@ -3,6 +3,7 @@ changes nothing the last released API (proto/released/) promised."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RELEASED = "proto/released/glintwick-v1-0.1.0.binpb"
+RELEASED = "proto/released/glintwick-v1-0.2.0.binpb"
+#: the release before, and what 0.2.0 broke of it on purpose (docs/API.md, "Changes in
+#: 0.2.0"): the Struct `Event.data` became the typed `Event.payload`, and the two
+#: `bytes` seeds became lowercase-hex strings under new field numbers
+PREVIOUS = "proto/released/glintwick-v1-0.1.0.binpb"
+BREAKS_OF_0_2_0 = {
+    ("FIELD_NO_DELETE", 'field "4" with name "seed" on message "CreateGameRequest"'),
+    ("FIELD_NO_DELETE", 'field "4" with name "data" on message "Event"'),
+    ("FIELD_NO_DELETE", 'field "2" with name "seed" on message "Replay"'),
+}
 
 
 def _buf() -> str:
@@ -35,6 +45,16 @@ def test_the_proto_passes_buf_lint() -> None:
 def test_the_proto_breaks_nothing_of_the_last_release() -> None:
     result = buf("breaking", "--against", RELEASED)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_against_0_1_0_exactly_the_documented_breaks_are_reported() -> None:
+    result = buf("breaking", "--against", PREVIOUS, "--error-format", "json")
+    assert result.returncode != 0, "0.2.0's documented breaks are gone: update the test"
+    found = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    reported = {(f["type"], f["message"]) for f in found}
+    expected = {(kind, f"Previously present {what} was deleted.") for kind, what in BREAKS_OF_0_2_0}
+    assert reported == expected, result.stdout + result.stderr
+    assert len(found) == len(expected)
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def request(
     return pb.CreateGameRequest(
         custom_rule_set=convert.rules_to_pb(SHORT),
         seats=seats,
-        seed=seed,
+        seed=seed.hex(),
         bots=bots,
         deadlines=pb.Deadlines(turn_seconds=turn_seconds),
     )

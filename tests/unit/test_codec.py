@@ -110,9 +110,13 @@ async def test_what_the_old_code_stored_loads_and_is_written_byte_for_byte_alike
     records = [spb.StoredGame.FromString(bytes.fromhex(r["record"])) for r in game["records"]]
     entries = [spb.LogEntry.FromString(bytes.fromhex(e)) for e in game["log"]]
     assert [e.version for e in entries] == list(range(1, len(entries) + 1))
+    seats = len(records[-1].seats)
     for entry in entries:
         for stored in entry.events:
-            codec.event_from_stored(stored)  # every stored event still reads
+            event = codec.event_from_stored(stored)  # every stored event still reads
+            for viewer in [*range(seats), None]:  # and is sent as its typed message
+                sent = codec.stored_event_to_pb(stored, viewer, entry.version)
+                assert convert.event_from_pb(sent, viewer) == event.for_seat(viewer)
     states = []
     for record, item in zip(records, game["records"], strict=True):
         state = codec.state_from_pb(record.state)

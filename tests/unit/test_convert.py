@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import pytest
@@ -11,11 +13,18 @@ from google.protobuf.struct_pb2 import Struct
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from clients.bots.base import Situation
+from clients.bots.greedy import GreedyBot
+from clients.bots.random_bot import RandomBot
+from engine.actions import Draw, DrawSource
+from engine.errors import InvalidActionError
+from engine.events import PAYLOADS, SECRETS, Event, EventType
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from engine.views import build_seat_view, build_spectator_view, seat_view, spectator_view
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 
 
 def reference(view: dict[str, Any], game_id: str, version: int, deadline: float) -> pb.View:
@@ -192,3 +201,101 @@ def test_view_from_pb_is_message_to_dict_with_the_engines_kind_names(
             seat = state.to_act[0]
             state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
     assert with_melds >= 40  # the kinds were renamed on real melds
+
+
+# ------------------------------------------------------------------ typed events
+
+
+def test_every_event_type_has_its_payload_case_mirroring_its_payload_classes() -> None:
+    """Event.payload has one case per EventType, named as the type, whose message has
+    exactly the fields of the type's payload class and its secret part."""
+    assert set(convert.EVENT_CASES) == {str(t) for t in EventType}
+    for event_type, public in PAYLOADS.items():
+        message = convert.EVENT_CASES[str(event_type)].message_type
+        assert message is not None
+        names = {f.name for f in dataclass_fields(public)}  # type: ignore[arg-type]
+        secret = SECRETS.get(event_type)
+        if secret is not None:
+            names |= {f.name for f in dataclass_fields(secret)}  # type: ignore[arg-type]
+        assert {f.name for f in message.fields} == names, event_type
+
+
+def _played_events() -> Iterator[tuple[Event, int, int]]:
+    """Every event of whole games (random and greedy play, presets and custom rule
+    sets with claims and joker swaps), with the version it has and the seat count."""
+    for rules in (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI):
+        for game, player in enumerate((RandomBot(1), GreedyBot(1))):
+            rng = random.Random(game)
+            seats = rules.max_players if game % 2 else rules.min_players
+            state, events = GameState.new_game_with_events(rules, seats, f"pb/{game}".encode())
+            player.setup(rules, 0)
+            while True:
+                for event in events:
+                    yield event, state.action_count, seats
+                if state.is_terminal():
+                    break
+                seat = state.to_act[0]
+                action = player.choose(
+                    Situation.from_state(state, seat), state.legal_actions(seat), rng
+                )
+                state, events = state.apply_action(seat, action)
+
+
+def test_every_played_payload_round_trips_through_its_typed_message() -> None:
+    """Every event a game produces, as each seat and a spectator see it, goes into its
+    typed message and comes back as the engine shows it (Event.for_seat), through the
+    stored form too, and through protobuf's JSON mapping (what HTTP clients get)."""
+    from services import codec
+
+    seen: set[str] = set()
+    for event, version, seats in _played_events():
+        stored = codec.stored_event(event)
+        for viewer in [*range(seats), None]:
+            message = convert.event_to_pb(event, viewer, version)
+            assert message.WhichOneof("payload") == message.type == event.type
+            assert convert.event_from_pb(message, viewer) == event.for_seat(viewer)
+            assert codec.stored_event_to_pb(stored, viewer, version) == message
+            if viewer == event.seat or viewer is None:  # (the slow part: not for all)
+                as_json = json_format.MessageToJson(message)
+                assert json_format.Parse(as_json, pb.Event()) == message
+        seen.add(event.type)
+    assert seen == {str(t) for t in EventType}
+
+
+def test_a_secret_is_only_in_its_seats_message() -> None:
+    state, events = GameState.new_game_with_events(CONTRACT, 4, b"secret")
+    dealt = events[0]
+    assert dealt.type == EventType.ROUND_STARTED
+    for seat in range(4):
+        hand = convert.event_to_pb(dealt, seat, 0).round_started.hand
+        assert [c.id for c in hand] == [c.id for c in state.hands[seat]]
+    assert not convert.event_to_pb(dealt, None, 0).round_started.hand
+    seat = state.to_act[0]
+    after, drew = state.apply_action(seat, Draw(DrawSource.STOCK))
+    mine = convert.event_to_pb(drew[0], seat, 1).drew
+    drawn = {c.id for c in after.hands[seat]} - {c.id for c in state.hands[seat]}
+    assert mine.HasField("card") and {mine.card.id} == drawn
+    assert mine.source == pb.DRAW_SOURCE_STOCK and mine.stock_size == len(after.stock)
+    for viewer in (None, (seat + 1) % 4):
+        assert not convert.event_to_pb(drew[0], viewer, 1).drew.HasField("card")
+
+
+def test_a_message_without_its_types_payload_is_refused() -> None:
+    with pytest.raises(InvalidActionError, match="without its drew payload"):
+        convert.event_from_pb(pb.Event(type="drew", discarded=pb.DiscardedEvent()), None)
+    with pytest.raises(InvalidActionError, match="unknown event type"):
+        convert.event_from_pb(pb.Event(type="nope"), None)
+
+
+@pytest.mark.parametrize(
+    ("text", "seed"), [("", b""), ("00ff", b"\x00\xff"), ("ab" * 64, b"\xab" * 64)]
+)
+def test_a_hex_seed_reads_as_its_bytes(text: str, seed: bytes) -> None:
+    assert convert.seed_from_hex(text) == seed
+    assert convert.seed_to_hex(seed) == text == convert.seed_to_hex(text)
+
+
+@pytest.mark.parametrize("text", ["ab" * 65, "abc", "ABCD", "0x12", "zz", "ab cd", "é1"])
+def test_a_seed_that_is_not_lowercase_hex_of_whole_bytes_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="seed"):
+        convert.seed_from_hex(text)

@@ -38,7 +38,7 @@ class CountingStore(MemoryStore):
 
 async def new_game(service: GameService) -> tuple[str, list[Caller], GameState]:
     game = await service.create_game(
-        pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, seed=SEED), Caller()
+        pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, seed=SEED.hex()), Caller()
     )
     callers = []
     for _ in range(2):
