@@ -27,6 +27,8 @@ from google.protobuf import descriptor as pb_descriptor
 from google.protobuf import descriptor_pb2
 
 from glintwick.v1 import game_pb2 as pb
+from services.usecases.context import MAX_GAME_ID
+from services.usecases.limits import STRING_LENGTHS
 
 SERVICE = pb.DESCRIPTOR.services_by_name["GameService"]
 #: the descriptor set with source info that ``make proto`` writes beside the _pb2 modules
@@ -199,9 +201,7 @@ class _Schemas:
         return {"$ref": _REF + name}
 
     def _message(self, descriptor: pb_descriptor.Descriptor, output: bool) -> dict[str, Any]:
-        properties = {
-            f.json_name: _described(self.field(f, output), f.full_name) for f in descriptor.fields
-        }
+        properties = {f.json_name: self._property(f, output) for f in descriptor.fields}
         schema: dict[str, Any] = {
             "type": "object",
             "properties": properties,
@@ -229,6 +229,13 @@ class _Schemas:
             text = described.get("description", "")
             described["description"] = "\n\n".join([text, *notes]).strip()
         return described
+
+    def _property(self, field: pb_descriptor.FieldDescriptor, output: bool) -> dict[str, Any]:
+        schema = self.field(field, output)
+        if "$ref" in schema and field.full_name in comments():
+            # (OpenAPI 3.0 ignores the siblings of a $ref: the description wraps it)
+            schema = {"allOf": [schema]}
+        return _described(schema, field.full_name)
 
     @staticmethod
     def _oneof(oneof: pb_descriptor.OneofDescriptor) -> list[dict[str, Any]]:
@@ -265,7 +272,13 @@ class _Schemas:
             if text:
                 schema["description"] = text
             return schema
-        return dict(_SCALARS.get(field.type, {"type": "string"}))
+        schema = dict(_SCALARS.get(field.type, {"type": "string"}))
+        if not output and field.full_name in STRING_LENGTHS:
+            least, most = STRING_LENGTHS[field.full_name]
+            schema["maxLength"] = most
+            if least is not None:
+                schema["minLength"] = least
+        return schema
 
 
 def _synthetic(oneof: pb_descriptor.OneofDescriptor) -> bool:
@@ -309,12 +322,10 @@ def _error_responses(ok: dict[str, Any]) -> dict[str, Any]:
 
 def _path_parameter(name: str, method: pb_descriptor.MethodDescriptor) -> dict[str, Any]:
     field = method.input_type.fields_by_name.get(name)
-    parameter: dict[str, Any] = {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "schema": {"type": "string"},
-    }
+    schema: dict[str, Any] = {"type": "string"}
+    if name == "game_id":
+        schema.update(minLength=1, maxLength=MAX_GAME_ID)
+    parameter: dict[str, Any] = {"name": name, "in": "path", "required": True, "schema": schema}
     if field is not None:
         _described(parameter, field.full_name)
     return parameter

@@ -20,6 +20,17 @@ MAX_HTTP_BODY_BYTES = 1 << 20
 #: the largest gRPC request message (gRPC's own default, set explicitly so it is ours)
 MAX_GRPC_MESSAGE_BYTES = 4 << 20
 
+#: the length bounds (characters; None: no least) of request strings, by field, which
+#: the OpenAPI document states (services/openapi.py); a path's game_id is 1..MAX_GAME_ID
+STRING_LENGTHS: dict[str, tuple[int | None, int]] = {
+    "glintwick.v1.RuleSet.name": (1, rulesets.MAX_NAME),
+    "glintwick.v1.Contract.name": (None, rulesets.MAX_NAME),
+    "glintwick.v1.JoinGameRequest.name": (None, lobby.MAX_PLAYER_NAME),
+    "glintwick.v1.FillWithBotsRequest.strategy": (None, house_bots.MAX_STRATEGY),
+    "glintwick.v1.SubmitActionRequest.request_id": (None, moves.MAX_REQUEST_ID),
+    "glintwick.v1.ListOpenGamesRequest.page_token": (None, lobby.MAX_PAGE_TOKEN),
+}
+
 _HIGHEST_RANK = len(RANK_CODES)  # a run ends at the king (at the ace with ace_high)
 
 
