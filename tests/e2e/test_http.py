@@ -358,6 +358,7 @@ async def test_openapi_document_carries_the_proto_s_comments_and_types(server: E
     assert {"version", "type", "index", "cursor"} <= set(schemas["glintwick.v1.Event"]["required"])
     assert "seat" not in schemas["glintwick.v1.Event"]["required"]  # optional: absent for none
     assert "required" not in schemas["glintwick.v1.RuleSet.Input"]
+    assert schemas["glintwick.v1.Event"]["additionalProperties"] is False
     # the SSE watch: its events' shape
     watch = document["paths"]["/v1/games/{game_id}:watch"]["get"]
     sse = watch["responses"]["200"]["content"]["text/event-stream"]["schema"]
