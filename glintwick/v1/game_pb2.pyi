@@ -1865,7 +1865,10 @@ Global___PingResponse: _TypeAlias = PingResponse  # noqa: Y015
 
 @_typing.final
 class GetLimitsRequest(_message.Message):
-    """---------------------------------------------------------------- limits"""
+    """---------------------------------------------------------------- limits
+
+    GetLimits takes nothing: the limits are the same for every caller.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
