@@ -11,6 +11,7 @@ from pathlib import Path
 
 import aiohttp
 import grpc
+import pytest
 from google.protobuf import json_format
 
 from engine.cards import RANK_CODES, SUITS
@@ -169,3 +170,22 @@ async def test_api_md_s_limits_table_and_get_limits_agree(server: Env) -> None:
             else:
                 shown = f"{value:g}" if isinstance(value, float) else str(value)
                 assert shown in numbers, (what, name, value, limit)
+
+
+async def test_the_grpc_message_limit_is_the_one_get_limits_answers(server: Env) -> None:
+    """A request of exactly grpc_message_bytes reaches the service (which refuses its
+    over-long name); one byte more is refused by gRPC itself."""
+    limits = await server.client.limits()
+    request = pb.JoinGameRequest(game_id="g", name="")
+    overhead = len(request.SerializeToString())
+    # (the name's tag is 1 byte, its length a 4-byte varint)
+    request.name = "n" * (limits.grpc_message_bytes - overhead - 5)
+    assert len(request.SerializeToString()) == limits.grpc_message_bytes
+    with pytest.raises(grpc.aio.AioRpcError) as at_limit:
+        await server.client.stub.JoinGame(request, timeout=10)
+    # the service's own answer (the unknown game or the over-long name), not gRPC's
+    assert at_limit.value.code() in (Code.INVALID_ARGUMENT, Code.NOT_FOUND), at_limit.value
+    request.name += "n"
+    with pytest.raises(grpc.aio.AioRpcError) as past:
+        await server.client.stub.JoinGame(request, timeout=10)
+    assert past.value.code() is Code.RESOURCE_EXHAUSTED, past.value
