@@ -85,9 +85,14 @@ clean:
 	rm -rf $(VENV) build *.egg-info engine/*.so engine/solver/*.so engine/solver/build_stamp.py \
 		.pytest_cache .mypy_cache .ruff_cache
 
-## Regenerate the Python code of proto/ (committed; `make test` checks it is current).
+## Regenerate the Python code of proto/ and glintwick/v1/descriptors.binpb (committed;
+## `make test` checks they are current).
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --mypy_out=. \
 		--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy \
 		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
 		--grpc_python_out=. --mypy_grpc_out=. proto/glintwick/v1/*.proto proto/glintwick/storage/v1/*.proto
+	@# the API's descriptors with their comments (the _pb2 modules have none): the OpenAPI
+	@# document's descriptions (services/openapi.py)
+	$(BIN)/python -m grpc_tools.protoc -Iproto --include_source_info \
+		--descriptor_set_out=glintwick/v1/descriptors.binpb proto/glintwick/v1/*.proto

@@ -385,6 +385,10 @@ class GlintwickClient:
     async def ping(self) -> None:
         await self.call(self.stub.Ping, pb.PingRequest())
 
+    async def limits(self) -> pb.GetLimitsResponse:
+        """Every limit the server checks requests against (docs/API.md, "Limits")."""
+        return await self.call(self.stub.GetLimits, pb.GetLimitsRequest())
+
     async def watch(
         self, game_id: str, *, token: str | None = None, from_version: int = 0
     ) -> AsyncIterator[pb.WatchGameResponse]:

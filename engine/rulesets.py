@@ -22,7 +22,9 @@ from engine.errors import InvalidActionError, excerpt
 # game can reach (rounds x the whole deck in one hand x the top penalty, at most
 # 32 x 432 x 1000) fits the stored int32 and every count its uint32.
 MAX_NAME = 64  # characters of a rule set's or a contract's name
+MIN_SEATS = 2
 MAX_SEATS = 8
+MIN_MELD = 3  # the fewest cards of a set (set_min) or a run (run_min)
 MAX_ROUNDS = 32  # contracts
 MAX_PENALTY = 1000  # joker_penalty, ace_penalty, face_penalty
 MAX_MELD = 64  # cards a contract meld, set_max or max_jokers_per_meld may name
@@ -177,8 +179,8 @@ class RuleSet:
             fail(f"a rule set's name has 1..{MAX_NAME} characters")
         bounded(self.decks, "decks", 1, MAX_DECKS)
         bounded(self.jokers, "jokers", 0, MAX_JOKERS)
-        bounded(self.min_players, "min_players", 2, MAX_SEATS)
-        bounded(self.max_players, "max_players", 2, MAX_SEATS)
+        bounded(self.min_players, "min_players", MIN_SEATS, MAX_SEATS)
+        bounded(self.max_players, "max_players", MIN_SEATS, MAX_SEATS)
         if self.min_players > self.max_players:
             fail("min_players is above max_players")
         for what, penalty in (
@@ -187,9 +189,9 @@ class RuleSet:
             ("face_penalty", self.face_penalty),
         ):
             bounded(penalty, what, 0, MAX_PENALTY)
-        bounded(self.set_min, "set_min", 3, MAX_MELD)
-        optional(self.set_max, "set_max", 3, MAX_MELD)
-        bounded(self.run_min, "run_min", 3, self.highest_run_rank)
+        bounded(self.set_min, "set_min", MIN_MELD, MAX_MELD)
+        optional(self.set_max, "set_max", MIN_MELD, MAX_MELD)
+        bounded(self.run_min, "run_min", MIN_MELD, self.highest_run_rank)
         optional(self.max_jokers_per_meld, "max_jokers_per_meld", 0, MAX_MELD)
         bounded(self.min_naturals_per_meld, "min_naturals_per_meld", 1, MAX_MELD)
         bounded(self.claim_penalty_cards, "claim_penalty_cards", 0, MAX_CLAIM_PENALTY_CARDS)

@@ -15,6 +15,7 @@ from services.usecases import (
     analysis,
     deadlines,
     house_bots,
+    limits,
     lobby,
     moves,
     records,
@@ -145,3 +146,8 @@ class GameService:
 
     async def ping(self, request: pb.PingRequest, caller: Caller) -> pb.PingResponse:
         return pb.PingResponse()
+
+    async def get_limits(
+        self, request: pb.GetLimitsRequest, caller: Caller
+    ) -> pb.GetLimitsResponse:
+        return await limits.get_limits(self._ctx, request, caller)

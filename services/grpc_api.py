@@ -26,6 +26,7 @@ from services.api import Caller, GameService, new_request_id
 from services.errors import DOMAIN, ServiceError, invalid, store_unavailable
 from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
+from services.usecases.moves import MAX_REQUEST_ID
 
 log = structlog.get_logger("glintwick.grpc")
 
@@ -43,7 +44,7 @@ def caller_from_metadata(metadata: Any) -> Caller:
         if key == "authorization":
             token = bearer_token(value if isinstance(value, str) else value.decode())
         elif key == "x-request-id":
-            request_id = (value if isinstance(value, str) else value.decode())[:128]
+            request_id = (value if isinstance(value, str) else value.decode())[:MAX_REQUEST_ID]
     return Caller(token=token, request_id=request_id or new_request_id())
 
 

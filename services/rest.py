@@ -24,7 +24,6 @@ from aiohttp import web
 from aiohttp.http_exceptions import LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
-from google.api import annotations_pb2
 from google.protobuf import descriptor as pb_descriptor
 from google.protobuf import json_format, message_factory
 from google.protobuf import message as pb_message
@@ -35,28 +34,16 @@ from glintwick.v1 import game_pb2 as pb
 from services import metrics
 from services.api import Caller, GameService, new_request_id
 from services.errors import ServiceError, invalid, store_unavailable
-from services.grpc_api import SERVICE, snake
+from services.grpc_api import snake
+from services.openapi import http_rules, openapi_document
 from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
+from services.usecases.limits import MAX_HTTP_BODY_BYTES
+from services.usecases.moves import MAX_REQUEST_ID
 
 log = structlog.get_logger("glintwick.http")
 
 _VARIABLE = re.compile(r"\{(\w+)\}")
-
-
-def http_rules() -> list[tuple[str, str, str, pb_descriptor.MethodDescriptor]]:
-    """(verb, path template, body, method) for every annotated RPC, in proto order."""
-    found = []
-    for method in SERVICE.methods:
-        options = method.GetOptions()
-        if not options.HasExtension(annotations_pb2.http):
-            continue
-        rule = options.Extensions[annotations_pb2.http]
-        verb = rule.WhichOneof("pattern")
-        if verb is None or verb == "custom":
-            continue
-        found.append((verb.upper(), getattr(rule, verb), rule.body, method))
-    return found
 
 
 def _aiohttp_path(template: str) -> str:
@@ -78,7 +65,7 @@ def _header(request: web.Request, name: str) -> str:
 
 def _caller(request: web.Request) -> Caller:
     token = bearer_token(_header(request, "Authorization"))
-    request_id = _header(request, "X-Request-Id")[:128] or new_request_id()
+    request_id = _header(request, "X-Request-Id")[:MAX_REQUEST_ID] or new_request_id()
     return Caller(token=token or None, request_id=request_id)
 
 
@@ -91,7 +78,7 @@ def _json(message: pb_message.Message) -> dict[str, Any]:
 
 
 #: the largest request body read (a larger one is answered 413, BODY_TOO_LARGE)
-MAX_BODY_BYTES = 1 << 20
+MAX_BODY_BYTES = MAX_HTTP_BODY_BYTES
 
 
 def _error_body(code: grpc.StatusCode, reason: str, message: str) -> dict[str, str]:
@@ -409,170 +396,6 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
         return response
 
     return handle
-
-
-# ------------------------------------------------------------------ OpenAPI
-
-_SCALARS: dict[int, dict[str, Any]] = {
-    pb_descriptor.FieldDescriptor.TYPE_BOOL: {"type": "boolean"},
-    pb_descriptor.FieldDescriptor.TYPE_STRING: {"type": "string"},
-    pb_descriptor.FieldDescriptor.TYPE_BYTES: {"type": "string", "format": "byte"},
-    pb_descriptor.FieldDescriptor.TYPE_DOUBLE: {"type": "number", "format": "double"},
-    pb_descriptor.FieldDescriptor.TYPE_FLOAT: {"type": "number", "format": "float"},
-    pb_descriptor.FieldDescriptor.TYPE_INT32: {"type": "integer", "format": "int32"},
-    pb_descriptor.FieldDescriptor.TYPE_UINT32: {"type": "integer", "format": "int64", "minimum": 0},
-    # 64-bit integers are strings in protobuf's JSON mapping (integers accepted on input)
-    pb_descriptor.FieldDescriptor.TYPE_INT64: {"type": "string", "format": "int64"},
-    pb_descriptor.FieldDescriptor.TYPE_UINT64: {"type": "string", "format": "uint64"},
-}
-
-
-def _schema_name(descriptor: pb_descriptor.Descriptor | pb_descriptor.EnumDescriptor) -> str:
-    return descriptor.full_name
-
-
-def _field_schema(field: pb_descriptor.FieldDescriptor, schemas: dict[str, Any]) -> dict[str, Any]:
-    if field.message_type is not None and field.message_type.GetOptions().map_entry:
-        value_field = field.message_type.fields_by_name["value"]
-        return {"type": "object", "additionalProperties": _single(value_field, schemas)}
-    single = _single(field, schemas)
-    if field.is_repeated:
-        return {"type": "array", "items": single}
-    return single
-
-
-def _single(field: pb_descriptor.FieldDescriptor, schemas: dict[str, Any]) -> dict[str, Any]:
-    if field.message_type is not None:
-        if field.message_type.full_name == "google.protobuf.Struct":
-            return {"type": "object", "additionalProperties": True}
-        _collect(field.message_type, schemas)
-        return {"$ref": f"#/components/schemas/{_schema_name(field.message_type)}"}
-    if field.enum_type is not None:
-        return {"type": "string", "enum": [v.name for v in field.enum_type.values]}
-    return dict(_SCALARS.get(field.type, {"type": "string"}))
-
-
-def _collect(descriptor: pb_descriptor.Descriptor, schemas: dict[str, Any]) -> None:
-    name = _schema_name(descriptor)
-    if name in schemas:
-        return
-    schemas[name] = {}  # placeholder first: messages may refer to themselves
-    properties = {f.json_name: _field_schema(f, schemas) for f in descriptor.fields}
-    schemas[name] = {"type": "object", "properties": properties}
-
-
-def openapi_document() -> dict[str, Any]:
-    schemas: dict[str, Any] = {}
-    error = {
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "description": "the gRPC status name"},
-            "reason": {"type": "string", "description": "machine-readable reason"},
-            "message": {"type": "string"},
-        },
-    }
-    paths: dict[str, Any] = {}
-    for verb, template, body_rule, method in http_rules():
-        _collect(method.input_type, schemas)
-        _collect(method.output_type, schemas)
-        path_params = _VARIABLE.findall(template)
-        operation: dict[str, Any] = {
-            "operationId": method.name,
-            "summary": method.name,
-            "parameters": [
-                {"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
-                for p in path_params
-            ],
-            "responses": {
-                "200": {
-                    "description": "OK",
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "$ref": f"#/components/schemas/{method.output_type.full_name}"
-                            }
-                        }
-                    },
-                },
-                "default": {
-                    "description": "an error",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                    },
-                },
-            },
-        }
-        if body_rule == "*":
-            operation["requestBody"] = {
-                "required": False,
-                "content": {
-                    "application/json": {
-                        "schema": {"$ref": f"#/components/schemas/{method.input_type.full_name}"}
-                    }
-                },
-            }
-        else:
-            for field in method.input_type.fields:
-                if field.name in path_params or field.message_type is not None:
-                    continue
-                operation["parameters"].append(
-                    {
-                        "name": field.json_name,
-                        "in": "query",
-                        "required": False,
-                        "schema": _single(field, schemas),
-                    }
-                )
-        paths.setdefault(template, {})[verb.lower()] = operation
-    paths["/v1/games/{game_id}:watch"] = {
-        "get": {
-            "operationId": "WatchGame",
-            "summary": "Server-Sent Events: a snapshot (event: snapshot), then every event",
-            "parameters": [
-                {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                {
-                    "name": "fromVersion",
-                    "in": "query",
-                    "required": False,
-                    "schema": {"type": "integer", "minimum": 0},
-                },
-                {
-                    "name": "after",
-                    "in": "query",
-                    "required": False,
-                    "description": "an event's cursor (its SSE id): resume exactly after it",
-                    "schema": {"type": "string"},
-                },
-                {
-                    "name": "Last-Event-ID",
-                    "in": "header",
-                    "required": False,
-                    "description": "what an EventSource resends: wins over the query",
-                    "schema": {"type": "string"},
-                },
-            ],
-            "responses": {
-                "200": {"description": "an event stream", "content": {"text/event-stream": {}}},
-                "default": {
-                    "description": "an error",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                    },
-                },
-            },
-        }
-    }
-    schemas["Error"] = error
-    return {
-        "openapi": "3.0.3",
-        "info": {"title": "Glintwick game service", "version": "v1"},
-        "components": {
-            "schemas": schemas,
-            "securitySchemes": {"seatToken": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{}, {"seatToken": []}],
-        "paths": paths,
-    }
 
 
 # ------------------------------------------------------------------ CORS

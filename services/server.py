@@ -50,6 +50,7 @@ from services.rest import HttpRunner, build_app
 from services.store.base import GameStore, StoreUnavailableError
 from services.store.health import MonitoredStore, StoreMonitor, redacted
 from services.store.memory import MemoryStore
+from services.usecases.limits import MAX_GRPC_MESSAGE_BYTES
 
 log = structlog.get_logger("glintwick.server")
 
@@ -257,6 +258,8 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
             ("grpc.so_reuseport", 1 if options.reuse_port else 0),
             ("grpc.max_connection_age_ms", 5 * 60 * 1000),
             ("grpc.max_connection_age_grace_ms", 30 * 1000),
+            # (gRPC's default, set here so that GetLimits tells what is enforced)
+            ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ]
     )
     # the servicer's methods are bound from the descriptor at run time

@@ -2567,3 +2567,226 @@ class PingResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PingResponse: _TypeAlias = PingResponse  # noqa: Y015
+
+@_typing.final
+class GetLimitsRequest(_message.Message):
+    """---------------------------------------------------------------- limits
+
+    GetLimits takes nothing: the limits are the same for every caller.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLimitsRequest: _TypeAlias = GetLimitsRequest  # noqa: Y015
+
+@_typing.final
+class Range(_message.Message):
+    """An inclusive range of allowed values: min <= value <= max."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MIN_FIELD_NUMBER: _builtins.int
+    MAX_FIELD_NUMBER: _builtins.int
+    min: _builtins.int
+    """The smallest value allowed."""
+    max: _builtins.int
+    """The largest value allowed."""
+    def __init__(
+        self,
+        *,
+        min: _builtins.int = ...,
+        max: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max", b"max", "min", b"min"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Range: _TypeAlias = Range  # noqa: Y015
+
+@_typing.final
+class GetLimitsResponse(_message.Message):
+    """Every limit of docs/API.md's "Limits" table; past one a request is refused
+    (INVALID_ARGUMENT, or the reason the table names) and nothing is truncated.
+    A length is in characters (Unicode code points) unless it says bytes.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECKS_FIELD_NUMBER: _builtins.int
+    JOKERS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    CONTRACTS_FIELD_NUMBER: _builtins.int
+    PENALTY_FIELD_NUMBER: _builtins.int
+    SET_MIN_FIELD_NUMBER: _builtins.int
+    RUN_MIN_FIELD_NUMBER: _builtins.int
+    MELD_CARDS_FIELD_NUMBER: _builtins.int
+    CLAIM_PENALTY_CARDS_FIELD_NUMBER: _builtins.int
+    MAX_EXHAUSTIONS_FIELD_NUMBER: _builtins.int
+    TURN_CAP_FIELD_NUMBER: _builtins.int
+    RULE_SET_NAME_LENGTH_FIELD_NUMBER: _builtins.int
+    CONTRACT_NAME_LENGTH_FIELD_NUMBER: _builtins.int
+    DECK_CARDS_FIELD_NUMBER: _builtins.int
+    ANALYSE_HAND_CARDS_FIELD_NUMBER: _builtins.int
+    PLAYER_NAME_LENGTH_FIELD_NUMBER: _builtins.int
+    STRATEGY_LENGTH_FIELD_NUMBER: _builtins.int
+    GAME_ID_LENGTH_FIELD_NUMBER: _builtins.int
+    SEED_BYTES_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_LENGTH_FIELD_NUMBER: _builtins.int
+    BOT_TURNS_MAX_FIELD_NUMBER: _builtins.int
+    BOT_TURNS_DEFAULT_FIELD_NUMBER: _builtins.int
+    LEASE_SECONDS_MAX_FIELD_NUMBER: _builtins.int
+    LOBBY_PAGE_MAX_FIELD_NUMBER: _builtins.int
+    LOBBY_PAGE_DEFAULT_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_LENGTH_FIELD_NUMBER: _builtins.int
+    RATE_PER_SECOND_FIELD_NUMBER: _builtins.int
+    RATE_BURST_FIELD_NUMBER: _builtins.int
+    HTTP_BODY_BYTES_FIELD_NUMBER: _builtins.int
+    GRPC_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
+    meld_cards: _builtins.int
+    """The cards a contract's meld, `set_max` or `max_jokers_per_meld` may name."""
+    contract_name_length: _builtins.int
+    """The longest contract name."""
+    deck_cards: _builtins.int
+    """The cards of the largest deck (`decks` decks and `jokers` jokers at their
+    maxima): a seat's hand holds at most these.
+    """
+    analyse_hand_cards: _builtins.int
+    """The cards AnalyseHand takes (`hand` and `hand_ids` each)."""
+    player_name_length: _builtins.int
+    """The longest JoinGame `name`."""
+    seed_bytes: _builtins.int
+    """The longest `seed`, in bytes."""
+    request_id_length: _builtins.int
+    """The longest SubmitAction `request_id` (of the x-request-id header, the first
+    this many characters are kept).
+    """
+    bot_turns_max: _builtins.int
+    """ListBotTurns `limit`: 0 means `bot_turns_default`; more than the maximum is
+    read as the maximum.
+    """
+    bot_turns_default: _builtins.int
+    """What ListBotTurns `limit` 0 means."""
+    lease_seconds_max: _builtins.int
+    """The longest ListBotTurns `lease_seconds` (more is read as this)."""
+    lobby_page_max: _builtins.int
+    """ListOpenGames `page_size`: 0 means `lobby_page_default`; more than the maximum
+    is read as the maximum; negative is INVALID_PAGE_SIZE.
+    """
+    lobby_page_default: _builtins.int
+    """What ListOpenGames `page_size` 0 means."""
+    page_token_length: _builtins.int
+    """The longest ListOpenGames `page_token`."""
+    rate_per_second: _builtins.float
+    """Requests per second each seat may make, per replica (`--rate`): the refill of
+    its bucket (RESOURCE_EXHAUSTED, RATE_LIMITED, past it). 0: no limit.
+    """
+    rate_burst: _builtins.int
+    """Requests a seat may make at once, per replica (`--burst`): its bucket's size."""
+    http_body_bytes: _builtins.int
+    """The largest HTTP request body, in bytes (413 BODY_TOO_LARGE past it)."""
+    grpc_message_bytes: _builtins.int
+    """The largest gRPC request message, in bytes (RESOURCE_EXHAUSTED past it)."""
+    @_builtins.property
+    def decks(self) -> Global___Range:
+        """A custom rule set's `decks`."""
+
+    @_builtins.property
+    def jokers(self) -> Global___Range:
+        """A custom rule set's `jokers`."""
+
+    @_builtins.property
+    def seats(self) -> Global___Range:
+        """Seats of a game: `min_players`, `max_players` and CreateGame's `seats`."""
+
+    @_builtins.property
+    def contracts(self) -> Global___Range:
+        """A custom rule set's contracts (rounds)."""
+
+    @_builtins.property
+    def penalty(self) -> Global___Range:
+        """`joker_penalty`, `ace_penalty` and `face_penalty`."""
+
+    @_builtins.property
+    def set_min(self) -> Global___Range:
+        """`set_min` (also bounded by `meld_cards`)."""
+
+    @_builtins.property
+    def run_min(self) -> Global___Range:
+        """`run_min` without `ace_high` (with it, one more: an ace may end a run high)."""
+
+    @_builtins.property
+    def claim_penalty_cards(self) -> Global___Range:
+        """`claim_penalty_cards`."""
+
+    @_builtins.property
+    def max_exhaustions(self) -> Global___Range:
+        """`max_exhaustions`."""
+
+    @_builtins.property
+    def turn_cap(self) -> Global___Range:
+        """`turn_cap`, when set."""
+
+    @_builtins.property
+    def rule_set_name_length(self) -> Global___Range:
+        """The length of a rule set's name."""
+
+    @_builtins.property
+    def strategy_length(self) -> Global___Range:
+        """The length of a house bot's strategy (CreateGame `bots`, FillWithBots)."""
+
+    @_builtins.property
+    def game_id_length(self) -> Global___Range:
+        """The length of a `game_id`."""
+
+    def __init__(
+        self,
+        *,
+        decks: Global___Range | None = ...,
+        jokers: Global___Range | None = ...,
+        seats: Global___Range | None = ...,
+        contracts: Global___Range | None = ...,
+        penalty: Global___Range | None = ...,
+        set_min: Global___Range | None = ...,
+        run_min: Global___Range | None = ...,
+        meld_cards: _builtins.int = ...,
+        claim_penalty_cards: Global___Range | None = ...,
+        max_exhaustions: Global___Range | None = ...,
+        turn_cap: Global___Range | None = ...,
+        rule_set_name_length: Global___Range | None = ...,
+        contract_name_length: _builtins.int = ...,
+        deck_cards: _builtins.int = ...,
+        analyse_hand_cards: _builtins.int = ...,
+        player_name_length: _builtins.int = ...,
+        strategy_length: Global___Range | None = ...,
+        game_id_length: Global___Range | None = ...,
+        seed_bytes: _builtins.int = ...,
+        request_id_length: _builtins.int = ...,
+        bot_turns_max: _builtins.int = ...,
+        bot_turns_default: _builtins.int = ...,
+        lease_seconds_max: _builtins.int = ...,
+        lobby_page_max: _builtins.int = ...,
+        lobby_page_default: _builtins.int = ...,
+        page_token_length: _builtins.int = ...,
+        rate_per_second: _builtins.float = ...,
+        rate_burst: _builtins.int = ...,
+        http_body_bytes: _builtins.int = ...,
+        grpc_message_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["claim_penalty_cards", b"claim_penalty_cards", "contracts", b"contracts", "decks", b"decks", "game_id_length", b"game_id_length", "jokers", b"jokers", "max_exhaustions", b"max_exhaustions", "penalty", b"penalty", "rule_set_name_length", b"rule_set_name_length", "run_min", b"run_min", "seats", b"seats", "set_min", b"set_min", "strategy_length", b"strategy_length", "turn_cap", b"turn_cap"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["analyse_hand_cards", b"analyse_hand_cards", "bot_turns_default", b"bot_turns_default", "bot_turns_max", b"bot_turns_max", "claim_penalty_cards", b"claim_penalty_cards", "contract_name_length", b"contract_name_length", "contracts", b"contracts", "deck_cards", b"deck_cards", "decks", b"decks", "game_id_length", b"game_id_length", "grpc_message_bytes", b"grpc_message_bytes", "http_body_bytes", b"http_body_bytes", "jokers", b"jokers", "lease_seconds_max", b"lease_seconds_max", "lobby_page_default", b"lobby_page_default", "lobby_page_max", b"lobby_page_max", "max_exhaustions", b"max_exhaustions", "meld_cards", b"meld_cards", "page_token_length", b"page_token_length", "penalty", b"penalty", "player_name_length", b"player_name_length", "rate_burst", b"rate_burst", "rate_per_second", b"rate_per_second", "request_id_length", b"request_id_length", "rule_set_name_length", b"rule_set_name_length", "run_min", b"run_min", "seats", b"seats", "seed_bytes", b"seed_bytes", "set_min", b"set_min", "strategy_length", b"strategy_length", "turn_cap", b"turn_cap"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLimitsResponse: _TypeAlias = GetLimitsResponse  # noqa: Y015

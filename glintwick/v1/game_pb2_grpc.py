@@ -114,6 +114,11 @@ class GameServiceStub:
                 request_serializer=glintwick_dot_v1_dot_game__pb2.PingRequest.SerializeToString,
                 response_deserializer=glintwick_dot_v1_dot_game__pb2.PingResponse.FromString,
                 _registered_method=True)
+        self.GetLimits = channel.unary_unary(
+                '/glintwick.v1.GameService/GetLimits',
+                request_serializer=glintwick_dot_v1_dot_game__pb2.GetLimitsRequest.SerializeToString,
+                response_deserializer=glintwick_dot_v1_dot_game__pb2.GetLimitsResponse.FromString,
+                _registered_method=True)
 
 
 class GameServiceServicer:
@@ -241,6 +246,15 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLimits(self, request, context):
+        """Every limit this server checks requests against (docs/API.md, "Limits"), read
+        from where the server takes them, so a client can size its requests without
+        guessing. Public: no credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -323,6 +337,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.Ping,
                     request_deserializer=glintwick_dot_v1_dot_game__pb2.PingRequest.FromString,
                     response_serializer=glintwick_dot_v1_dot_game__pb2.PingResponse.SerializeToString,
+            ),
+            'GetLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLimits,
+                    request_deserializer=glintwick_dot_v1_dot_game__pb2.GetLimitsRequest.FromString,
+                    response_serializer=glintwick_dot_v1_dot_game__pb2.GetLimitsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -757,6 +776,33 @@ class GameService:
             '/glintwick.v1.GameService/Ping',
             glintwick_dot_v1_dot_game__pb2.PingRequest.SerializeToString,
             glintwick_dot_v1_dot_game__pb2.PingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glintwick.v1.GameService/GetLimits',
+            glintwick_dot_v1_dot_game__pb2.GetLimitsRequest.SerializeToString,
+            glintwick_dot_v1_dot_game__pb2.GetLimitsResponse.FromString,
             options,
             channel_credentials,
             insecure,

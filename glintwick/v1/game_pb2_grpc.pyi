@@ -87,6 +87,11 @@ class GameServiceStub:
     """
     Ping: _grpc.UnaryUnaryMultiCallable[_game_pb2.PingRequest, _game_pb2.PingResponse]
     """Does nothing: the benchmarks' baseline for the cost of an RPC."""
+    GetLimits: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetLimitsRequest, _game_pb2.GetLimitsResponse]
+    """Every limit this server checks requests against (docs/API.md, "Limits"), read
+    from where the server takes them, so a client can size its requests without
+    guessing. Public: no credential.
+    """
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
@@ -139,6 +144,11 @@ class GameServiceAsyncStub(GameServiceStub):
     """
     Ping: _aio.UnaryUnaryMultiCallable[_game_pb2.PingRequest, _game_pb2.PingResponse]  # type: ignore[assignment]
     """Does nothing: the benchmarks' baseline for the cost of an RPC."""
+    GetLimits: _aio.UnaryUnaryMultiCallable[_game_pb2.GetLimitsRequest, _game_pb2.GetLimitsResponse]  # type: ignore[assignment]
+    """Every limit this server checks requests against (docs/API.md, "Limits"), read
+    from where the server takes them, so a client can size its requests without
+    guessing. Public: no credential.
+    """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -284,5 +294,16 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_pb2.PingResponse, _abc.Awaitable[_game_pb2.PingResponse]]:
         """Does nothing: the benchmarks' baseline for the cost of an RPC."""
+
+    @_abc_1.abstractmethod
+    def GetLimits(
+        self,
+        request: _game_pb2.GetLimitsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_pb2.GetLimitsResponse, _abc.Awaitable[_game_pb2.GetLimitsResponse]]:
+        """Every limit this server checks requests against (docs/API.md, "Limits"), read
+        from where the server takes them, so a client can size its requests without
+        guessing. Public: no credential.
+        """
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

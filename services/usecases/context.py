@@ -29,6 +29,8 @@ from services.store.base import GameStore
 
 from .records import Loaded
 
+MAX_GAME_ID = 64  # characters of a game_id (the server makes 16)
+
 # Request ids for calls that bring none: unique within the process by a counter,
 # across processes and restarts by a random prefix (a uuid4 per call costs a
 # getrandom() system call and ten times the time, on every RPC)
@@ -112,8 +114,8 @@ class Context:
 
     async def load(self, game_id: str) -> Loaded:
         """The game as the store holds it now."""
-        if not game_id or len(game_id) > 64:
-            raise invalid("game_id is required (at most 64 characters)")
+        if not game_id or len(game_id) > MAX_GAME_ID:
+            raise invalid(f"game_id is required (at most {MAX_GAME_ID} characters)")
         snapshot = await self.store.load(game_id)
         if snapshot is None:
             raise not_found(game_id)

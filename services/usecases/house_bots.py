@@ -20,6 +20,7 @@ from .records import bot_seat
 MAX_STRATEGY = 64
 MAX_BOT_TURNS = 1000
 MAX_LEASE_SECONDS = 300
+DEFAULT_BOT_TURNS = 100  # ListBotTurns limit 0
 
 
 def check_strategy(config: ServiceConfig, strategy: str) -> None:
@@ -37,7 +38,7 @@ async def list_bot_turns(
     ctx: Context, request: pb.ListBotTurnsRequest, caller: Caller
 ) -> pb.ListBotTurnsResponse:
     require_operator(ctx.config, caller, "listing house-bot turns")
-    limit = min(request.limit or 100, MAX_BOT_TURNS)
+    limit = min(request.limit or DEFAULT_BOT_TURNS, MAX_BOT_TURNS)
     lease = min(request.lease_seconds, MAX_LEASE_SECONDS)
     ids = await ctx.store.bot_turns(limit, float(lease))
     found = await asyncio.gather(*(ctx.load_if_any(i) for i in ids))

@@ -19,6 +19,7 @@ from engine.solver import analyse
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from services.config import ServerOptions
+from services.openapi import comments, http_rules
 from tests.e2e.support import Env, Mirror, open_env, read_sse, sse_item, watching
 
 PROTO = Path(__file__).resolve().parents[2] / "proto" / "glintwick" / "v1" / "game.proto"
@@ -211,16 +212,16 @@ async def test_openapi_document(server: Env) -> None:
     assert str(document["openapi"]).startswith("3.")
     assert document["info"]["title"] and document["info"]["version"]
     routes = annotated_routes()
-    assert len(routes) == 15  # every RPC but the stream
+    assert len(routes) == 16  # every RPC but the stream
     for rpc, (verb, path, body) in routes.items():
         assert path in document["paths"], f"{rpc}: {path} missing"
         operation = document["paths"][path][verb]
         assert operation["operationId"] == rpc
         assert ("requestBody" in operation) == (body == "*"), rpc
         for name in re.findall(r"\{(\w+)\}", path):
-            assert {"name": name, "in": "path", "required": True, "schema": {"type": "string"}} in (
-                operation["parameters"]
-            ), rpc
+            (parameter,) = [p for p in operation["parameters"] if p["name"] == name]
+            assert parameter["in"] == "path" and parameter["required"] is True, rpc
+            assert parameter["schema"]["type"] == "string", rpc
         ok = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
         assert ok.startswith("#/components/schemas/glintwick.v1.")
     watch = document["paths"]["/v1/games/{game_id}:watch"]["get"]
@@ -303,3 +304,72 @@ async def test_sse_watchers_end_with_their_client_and_with_the_server() -> None:
         await env.client.close()
         if not stopped:
             await env.running.stop(grace=0.5)
+
+
+async def test_openapi_document_carries_the_proto_s_comments_and_types(server: Env) -> None:
+    """Issue 14: descriptions from the proto's comments, oneof as oneOf, integer formats
+    and ranges, 64-bit integers as strings, enums by name, required output fields."""
+    async with (
+        aiohttp.ClientSession(server.http) as session,
+        session.get("/openapi.json") as response,
+    ):
+        document = await response.json()
+    schemas = document["components"]["schemas"]
+    known = comments()
+    assert len(known) > 50, "the descriptor set with source info is read"
+    # every commented RPC, message and field of the document has its comment
+    for verb, path, _, method in http_rules():
+        operation = document["paths"][path][verb.lower()]
+        if method.full_name in known:
+            assert operation["description"].startswith(known[method.full_name]), method.name
+    checked = 0
+    for name, schema in schemas.items():
+        full = name.removesuffix(".Input")
+        if full not in known and not any(k.startswith(full + ".") for k in known):
+            continue
+        if full in known:
+            assert schema["description"].startswith(known[full]), name
+            checked += 1
+        message = pb.DESCRIPTOR.message_types_by_name.get(full.removeprefix("glintwick.v1."))
+        for field in message.fields if message else ():
+            if field.full_name in known:
+                text = schema["properties"][field.json_name]["description"]
+                assert text.startswith(known[field.full_name]), field.full_name
+                checked += 1
+    assert checked > 30
+    # a oneof: at most one member (both at once match two alternatives of oneOf)
+    action = schemas["glintwick.v1.Action.Input"]
+    members = {"draw", "discard", "layContract"}
+    assert {m for a in action["oneOf"] for m in a.get("required", [])} >= members
+    assert len(action["oneOf"]) == len(pb.Action.DESCRIPTOR.oneofs_by_name["kind"].fields) + 1
+    # integers: ranges, and 64-bit ones as strings of digits
+    event = schemas["glintwick.v1.Event"]["properties"]
+    assert event["index"] == {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 0,
+        "maximum": 4294967295,
+        "description": known["glintwick.v1.Event.index"],
+    }
+    assert event["version"]["type"] == "string" and event["version"]["pattern"] == "^[0-9]{1,20}$"
+    scores = schemas["glintwick.v1.Replay"]["properties"]["scores"]["items"]
+    assert (scores["minimum"], scores["maximum"]) == (-(2**31), 2**31 - 1)
+    kind = schemas["glintwick.v1.MeldRequirement"]["properties"]["kind"]
+    assert kind["enum"] == ["MELD_KIND_UNSPECIFIED", "MELD_KIND_SET", "MELD_KIND_RUN"]
+    # what the server always writes is required in a response, never in a request
+    assert {"version", "type", "index", "cursor"} <= set(schemas["glintwick.v1.Event"]["required"])
+    assert "seat" not in schemas["glintwick.v1.Event"]["required"]  # optional: absent for none
+    assert "required" not in schemas["glintwick.v1.RuleSet.Input"]
+    assert schemas["glintwick.v1.Event"]["additionalProperties"] is False
+    # the SSE watch: its events' shape
+    watch = document["paths"]["/v1/games/{game_id}:watch"]["get"]
+    sse = watch["responses"]["200"]["content"]["text/event-stream"]["schema"]
+    assert [a["properties"]["event"]["enum"] for a in sse["oneOf"]] == [["snapshot"], ["event"]]
+    # the documented string lengths (GetLimits' numbers)
+    answer = await server.client.limits()
+    join = schemas["glintwick.v1.JoinGameRequest"]["properties"]["name"]
+    assert join["maxLength"] == answer.player_name_length
+    game_id = document["paths"]["/v1/games/{game_id}"]["get"]["parameters"][0]["schema"]
+    assert (game_id["minLength"], game_id["maxLength"]) == (1, answer.game_id_length.max)
+    limits = document["paths"]["/v1/limits"]["get"]
+    assert limits["operationId"] == "GetLimits" and "limit" in limits["description"]

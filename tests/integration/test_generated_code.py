@@ -29,3 +29,19 @@ def test_generated_code_is_current(tmp_path: Path) -> None:
         committed = ROOT / fresh.relative_to(tmp_path)
         assert committed.exists(), f"{committed} is missing: run `make proto`"
         assert committed.read_text() == fresh.read_text(), f"{committed} is stale: run `make proto`"
+
+
+def test_the_descriptor_set_with_comments_is_current(tmp_path: Path) -> None:
+    """glintwick/v1/descriptors.binpb (the OpenAPI document's descriptions) is what
+    `make proto` makes of proto/glintwick/v1 today."""
+    protos = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "proto/glintwick/v1").glob("*.proto"))
+    fresh = tmp_path / "descriptors.binpb"
+    subprocess.run(
+        [sys.executable, "-m", "grpc_tools.protoc", "-Iproto", "--include_source_info",
+         f"--descriptor_set_out={fresh}", *protos],
+        cwd=ROOT,
+        check=True,
+    )  # fmt: skip
+    committed = ROOT / "glintwick/v1/descriptors.binpb"
+    assert committed.exists(), f"{committed} is missing: run `make proto`"
+    assert committed.read_bytes() == fresh.read_bytes(), f"{committed} is stale: run `make proto`"
