@@ -17,6 +17,7 @@ from services.usecases import (
     house_bots,
     lobby,
     moves,
+    play,
     records,
     replay,
     rule_sets,
@@ -128,6 +129,12 @@ class GameService:
     ) -> AsyncIterator[pb.WatchGameResponse]:
         """The watch's stream (a refused request raises here, before anything is sent)."""
         return await watch.watch_game(self._ctx, request, caller)
+
+    # ------------------------------------------------------------------ playing
+
+    def play(self, caller: Caller) -> play.PlayStream:
+        """A play stream's server side (sessions of many seats; see :mod:`.usecases.play`)."""
+        return play.open_stream(self._ctx, caller)
 
     def end_watches(self) -> None:
         """The server stops: every open watch ends now (UNAVAILABLE: clients resume)."""
