@@ -136,6 +136,10 @@ class GameService:
         """A play stream's server side (sessions of many seats; see :mod:`.usecases.play`)."""
         return play.open_stream(self._ctx, caller)
 
+    async def check_play(self, request: pb.PlaySubscribe, caller: Caller) -> None:
+        """Raise what a subscribe would be refused with (the HTTP face's early answer)."""
+        await play.check_subscribe(self._ctx, request, caller)
+
     def end_watches(self) -> None:
         """The server stops: every open watch ends now (UNAVAILABLE: clients resume)."""
         self._ctx.stopping.set()

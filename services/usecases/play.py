@@ -367,3 +367,17 @@ def _closed(game_id: str, seat: int | None, error: ServiceError) -> pb.PlayRespo
 
 def open_stream(ctx: Context, caller: Caller) -> PlayStream:
     return PlayStream(ctx, caller)
+
+
+async def check_subscribe(ctx: Context, request: pb.PlaySubscribe, caller: Caller) -> None:
+    """Raise the refusal a subscribe would meet (the HTTP face answers it as an error
+    before it sends a stream's headers, as the watch's does)."""
+    loaded = await ctx.load(request.game_id)
+    requested = request.seat if request.HasField("seat") else None
+    acting_seat(ctx.config, loaded, caller, requested, required=True)
+    watch = pb.WatchGameRequest(
+        game_id=request.game_id,
+        from_version=request.from_version,
+        after_cursor=request.after_cursor,
+    )
+    await _start(ctx, watch, loaded)
