@@ -235,14 +235,22 @@ async def test_refused_and_malformed_messages_leave_the_stream_usable(server: En
         assert closed.closed.error.reason == "NO_SUCH_SEAT"
         # the stream still plays: the draw lands once, though sent twice
         stream.send(act(gid, 0, "draw-1", DRAW))
-        first = await stream.next("result")
-        assert not first.result.HasField("error") and first.result.version == 1
         stream.send(act(gid, 0, "draw-1", DRAW))
-        again = await stream.next("result")
-        assert again.result == first.result
-        event = await stream.next("event")
-        assert (event.event.version, event.event.type) == (1, "drew")
-        assert (await stream.next("prompt")).prompt.version == 1
+        results: list[pb.PlayResult] = []
+        events: list[pb.Event] = []
+        prompts: list[pb.PlayPrompt] = []
+        while len(results) < 2 or not prompts:
+            message = await stream.next()
+            kind = message.WhichOneof("kind")
+            if kind == "result":
+                results.append(message.result)
+            elif kind == "event":
+                events.append(message.event)
+            elif kind == "prompt":
+                prompts.append(message.prompt)
+        assert results[0] == results[1] == pb.PlayResult(request_id="draw-1", version=1)
+        assert [(e.version, e.type) for e in events] == [(1, "drew")]
+        assert [p.version for p in prompts] == [1]
     view = await actor.view()
     assert view.version == 1
 
@@ -275,7 +283,11 @@ async def test_a_deadline_fires_while_the_sessions_are_idle(server: Env) -> None
         expected = [
             e for v in range(last.version + 1) for e in mirror.expected_events(seat, v)
         ]
-        assert events[seat][: len(expected)] == expected
+        if seat == last.seat.seat:  # its prompt came after every event up to it
+            assert events[seat] == expected
+        else:  # (the other session may still be on its way)
+            assert events[seat] == expected[: len(events[seat])]
+            assert len(events[seat]) >= len(mirror.expected_events(seat, 0)) + 1
 
 
 # --------------------------------------------------------------------------- random cuts
