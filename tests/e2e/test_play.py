@@ -17,34 +17,29 @@ import json
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import grpc
 import pytest
+from google.protobuf import json_format
 
+from clients.bots.greedy import GreedyBot
 from clients.sdk import CallError, Prompt, Seat
+from clients.turn import wire_choice
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from tests.e2e.conftest import StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env, Mirror, check_clean, check_events, read_sse
 from tests.e2e.test_replicas import serve_process, wait_serving
 
-#: the order a playing test client prefers actions in (a quick game: lay down, lay off,
-#: discard at random, draw from the stock, never claim)
-_PREFERENCE = ["lay_contract", "extra_meld", "lay_off", "discard", "end_turn", "pass_claim", "draw"]
 
-
-def choose(actions: list[pb.Action], rng: random.Random) -> pb.Action:
-    """A quick, legal choice among the prompt's legal actions."""
-    for kind in _PREFERENCE:
-        of_kind = [a for a in actions if a.WhichOneof("kind") == kind]
-        if kind == "draw":
-            of_kind = [a for a in of_kind if a.draw.source != pb.DRAW_SOURCE_DISCARD] or of_kind
-        if of_kind:
-            return rng.choice(of_kind)
-    return rng.choice(actions)
+def choose(view: pb.View, actions: list[pb.Action], rng: random.Random) -> pb.Action:
+    """The greedy house bot's choice (games of a few hundred moves, not thousands)."""
+    return wire_choice(GreedyBot(), view, actions, rng)
 
 
 async def mirror_from_log(env_store: object, game_id: str, mirror: Mirror) -> list[spb.LogEntry]:
@@ -68,13 +63,20 @@ def all_events(mirror: Mirror, seat: int) -> list[pb.Event]:
 # --------------------------------------------------------------------------- whole games
 
 
-@pytest.mark.parametrize(("rules", "seats"), [("whiskertrail", 2), ("contract", 4)])
-async def test_whole_games_through_one_play_session(server: Env, rules: str, seats: int) -> None:
+@pytest.mark.parametrize(
+    ("rules", "seats", "store"),
+    # (a contract game is some 3000 moves: on one store, to keep the suite quick)
+    [("whiskertrail", 2, "memory"), ("whiskertrail", 2, "redis"), ("contract", 4, "redis")],
+)
+async def test_whole_games_through_one_play_session(
+    start_server: StartServer, rules: str, seats: int, store: str
+) -> None:
     """Every seat of a game (the last a house bot, played with the operator credential)
     on one PlaySession: the game is played to its end through prompts only; every seat
     gets the engine's events exactly once, every prompt is the engine's view and legal
     actions at its version, nothing shows what its seat may not know, and the client
     sends at most 1.5 messages per move."""
+    server = await start_server(store)
     seed = f"play/{rules}/{server.store}".encode()
     client = server.client
     game = await client.create_game(rules, seats=seats, seed=seed, bots={seats - 1: "greedy"})
@@ -91,12 +93,12 @@ async def test_whole_games_through_one_play_session(server: Env, rules: str, sea
         async for prompt in session:
             prompts.append(prompt)
             try:
-                await prompt.act(choose(prompt.legal_actions, rng))
+                await prompt.act(choose(prompt.view, prompt.legal_actions, rng))
             except CallError as exc:  # the game moved on (a claim window, the bot pool)
                 refused.append(exc)
     assert not session.errors
-    for exc in refused:
-        assert (exc.code, exc.reason) == (grpc.StatusCode.ABORTED, "STALE_VERSION"), exc
+    for refusal in refused:
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.ABORTED, "STALE_VERSION")
     mirror = Mirror(PRESETS[rules], seats, seed)
     await mirror_from_log(server.running.service.store, game.game_id, mirror)
     assert mirror.state.is_terminal(), "the session ended before the game did"
@@ -158,8 +160,8 @@ class RawPlay:
         """The next message (of ``kind``, skipping others) within 10 s."""
         async with asyncio.timeout(10):
             while True:
-                message: pb.PlayResponse = await self.call.read()  # type: ignore[assignment]
-                assert message is not grpc.aio.EOF, "the stream ended"
+                message = await self.call.read()
+                assert isinstance(message, pb.PlayResponse), "the stream ended"
                 if kind is None or message.WhichOneof("kind") == kind:
                     return message
 
@@ -268,8 +270,8 @@ async def test_a_deadline_fires_while_the_sessions_are_idle(server: Env) -> None
     session = server.client.play_session(on_event=lambda s, e: events[s.seat].append(e))
     got: list[Prompt] = []
     async with session, asyncio.timeout(15):
-        for seat in joined:
-            session.add(seat)
+        for handle in joined:
+            session.add(handle)
         async for prompt in session:
             got.append(prompt)
             if prompt.seat.seat != first:
@@ -280,9 +282,7 @@ async def test_a_deadline_fires_while_the_sessions_are_idle(server: Env) -> None
     entries = await mirror_from_log(server.running.service.store, game.game_id, mirror)
     assert entries[0].by_deadline and entries[1].by_deadline
     for seat in (0, 1):
-        expected = [
-            e for v in range(last.version + 1) for e in mirror.expected_events(seat, v)
-        ]
+        expected = [e for v in range(last.version + 1) for e in mirror.expected_events(seat, v)]
         if seat == last.seat.seat:  # its prompt came after every event up to it
             assert events[seat] == expected
         else:  # (the other session may still be on its way)
@@ -331,7 +331,9 @@ async def play_with_cuts(
                 elif kind == "prompt":
                     version = message.prompt.version
                     if pending is None or pending.expected_version < version:
-                        action = choose(list(message.prompt.legal_actions), rng)
+                        action = choose(
+                            message.prompt.view, list(message.prompt.legal_actions), rng
+                        )
                         pending = pb.PlayAct(
                             game_id=game_id,
                             seat=seat,
@@ -445,7 +447,9 @@ async def test_http_play_session_sse_down_post_up(server: Env) -> None:
                     break
                 legal = [convert.action_from_pb(pbify(a)) for a in prompt["legalActions"]]
                 assert legal == mirror.state.legal_actions(seat.seat)
-                choice = choose([pbify(a) for a in prompt["legalActions"]], random.Random(1))
+                view = json_format.ParseDict(prompt["view"], pb.View())
+                legal_pb = [pbify(a) for a in prompt["legalActions"]]
+                choice = choose(view, legal_pb, random.Random(1))
                 body = {
                     "expectedVersion": str(version),
                     "requestId": f"http-{version}",
@@ -479,13 +483,9 @@ async def test_http_play_session_sse_down_post_up(server: Env) -> None:
         assert got == [e.cursor for e in expected[1:]]
 
 
-def pbify(data: object) -> pb.Action:
-    from google.protobuf import json_format
-
+def pbify(data: Any) -> pb.Action:
     return json_format.ParseDict(data, pb.Action())
 
 
 def json_text(action: pb.Action) -> str:
-    from google.protobuf import json_format
-
     return json_format.MessageToJson(action)
