@@ -748,7 +748,8 @@ class PlaySession:
                         failures = 0
                         self.received += 1
                         self._dispatch(message)
-                        if not any(p.open for p in self._seats.values()):
+                        # (the result of a game's last act may come after its end)
+                        if not self._pending and not any(p.open for p in self._seats.values()):
                             return
                 except grpc.aio.AioRpcError as exc:
                     failures += 1
