@@ -409,6 +409,7 @@ async def test_sessions_cut_at_random_resume_on_another_process(
     assert list(replay.scores) == list(mirror.state.scores)
     for seat in (0, 1):
         assert received[seat] == all_events(mirror, seat), f"seat {seat}'s events"
+        check_events(mirror, seat, received[seat], f"seat {seat}'s resumed events")
     assert stats["streams"] > 50 and stats["cut_after_act"] > 5 and stats["resent"] > 5, stats
     # no act applied twice: every step answers a different prompt (seat, version)
     assert [s.version for s in replay.steps] == list(range(1, len(replay.steps) + 1))
@@ -489,3 +490,42 @@ def pbify(data: Any) -> pb.Action:
 
 def json_text(action: pb.Action) -> str:
     return json_format.MessageToJson(action)
+
+
+# --------------------------------------------------------------------------- SDK resume
+
+
+async def test_the_sdk_session_resumes_a_stream_the_server_ended(server: Env) -> None:
+    """The server ends every play stream now and then (what stopping does: UNAVAILABLE,
+    SHUTTING_DOWN) while a game is played through one SDK session: the SDK reconnects,
+    resumes each seat after its last event and resends the unanswered acts; the game
+    ends with every event received exactly once and no refusal but stale prompts."""
+    seed = b"play sdk resume"
+    game, joined = await server.new_game("whiskertrail", 2, seed)
+    events: dict[int, list[pb.Event]] = {0: [], 1: []}
+    session = server.client.play_session(on_event=lambda s, e: events[s.seat].append(e))
+    service = server.running.service
+    rng = random.Random(seed)
+    prompts = 0
+    async with session, asyncio.timeout(120):
+        for handle in joined:
+            session.add(handle)
+        async for prompt in session:
+            prompts += 1
+            move = prompt.act(choose(prompt.view, prompt.legal_actions, rng))
+            acting = asyncio.ensure_future(move)
+            if prompts % 25 == 0:  # cut the stream, maybe between the act and its result
+                service.end_watches()
+                await asyncio.sleep(0.01)
+                service._ctx.stopping.clear()  # (the server goes on serving)
+            try:
+                await acting
+            except CallError as exc:
+                assert (exc.code, exc.reason) == (grpc.StatusCode.ABORTED, "STALE_VERSION")
+    assert not session.errors
+    assert session.streams > 5, session.streams
+    mirror = Mirror(PRESETS["whiskertrail"], 2, seed)
+    await mirror_from_log(service.store, game.game_id, mirror)
+    assert mirror.state.is_terminal()
+    for seat in (0, 1):
+        assert events[seat] == all_events(mirror, seat), f"seat {seat}'s events"
