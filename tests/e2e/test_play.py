@@ -529,3 +529,27 @@ async def test_the_sdk_session_resumes_a_stream_the_server_ended(server: Env) ->
     assert mirror.state.is_terminal()
     for seat in (0, 1):
         assert events[seat] == all_events(mirror, seat), f"seat {seat}'s events"
+
+
+async def test_acts_past_the_rate_limit_are_refused_on_the_stream(
+    start_server: StartServer,
+) -> None:
+    """The seat's rate limit holds on the stream: with a burst of 2 and a slow refill,
+    the third act at once is RESOURCE_EXHAUSTED / RATE_LIMITED, answered on the stream,
+    which goes on playing once the bucket refills."""
+    env = await start_server("memory", rate_per_second=5.0, rate_burst=2)
+    game, joined = await env.new_game("whiskertrail", 2, b"play rate")
+    mirror = Mirror(PRESETS["whiskertrail"], 2, b"play rate")
+    actor = joined[mirror.state.current]
+    gid = game.game_id
+    async with raw_play(env.target, actor.token) as stream:
+        stream.send(pb.PlayRequest(subscribe=pb.PlaySubscribe(game_id=gid)))
+        await stream.next("prompt")
+        for n in range(3):  # stale, so nothing changes, but each takes a token
+            stream.send(act(gid, 7, f"r{n}", DRAW))
+        reasons = [(await stream.next("result")).result.error.reason for _ in range(3)]
+        assert sorted(reasons) == ["RATE_LIMITED", "STALE_VERSION", "STALE_VERSION"], reasons
+        await asyncio.sleep(0.5)  # the bucket refills
+        stream.send(act(gid, 0, "draw", DRAW))
+        result = (await stream.next("result")).result
+        assert not result.HasField("error") and result.version == 1
