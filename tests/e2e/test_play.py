@@ -34,6 +34,7 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env, Mirror, check_clean, check_events, read_sse
+from tests.e2e.test_house_bots import in_process_pool
 from tests.e2e.test_replicas import serve_process, wait_serving
 
 
@@ -553,3 +554,27 @@ async def test_acts_past_the_rate_limit_are_refused_on_the_stream(
         stream.send(act(gid, 0, "draw", DRAW))
         result = (await stream.next("result")).result
         assert not result.HasField("error") and result.version == 1
+
+
+async def test_seat_play_against_the_house_bot_pool(start_server: StartServer) -> None:
+    """``async for prompt in seat.play()``: a person's seat plays round 1 against a
+    house bot the server's own pool plays (the pool polls: a whole game would be
+    slow), one prompt per move of the seat, at its version, and leaves the loop."""
+    env = await start_server("memory")
+    seed = b"play vs pool"
+    game = await env.client.create_game("whiskertrail", seats=2, seed=seed, bots={1: "greedy"})
+    seat = await env.client.join(game.game_id, seat=0, name="ann")
+    rng = random.Random(seed)
+    versions: list[int] = []
+    async with in_process_pool(env), asyncio.timeout(60):
+        async for prompt in seat.play():
+            if prompt.view.round > 1:
+                break
+            versions.append(prompt.version)
+            await prompt.act(choose(prompt.view, prompt.legal_actions, rng))
+    mirror = Mirror(PRESETS["whiskertrail"], 2, seed)
+    entries = await mirror_from_log(env.running.service.store, game.game_id, mirror)
+    assert mirror.state.round_number > 1
+    assert {e.seat for e in entries} == {0, 1}
+    mine = [e.version - 1 for e in entries if e.seat == 0]
+    assert versions == mine, "one prompt per move of the seat, at its version"
