@@ -125,9 +125,13 @@ class PlayStream:
         caller = self._caller
         if request.token:
             caller = Caller(token=request.token.strip(), request_id=self._caller.request_id)
-        sessions = self._sessions.setdefault(game_id, [])
-        for old in [s for s in sessions if requested is not None and s.names(requested)]:
+        for old in [
+            s
+            for s in self._sessions.get(game_id, [])
+            if requested is not None and s.names(requested)
+        ]:
             await self._end(old)  # a second subscribe of a seat replaces the first
+        sessions = self._sessions.setdefault(game_id, [])  # (_end drops an emptied list)
         if sum(len(s) for s in self._sessions.values()) >= MAX_SESSIONS:
             error = invalid(f"a play stream holds at most {MAX_SESSIONS} sessions")
             await self._send(_closed(game_id, requested, error))

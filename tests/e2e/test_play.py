@@ -254,6 +254,27 @@ async def test_refused_and_malformed_messages_leave_the_stream_usable(server: En
         assert results[0] == results[1] == pb.PlayResult(request_id="draw-1", version=1)
         assert [(e.version, e.type) for e in events] == [(1, "drew")]
         assert [p.version for p in prompts] == [1]
+        for subscribe, reason in [
+            (pb.PlaySubscribe(game_id="no-such-game"), "GAME_NOT_FOUND"),
+            (pb.PlaySubscribe(game_id=gid, after_cursor="9.9"), "INVALID_ARGUMENT"),
+        ]:
+            stream.send(pb.PlayRequest(subscribe=subscribe))
+            assert (await stream.next("closed")).closed.error.reason == reason
+        # a second subscribe of the seat replaces the first: a snapshot, one prompt
+        again_subscribe = pb.PlaySubscribe(game_id=gid, seat=actor.seat)
+        stream.send(pb.PlayRequest(subscribe=again_subscribe))
+        assert (await stream.next()).snapshot.version == 1
+        assert (await stream.next()).prompt.version == 1
+        stream.send(pb.PlayRequest(unsubscribe=pb.PlayUnsubscribe(game_id=gid)))
+        closed = await stream.next()
+        assert closed.HasField("closed") and not closed.closed.HasField("error")
+        stream.send(act(gid, 1, "after", DRAW))  # no session any more
+        assert refusal(await stream.next("result")) == ("INVALID_ARGUMENT", "INVALID_ARGUMENT")
+        # the server stopping ends the stream: UNAVAILABLE, SHUTTING_DOWN
+        server.running.service.end_watches()
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            await stream.next()
+        assert ended.value.code() is grpc.StatusCode.UNAVAILABLE
     view = await actor.view()
     assert view.version == 1
 
@@ -435,6 +456,10 @@ async def test_http_play_session_sse_down_post_up(server: Env) -> None:
             assert set(await refused.json()) == {"code", "reason", "message"}
         async with http.get(path) as refused:
             assert refused.status == 401
+        other = 1 - seat.seat
+        async with http.get(path, params={"seat": str(other)}, headers=auth) as refused:
+            assert refused.status == 403
+            assert (await refused.json())["reason"] == "NOT_YOUR_SEAT"
         async with asyncio.timeout(20), http.get(path, headers=auth) as response:
             assert response.status == 200
             assert response.headers["Content-Type"].startswith("text/event-stream")
