@@ -237,6 +237,11 @@ class PlayStream:
         except StoreUnavailableError as exc:
             await self._fail(session, store_unavailable(exc))
         except Exception:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # (a cancelled log read may fail on its way out: the memory store's
+                # condition on Python 3.11 does): the session is being ended anyway
+                raise asyncio.CancelledError() from None
             log.exception("play_session_failed", game_id=game_id)
             await self._fail(session, _internal())
         finally:

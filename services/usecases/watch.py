@@ -152,9 +152,7 @@ async def _wait_log(ctx: Context, game_id: str, after_version: int) -> list[LogI
         for task in (waiting, stopping):
             if not task.done():
                 task.cancel()
-                # (a read cancelled may fail on its way out: the memory store's
-                # condition on Python 3.11 does; nobody wants its answer any more)
-                with contextlib.suppress(asyncio.CancelledError, Exception):
+                with contextlib.suppress(asyncio.CancelledError):
                     await task
     if not waiting.done() or waiting.cancelled():
         raise shutting_down()
