@@ -18,6 +18,7 @@ from services.usecases import (
     limits,
     lobby,
     moves,
+    play,
     records,
     replay,
     rule_sets,
@@ -129,6 +130,16 @@ class GameService:
     ) -> AsyncIterator[pb.WatchGameResponse]:
         """The watch's stream (a refused request raises here, before anything is sent)."""
         return await watch.watch_game(self._ctx, request, caller)
+
+    # ------------------------------------------------------------------ playing
+
+    def play(self, caller: Caller) -> play.PlayStream:
+        """A play stream's server side (sessions of many seats; see :mod:`.usecases.play`)."""
+        return play.open_stream(self._ctx, caller)
+
+    async def check_play(self, request: pb.PlaySubscribe, caller: Caller) -> None:
+        """Raise what a subscribe would be refused with (the HTTP face's early answer)."""
+        await play.check_subscribe(self._ctx, request, caller)
 
     def end_watches(self) -> None:
         """The server stops: every open watch ends now (UNAVAILABLE: clients resume)."""

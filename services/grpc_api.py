@@ -7,6 +7,8 @@ every unary call, so a new RPC needs no code here.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime
 import re
 import time
@@ -88,11 +90,12 @@ def add_to_server(servicer: Servicer, server: grpc.aio.Server) -> None:
     for method in SERVICE.methods:
         request = getattr(pb, method.input_type.name)
         response = getattr(pb, method.output_type.name)
-        make = (
-            grpc.unary_stream_rpc_method_handler
-            if method.server_streaming
-            else grpc.unary_unary_rpc_method_handler
-        )
+        if method.client_streaming:
+            make: Any = grpc.stream_stream_rpc_method_handler
+        elif method.server_streaming:
+            make = grpc.unary_stream_rpc_method_handler
+        else:
+            make = grpc.unary_unary_rpc_method_handler
         handlers[method.name] = make(
             getattr(servicer, method.name),
             request_deserializer=_lenient(request),
@@ -170,5 +173,52 @@ class Servicer(pb_grpc.GameServiceServicer):
         finally:
             metrics.WATCHERS.dec()
 
+    async def Play(
+        self, request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.PlayResponse]:
+        # (an async generator itself: grpc.aio tells streaming handlers apart by that)
+        async for item in _play(self.service, request_iterator, context):
+            yield item
+
 
 _ = code_pb2
+
+
+async def _play(
+    service: GameService,
+    requests: AsyncIterator[Any],
+    context: grpc.aio.ServicerContext[Any, Any],
+) -> AsyncIterator[pb.PlayResponse]:
+    """The Play stream: client messages are read by a task of their own (an act can
+    arrive while the server is sending), and what the sessions send is yielded."""
+    caller = caller_from_metadata(context.invocation_metadata())
+    stream = service.play(caller)
+
+    async def read() -> None:
+        async for request in requests:
+            await stream.receive(request.error if isinstance(request, Undecodable) else request)
+
+    reader = asyncio.create_task(read())
+    metrics.WATCHERS.inc()
+    try:
+        async for item in stream.responses():
+            yield item
+    except ServiceError as exc:
+        await _abort(context, exc)
+    except StoreUnavailableError as exc:
+        await _abort(context, store_unavailable(exc))
+    except Exception:
+        log.exception("rpc_failed", rpc="Play", request_id=caller.request_id)
+        await _abort(context, _internal())
+    finally:
+        metrics.WATCHERS.dec()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await reader
+        await stream.close()
+        log.debug(
+            "play_stream_ended",
+            request_id=caller.request_id,
+            received=stream.received,
+            sent=stream.sent,
+        )

@@ -411,12 +411,103 @@ def _watch_operation() -> dict[str, Any]:
     }
 
 
+def _play_sse_event() -> dict[str, Any]:
+    """One SSE event of a play session: the message's kind as ``event``, its
+    PlayResponse in JSON as ``data``; an event's ``id`` is its cursor, a snapshot's its
+    version (a prompt and a closed message carry none)."""
+    response = f"a PlayResponse ({_REF}{pb.PlayResponse.DESCRIPTOR.full_name}), in JSON"
+    kinds = []
+    for name, ident in (
+        ("snapshot", {"type": "string", "pattern": "^[0-9]{1,20}$"}),
+        ("event", {"type": "string", "minLength": 1}),
+        ("prompt", None),
+        ("closed", None),
+    ):
+        properties: dict[str, Any] = {
+            "event": {"type": "string", "enum": [name]},
+            "data": {"type": "string", "description": response},
+        }
+        required = ["event", "data"]
+        if ident is not None:
+            properties["id"] = ident
+            required.append("id")
+        kinds.append({"type": "object", "required": required, "properties": properties})
+    return {"description": "one Server-Sent Event of the session", "oneOf": kinds}
+
+
+def _play_operations(schemas: _Schemas) -> dict[str, Any]:
+    """The Play stream's HTTP face (no annotated RPC: added here, as the watch is)."""
+    play = SERVICE.methods_by_name["Play"]
+    subscribe = pb.PlaySubscribe.DESCRIPTOR
+    text = (
+        "One seat's play session as Server-Sent Events (the Play RPC): `event:` is the "
+        "PlayResponse's kind (snapshot, event, prompt, closed) and `data:` the message in "
+        "JSON; an event's `id:` is its cursor, a snapshot's its version. Starts and resumes "
+        "as the SSE watch does (`fromVersion`, `after`, `Last-Event-ID`)."
+    )
+
+    def query(name: str, field: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return _described(
+            {"name": name, "in": "query", "required": False, "schema": schema},
+            subscribe.fields_by_name[field].full_name,
+        )
+
+    game = _path_parameter("game_id", SERVICE.methods_by_name["WatchGame"])
+    return {
+        "get": {
+            "operationId": "PlayEvents",
+            "summary": "Play (Server-Sent Events)",
+            "description": "\n\n".join(filter(None, [comments().get(play.full_name, ""), text])),
+            "parameters": [
+                game,
+                query("seat", "seat", {"type": "integer", "minimum": 0, "maximum": 999999999}),
+                query("fromVersion", "from_version", {"type": "integer", "minimum": 0}),
+                query("after", "after_cursor", {"type": "string"}),
+                {
+                    "name": "Last-Event-ID",
+                    "in": "header",
+                    "required": False,
+                    "description": "what an EventSource resends: wins over the query",
+                    "schema": {"type": "string"},
+                },
+            ],
+            "responses": _error_responses(
+                {
+                    "description": "the session's stream, open until its game ends",
+                    "content": {"text/event-stream": {"schema": _play_sse_event()}},
+                }
+            ),
+        },
+        "post": {
+            "operationId": "PlayAct",
+            "summary": "Play: an act (as SubmitAction), answered by its result",
+            "description": comments().get(pb.PlayAct.DESCRIPTOR.full_name, ""),
+            "parameters": [game],
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": schemas.ref(pb.PlayAct.DESCRIPTOR, False)}
+                },
+            },
+            "responses": _error_responses(
+                {
+                    "description": "applied",
+                    "content": {
+                        "application/json": {"schema": schemas.ref(pb.PlayResult.DESCRIPTOR, True)}
+                    },
+                }
+            ),
+        },
+    }
+
+
 def openapi_document() -> dict[str, Any]:
     rules = http_rules()
     outputs: set[str] = set()
     for *_, method in rules:
         _reachable(method.output_type, outputs)
     _reachable(pb.WatchGameResponse.DESCRIPTOR, outputs)
+    _reachable(pb.PlayResponse.DESCRIPTOR, outputs)
     schemas = _Schemas(outputs)
     paths: dict[str, Any] = {}
     for verb, template, body_rule, method in rules:
@@ -457,7 +548,9 @@ def openapi_document() -> dict[str, Any]:
         paths.setdefault(template, {})[verb.lower()] = operation
     # the stream's items are documented as schemas too (the SSE data: lines)
     schemas.ref(pb.WatchGameResponse.DESCRIPTOR, True)
+    schemas.ref(pb.PlayResponse.DESCRIPTOR, True)
     paths["/v1/games/{game_id}:watch"] = {"get": _watch_operation()}
+    paths["/v1/games/{game_id}:play"] = _play_operations(schemas)
     schemas.schemas["Error"] = ERROR_SCHEMA
     file_comment = comments().get(SERVICE.full_name, "")
     return {

@@ -16,7 +16,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import structlog
@@ -42,6 +42,8 @@ from services.usecases.limits import MAX_HTTP_BODY_BYTES
 from services.usecases.moves import MAX_REQUEST_ID
 
 log = structlog.get_logger("glintwick.http")
+
+T = TypeVar("T")
 
 _VARIABLE = re.compile(r"\{(\w+)\}")
 
@@ -297,12 +299,14 @@ _WATCH_PARAMETERS = {
 }
 
 
-def _watch_request(request: web.Request) -> pb.WatchGameRequest:
+def _watch_request(
+    request: web.Request, allowed: dict[str, str] | None = None
+) -> pb.WatchGameRequest:
     """The watch an SSE request asks for: ``?from_version=N`` or ``?after=CURSOR``; a
     ``Last-Event-ID`` header (what an EventSource sends when it reconnects, with the
     same URL) wins over both: a cursor, or a snapshot's id (a version)."""
     asked: dict[str, str] = {}
-    for key, value in request.query.items():
+    for key, value in (request.query if allowed is None else allowed).items():
         name = _WATCH_PARAMETERS.get(key)
         if name is None:
             raise invalid(f"unknown query parameter {key[:40]!r}")
@@ -321,11 +325,11 @@ def _watch_request(request: web.Request) -> pb.WatchGameRequest:
 
 
 async def _next_or_gone(
-    stream: AsyncIterator[pb.WatchGameResponse],
+    stream: AsyncIterator[T],
     request: web.Request,
     response: web.StreamResponse,
     stopping: asyncio.Event,
-) -> pb.WatchGameResponse | None:
+) -> T | None:
     """The stream's next item; None when it ends, its client has gone or the server stops.
 
     A watch of an idle game waits for events without writing, so it would never notice
@@ -398,6 +402,121 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
     return handle
 
 
+# ------------------------------------------------------------------ play sessions
+# A browser's play session: GET .../{game_id}:play is one seat's session as
+# Server-Sent Events (the Play stream's messages in protobuf's JSON mapping; the SSE
+# event is the message's kind, an event's SSE id its cursor, a snapshot's its
+# version), and each act is POSTed to the same path (a PlayAct), answered by its
+# PlayResult (a refusal: the usual error body and status).
+
+_PLAY_PARAMETERS = {**_WATCH_PARAMETERS, "seat": "seat"}
+
+
+def _play_subscribe(request: web.Request) -> pb.PlaySubscribe:
+    """The session an SSE request asks for: the watch's start points (``?from_version``,
+    ``?after``, ``Last-Event-ID``) and ``?seat=N`` (a house-bot seat, for the operator)."""
+    query = {k: v for k, v in request.query.items() if k != "seat"}
+    for key in query:
+        if key not in _PLAY_PARAMETERS:
+            raise invalid(f"unknown query parameter {key[:40]!r}")
+    watch = _watch_request(request, allowed={k: v for k, v in query.items()})
+    subscribe = pb.PlaySubscribe(
+        game_id=watch.game_id, from_version=watch.from_version, after_cursor=watch.after_cursor
+    )
+    seat = request.query.get("seat")
+    if seat is not None:
+        text = seat.strip()
+        if not (text.isascii() and text.isdigit()) or len(text) > 9:
+            raise invalid(f"seat must be a seat number, not {text[:40]!r}", "NO_SUCH_SEAT")
+        subscribe.seat = int(text)
+    return subscribe
+
+
+def _play_chunk(item: pb.PlayResponse) -> bytes:
+    kind = item.WhichOneof("kind") or "message"
+    ident = ""
+    if kind == "event":
+        ident = f"id: {item.event.cursor}\n"
+    elif kind == "snapshot":
+        ident = f"id: {item.snapshot.version}\n"
+    return f"event: {kind}\n{ident}data: {json.dumps(_json(item))}\n\n".encode()
+
+
+def _play_events(service: GameService, stopping: asyncio.Event) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        caller = _caller(request)
+        try:
+            subscribe = _play_subscribe(request)
+            # refused at once (as a watch is): the session's first message is its
+            # snapshot, its first event, or its refusal
+            await service.check_play(subscribe, caller)
+        except ServiceError as exc:
+            return _error_response(exc)
+        except StoreUnavailableError as exc:
+            return _error_response(store_unavailable(exc))
+        stream = service.play(caller)
+        await stream.receive(pb.PlayRequest(subscribe=subscribe))
+        messages = stream.responses()
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        metrics.WATCHERS.inc()
+        try:
+            await response.write(b": playing\n\n")
+            item = await _next_or_gone(messages, request, response, stopping)
+            while item is not None:
+                await response.write(_play_chunk(item))
+                if item.HasField("closed"):
+                    break
+                item = await _next_or_gone(messages, request, response, stopping)
+        except (ConnectionResetError, ServiceError, StoreUnavailableError):
+            pass  # the client went away, or the server stops (the client reconnects)
+        except Exception:  # the headers are sent: no error response can follow them
+            log.exception("sse_failed", request_id=caller.request_id)
+        finally:
+            metrics.WATCHERS.dec()
+            await stream.close()
+        return response
+
+    return handle
+
+
+def _play_act(service: GameService) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        code = "OK"
+        caller = _caller(request)
+        try:
+            act = await _decode(request, "*", pb.PlayAct.DESCRIPTOR)
+            assert isinstance(act, pb.PlayAct)
+            act.game_id = request.match_info["game_id"]
+            submit = pb.SubmitActionRequest(
+                game_id=act.game_id,
+                expected_version=act.expected_version,
+                request_id=act.request_id,
+                action=act.action,
+            )
+            if act.HasField("seat"):
+                submit.seat = act.seat
+            answer = await service.submit_action(submit, caller)
+            result = pb.PlayResult(request_id=act.request_id, version=answer.version)
+            return web.json_response(_json(result))
+        except ServiceError as exc:
+            code = exc.code.name
+            return _error_response(exc)
+        except StoreUnavailableError as exc:
+            code = "UNAVAILABLE"
+            return _error_response(store_unavailable(exc))
+        except web.HTTPRequestEntityTooLarge:
+            code = "RESOURCE_EXHAUSTED"
+            return _too_large()
+        finally:
+            metrics.observe("Play", code, "http", time.perf_counter() - started)
+
+    return handle
+
+
 # ------------------------------------------------------------------ CORS
 # A browser page on another origin may call the HTTP face when its origin is allowed
 # (--cors-origin): every response to it names the origin (on_response_prepare, so
@@ -463,6 +582,8 @@ def build_app(
         app.router.add_route(verb, _aiohttp_path(template), _route(service, method, body_rule))
     stopping = asyncio.Event()
     app.router.add_get("/v1/games/{game_id:[^/:]+}:watch", _watch(service, stopping))
+    app.router.add_get("/v1/games/{game_id:[^/:]+}:play", _play_events(service, stopping))
+    app.router.add_post("/v1/games/{game_id:[^/:]+}:play", _play_act(service))
 
     async def end_watches(_: web.Application) -> None:
         stopping.set()  # open SSE streams end within SSE_CHECK_SECONDS

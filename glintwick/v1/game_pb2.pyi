@@ -2790,3 +2790,383 @@ class GetLimitsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetLimitsResponse: _TypeAlias = GetLimitsResponse  # noqa: Y015
+
+@_typing.final
+class PlayRequest(_message.Message):
+    """---------------------------------------------------------------- play sessions
+
+    Many games per stream: every message names its session, a (game_id, seat) pair.
+    Per move a playing client sends one message (its act) and receives its result,
+    the move's events and, when it may act again, a prompt (docs/API.md, "Play").
+
+    One message of the client on a play stream.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SUBSCRIBE_FIELD_NUMBER: _builtins.int
+    ACT_FIELD_NUMBER: _builtins.int
+    UNSUBSCRIBE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def subscribe(self) -> Global___PlaySubscribe:
+        """Start (or restart, from a cursor) the session of one seat."""
+
+    @_builtins.property
+    def act(self) -> Global___PlayAct:
+        """Act for a subscribed seat."""
+
+    @_builtins.property
+    def unsubscribe(self) -> Global___PlayUnsubscribe:
+        """End the session of one seat (the stream stays open for the others)."""
+
+    def __init__(
+        self,
+        *,
+        subscribe: Global___PlaySubscribe | None = ...,
+        act: Global___PlayAct | None = ...,
+        unsubscribe: Global___PlayUnsubscribe | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "kind", b"kind", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "kind", b"kind", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["subscribe", "act", "unsubscribe"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class PlaySubscribe(_message.Message):
+    """Starts a seat's session: the seat's view (unless resuming), then every event after
+    the start point as the seat may see it, and a prompt whenever it may act. A second
+    subscribe of the same seat on the same stream replaces the first.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    FROM_VERSION_FIELD_NUMBER: _builtins.int
+    AFTER_CURSOR_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """The game."""
+    seat: _builtins.int
+    """The seat: a seat token's own seat (absent: the token's), or a house-bot seat
+    with the operator (bot pool) credential. Spectators watch (WatchGame) instead.
+    """
+    token: _builtins.str
+    """The credential of this session: a seat token or the operator credential.
+    Empty: the stream's `authorization` metadata. (Lets one stream carry the
+    sessions of several seat tokens.)
+    """
+    from_version: _builtins.int
+    """As WatchGameRequest.from_version: 0 (and no after_cursor) starts with a
+    snapshot of the seat's view; N > 0 resumes after whole version N.
+    """
+    after_cursor: _builtins.str
+    """As WatchGameRequest.after_cursor: every event after that one, exactly (no
+    snapshot): how a session cut anywhere, even inside a version, resumes.
+    """
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+        token: _builtins.str = ...,
+        from_version: _builtins.int = ...,
+        after_cursor: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___PlaySubscribe: _TypeAlias = PlaySubscribe  # noqa: Y015
+
+@_typing.final
+class PlayAct(_message.Message):
+    """An action of a subscribed seat: applied exactly as SubmitAction applies it
+    (compare-and-set on expected_version, idempotent by request_id, rate-limited).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """The game (a subscribed session's)."""
+    seat: _builtins.int
+    """The seat; absent: the stream's only session of this game."""
+    expected_version: _builtins.int
+    """The version of the prompt answered (ABORTED, STALE_VERSION if the game moved on)."""
+    request_id: _builtins.str
+    """The idempotency key, unique per seat (e.g. a UUID); names the act's result. A
+    resent act with the same request_id (after a reconnect, on any replica) gets the
+    first one's result and is not applied twice.
+    """
+    @_builtins.property
+    def action(self) -> Global___Action:
+        """The action."""
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+        expected_version: _builtins.int = ...,
+        request_id: _builtins.str = ...,
+        action: Global___Action | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action", b"action", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action", b"action", "expected_version", b"expected_version", "game_id", b"game_id", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___PlayAct: _TypeAlias = PlayAct  # noqa: Y015
+
+@_typing.final
+class PlayUnsubscribe(_message.Message):
+    """Ends a seat's session on this stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """The game."""
+    seat: _builtins.int
+    """The seat; absent: every session of this game on the stream."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game_id", b"game_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___PlayUnsubscribe: _TypeAlias = PlayUnsubscribe  # noqa: Y015
+
+@_typing.final
+class PlayResponse(_message.Message):
+    """One message of the server on a play stream: for one session, or (a message the
+    server could not read) for none.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    PROMPT_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """The session's game; empty for an error about an unreadable message."""
+    seat: _builtins.int
+    """The session's seat (absent: not known, e.g. a refused subscribe naming none)."""
+    @_builtins.property
+    def snapshot(self) -> Global___View:
+        """The seat's view where the session starts (not when it resumes from a cursor)."""
+
+    @_builtins.property
+    def event(self) -> Global___Event:
+        """One event, redacted for the seat (the watch's Event: same positions, same
+        cursors).
+        """
+
+    @_builtins.property
+    def prompt(self) -> Global___PlayPrompt:
+        """The seat may act now: sent after the events of the version it may act at."""
+
+    @_builtins.property
+    def result(self) -> Global___PlayResult:
+        """The answer to one act."""
+
+    @_builtins.property
+    def closed(self) -> Global___PlayClosed:
+        """The session is over: the game ended (after its last event), it was
+        unsubscribed, or it was refused or failed (error set). Subscribe again to
+        retry.
+        """
+
+    @_builtins.property
+    def error(self) -> Global___PlayError:
+        """A message the server could not read or route (an undecodable message, an act
+        of no session): answered here; the stream stays open.
+        """
+
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+        snapshot: Global___View | None = ...,
+        event: Global___Event | None = ...,
+        prompt: Global___PlayPrompt | None = ...,
+        result: Global___PlayResult | None = ...,
+        closed: Global___PlayClosed | None = ...,
+        error: Global___PlayError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "closed", b"closed", "error", b"error", "event", b"event", "kind", b"kind", "prompt", b"prompt", "result", b"result", "seat", b"seat", "snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "closed", b"closed", "error", b"error", "event", b"event", "game_id", b"game_id", "kind", b"kind", "prompt", b"prompt", "result", b"result", "seat", b"seat", "snapshot", b"snapshot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "prompt", "result", "closed", "error"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
+
+@_typing.final
+class PlayPrompt(_message.Message):
+    """What a seat needs to decide a move."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The game version to act at (PlayAct.expected_version)."""
+    deadline_unix: _builtins.float
+    """When the seat's running deadline passes (Unix seconds); 0: none."""
+    @_builtins.property
+    def view(self) -> Global___View:
+        """The seat's view at that version."""
+
+    @_builtins.property
+    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
+        """Every legal action of the seat now (as ListLegalActions lists them)."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        view: Global___View | None = ...,
+        legal_actions: _abc.Iterable[Global___Action] | None = ...,
+        deadline_unix: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix", b"deadline_unix", "legal_actions", b"legal_actions", "version", b"version", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayPrompt: _TypeAlias = PlayPrompt  # noqa: Y015
+
+@_typing.final
+class PlayError(_message.Message):
+    """A refusal, as the unary calls give it: the gRPC status name and the
+    ErrorInfo reason (errors.proto), and a message for people.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    RETRY_AFTER_SECONDS_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """The gRPC status name: "FAILED_PRECONDITION", "ABORTED", "INVALID_ARGUMENT", ..."""
+    reason: _builtins.str
+    """The machine-readable reason (errors.proto): "NOT_YOUR_TURN", "STALE_VERSION", ..."""
+    message: _builtins.str
+    """For people."""
+    retry_after_seconds: _builtins.float
+    """Seconds to wait before retrying (RATE_LIMITED, STORE_UNAVAILABLE); 0: none given."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        retry_after_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "reason", b"reason", "retry_after_seconds", b"retry_after_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayError: _TypeAlias = PlayError  # noqa: Y015
+
+@_typing.final
+class PlayResult(_message.Message):
+    """The result of one act."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The act's request_id."""
+    version: _builtins.int
+    """The game's version after the act (when applied)."""
+    @_builtins.property
+    def error(self) -> Global___PlayError:
+        """Set when the act was refused (nothing changed)."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        version: _builtins.int = ...,
+        error: Global___PlayError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "request_id", b"request_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayResult: _TypeAlias = PlayResult  # noqa: Y015
+
+@_typing.final
+class PlayClosed(_message.Message):
+    """The end of a session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ERROR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def error(self) -> Global___PlayError:
+        """Why, when not because the game is over or the seat was unsubscribed."""
+
+    def __init__(
+        self,
+        *,
+        error: Global___PlayError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayClosed: _TypeAlias = PlayClosed  # noqa: Y015

@@ -119,6 +119,11 @@ class GameServiceStub:
                 request_serializer=glintwick_dot_v1_dot_game__pb2.GetLimitsRequest.SerializeToString,
                 response_deserializer=glintwick_dot_v1_dot_game__pb2.GetLimitsResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/glintwick.v1.GameService/Play',
+                request_serializer=glintwick_dot_v1_dot_game__pb2.PlayRequest.SerializeToString,
+                response_deserializer=glintwick_dot_v1_dot_game__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class GameServiceServicer:
@@ -255,6 +260,20 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """A play session: one stream for as many seats, of as many games, as the client
+        plays (a bot-pool worker plays all its house-bot seats over one). The client
+        subscribes each seat (PlaySubscribe); the server sends the seat's view, every
+        event redacted for it, and a prompt whenever it may act; the client answers with
+        acts (PlayAct), each answered by its result on the same stream. A refused act
+        or a malformed message is answered on the stream, which stays open. Resumable
+        like WatchGame: subscribe again with the last event's cursor, on any replica.
+        HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -342,6 +361,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.GetLimits,
                     request_deserializer=glintwick_dot_v1_dot_game__pb2.GetLimitsRequest.FromString,
                     response_serializer=glintwick_dot_v1_dot_game__pb2.GetLimitsResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=glintwick_dot_v1_dot_game__pb2.PlayRequest.FromString,
+                    response_serializer=glintwick_dot_v1_dot_game__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -803,6 +827,33 @@ class GameService:
             '/glintwick.v1.GameService/GetLimits',
             glintwick_dot_v1_dot_game__pb2.GetLimitsRequest.SerializeToString,
             glintwick_dot_v1_dot_game__pb2.GetLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/glintwick.v1.GameService/Play',
+            glintwick_dot_v1_dot_game__pb2.PlayRequest.SerializeToString,
+            glintwick_dot_v1_dot_game__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

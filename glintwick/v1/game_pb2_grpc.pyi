@@ -92,6 +92,16 @@ class GameServiceStub:
     from where the server takes them, so a client can size its requests without
     guessing. Public: no credential.
     """
+    Play: _grpc.StreamStreamMultiCallable[_game_pb2.PlayRequest, _game_pb2.PlayResponse]
+    """A play session: one stream for as many seats, of as many games, as the client
+    plays (a bot-pool worker plays all its house-bot seats over one). The client
+    subscribes each seat (PlaySubscribe); the server sends the seat's view, every
+    event redacted for it, and a prompt whenever it may act; the client answers with
+    acts (PlayAct), each answered by its result on the same stream. A refused act
+    or a malformed message is answered on the stream, which stays open. Resumable
+    like WatchGame: subscribe again with the last event's cursor, on any replica.
+    HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
+    """
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
@@ -148,6 +158,16 @@ class GameServiceAsyncStub(GameServiceStub):
     """Every limit this server checks requests against (docs/API.md, "Limits"), read
     from where the server takes them, so a client can size its requests without
     guessing. Public: no credential.
+    """
+    Play: _aio.StreamStreamMultiCallable[_game_pb2.PlayRequest, _game_pb2.PlayResponse]  # type: ignore[assignment]
+    """A play session: one stream for as many seats, of as many games, as the client
+    plays (a bot-pool worker plays all its house-bot seats over one). The client
+    subscribes each seat (PlaySubscribe); the server sends the seat's view, every
+    event redacted for it, and a prompt whenever it may act; the client answers with
+    acts (PlayAct), each answered by its result on the same stream. A refused act
+    or a malformed message is answered on the stream, which stays open. Resumable
+    like WatchGame: subscribe again with the last event's cursor, on any replica.
+    HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
     """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -304,6 +324,22 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         """Every limit this server checks requests against (docs/API.md, "Limits"), read
         from where the server takes them, so a client can size its requests without
         guessing. Public: no credential.
+        """
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_game_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_game_pb2.PlayResponse], _abc.AsyncIterator[_game_pb2.PlayResponse]]:
+        """A play session: one stream for as many seats, of as many games, as the client
+        plays (a bot-pool worker plays all its house-bot seats over one). The client
+        subscribes each seat (PlaySubscribe); the server sends the seat's view, every
+        event redacted for it, and a prompt whenever it may act; the client answers with
+        acts (PlayAct), each answered by its result on the same stream. A refused act
+        or a malformed message is answered on the stream, which stays open. Resumable
+        like WatchGame: subscribe again with the last event's cursor, on any replica.
+        HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
         """
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -7,6 +7,7 @@ Each module is a set of coroutines over one shared :class:`~services.usecases.co
 * :mod:`.moves`: validating and submitting actions (the one path of a move);
 * :mod:`.views`: a seat's or a spectator's view, legal actions;
 * :mod:`.watch`: the event stream of a game;
+* :mod:`.play`: play sessions (many seats per stream: events, prompts, acts);
 * :mod:`.deadlines`: default actions for passed deadlines;
 * :mod:`.house_bots`: the house-bot names a game may seat, the bot-turn listing;
 * :mod:`.analysis`: the solver's analysis of a hand;

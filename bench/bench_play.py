@@ -1,0 +1,146 @@
+"""Play sessions against the unary loop: messages per move and moves per second.
+
+The same games (2-seat whiskertrail, the greedy bot at every seat, fixed seeds) are
+played twice through a real gRPC server on the memory store, in this process: once
+by the unary bot runner (``clients/botrunner.py``: GetView, ListLegalActions,
+SubmitAction and a watch to wake up), once on one play session per game
+(``Seat.play()`` for each seat, through ``PlaySession``).  Every message the client
+sends is counted (unary requests and watch subscriptions; stream messages), and
+what it receives too.  The scores must be the same both ways.
+
+    python -m bench.bench_play [--games 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from clients.botrunner import play_seat
+from clients.bots.greedy import GreedyBot
+from clients.sdk import GlintwickClient, Seat
+from clients.turn import wire_choice
+from services.config import ServerOptions
+
+
+class _Count(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):
+    """Counts the unary calls and the watches a client opens."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def intercept_unary_unary(
+        self, continuation: Callable[..., Awaitable[Any]], details: Any, request: Any
+    ) -> Any:
+        self.calls += 1
+        return await continuation(details, request)
+
+    async def intercept_unary_stream(
+        self, continuation: Callable[..., Awaitable[Any]], details: Any, request: Any
+    ) -> Any:
+        self.calls += 1
+        return await continuation(details, request)
+
+
+async def _new_game(client: GlintwickClient, seed: bytes) -> list[Seat]:
+    game = await client.create_game("whiskertrail", seats=2, seed=seed)
+    return [await client.join(game.game_id, seat=s) for s in range(2)]
+
+
+async def _unary(target: str, seeds: list[bytes]) -> dict[str, Any]:
+    count = _Count()
+    channel = grpc.aio.insecure_channel(target, interceptors=[count])
+    client = GlintwickClient(target, channel=channel)
+    games = [await _new_game(client, seed) for seed in seeds]
+    count.calls = 0
+    started = time.perf_counter()
+    await asyncio.gather(
+        *(
+            play_seat(seat, GreedyBot(), random.Random(f"{n}/{seat.seat}"), poll=0.2)
+            for n, seats in enumerate(games)
+            for seat in seats
+        )
+    )
+    took = time.perf_counter() - started
+    calls = count.calls
+    moves, scores = await _results(client, games)
+    await client.close()
+    return {"moves": moves, "seconds": took, "sent_per_move": calls / moves, "scores": scores}
+
+
+async def _play(target: str, seeds: list[bytes]) -> dict[str, Any]:
+    client = GlintwickClient(target)
+    games = [await _new_game(client, seed) for seed in seeds]
+    sent = received = 0
+    started = time.perf_counter()
+
+    async def game(n: int, seats: list[Seat]) -> None:
+        nonlocal sent, received
+        bots = {s.seat: GreedyBot() for s in seats}
+        rngs = {s.seat: random.Random(f"{n}/{s.seat}") for s in seats}
+        async with client.play_session() as session:
+            for seat in seats:
+                session.add(seat)
+            async for prompt in session:
+                number = prompt.seat.seat
+                action = wire_choice(bots[number], prompt.view, prompt.legal_actions, rngs[number])
+                await prompt.act(action)
+            sent += session.sent
+            received += session.received
+
+    await asyncio.gather(*(game(n, seats) for n, seats in enumerate(games)))
+    took = time.perf_counter() - started
+    moves, scores = await _results(client, games)
+    await client.close()
+    return {
+        "moves": moves,
+        "seconds": took,
+        "sent_per_move": sent / moves,
+        "received_per_move": received / moves,
+        "scores": scores,
+    }
+
+
+async def _results(client: GlintwickClient, games: list[list[Seat]]) -> tuple[int, list[Any]]:
+    moves = 0
+    scores = []
+    for seats in games:
+        replay = await client.replay(seats[0].game_id)
+        moves += len(replay.steps)
+        scores.append(list(replay.scores))
+    return moves, scores
+
+
+async def main(games: int) -> dict[str, Any]:
+    from glintwick_cli import start_server
+
+    running = await start_server(
+        ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="", bots=False)
+    )
+    target = f"127.0.0.1:{running.grpc_port}"
+    seeds = [f"bench play {n}".encode() for n in range(games)]
+    try:
+        unary = await _unary(target, seeds)
+        play = await _play(target, seeds)
+    finally:
+        await running.stop(grace=0.5)
+    assert unary["scores"] == play["scores"], "the same games must end the same"
+    return {
+        "games": games,
+        "unary": {k: v for k, v in unary.items() if k != "scores"},
+        "play": {k: v for k, v in play.items() if k != "scores"},
+        "speedup": (play["moves"] / play["seconds"]) / (unary["moves"] / unary["seconds"]),
+    }
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=8)
+    print(json.dumps(asyncio.run(main(parser.parse_args().games)), indent=2))

@@ -1,0 +1,392 @@
+"""Play sessions: one stream carries the sessions of many seats, each driven by the log.
+
+A session is a seat's watch (:mod:`.watch`: the same start points, the same events,
+redacted the same way, the same cursors) with two additions: a *prompt* (the seat's
+view and legal actions) after the events of every version at which the seat may act,
+and *acts*, each applied by :func:`.moves.submit_action` exactly as a unary
+SubmitAction is (compare-and-set, idempotency by request id, the rate limit, typed
+errors) and answered by its *result* on the stream.  A refusal is a message, never
+the end of the stream: only the server stopping ends it (UNAVAILABLE, as a watch).
+
+Many games per stream (docs/API.md, "Play"): every message names its session, a
+``(game_id, seat)`` pair, so that a bot-pool worker playing hundreds of house-bot
+seats needs one stream, not hundreds.  Each session is one task reading the store's
+log (the blocking read the watch uses: no polling loop), so a move made through any
+replica reaches every session at once; a session resumed after the cursor of the
+last event received, on any replica, misses nothing and repeats nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import grpc
+import structlog
+
+from glintwick import convert
+from glintwick.storage.v1 import storage_pb2 as spb
+from glintwick.v1 import game_pb2 as pb
+from services import codec
+from services.errors import ServiceError, invalid, store_unavailable
+from services.store.base import StoreUnavailableError
+
+from .access import acting_seat
+from .context import Caller, Context
+from .moves import submit_action
+from .records import Loaded
+from .views import view_of
+from .watch import _deal_events, _Start, _start, _wait_log, shutting_down
+
+log = structlog.get_logger("glintwick.play")
+
+#: messages a stream may have waiting to be sent: its sessions wait (the log keeps
+#: what they have not sent yet) rather than a slow client growing the server's memory
+OUTBOX_SIZE = 1024
+#: sessions one stream may hold (each is a task and a blocking log read)
+MAX_SESSIONS = 1000
+
+
+def play_error(error: ServiceError) -> pb.PlayError:
+    """A refusal as a message: the same code and reason as the unary call's."""
+    return pb.PlayError(
+        code=error.code.name,
+        reason=error.reason,
+        message=error.message,
+        retry_after_seconds=error.retry_after or 0.0,
+    )
+
+
+def _internal() -> ServiceError:
+    return ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")
+
+
+@dataclass(eq=False)
+class _Session:
+    """One seat's session on a stream."""
+
+    game_id: str
+    requested: int | None
+    caller: Caller
+    seat: int | None = None  # known once authenticated
+    ready: asyncio.Future[int | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    task: asyncio.Task[None] | None = None
+
+    def names(self, seat: int | None) -> bool:
+        return seat is None or seat == self.requested or seat == self.seat
+
+
+class PlayStream:
+    """The server side of one play stream: feed it each client message with
+    :meth:`receive`; send what :meth:`responses` yields."""
+
+    def __init__(self, ctx: Context, caller: Caller) -> None:
+        self._ctx = ctx
+        self._caller = caller
+        self._outbox: asyncio.Queue[pb.PlayResponse | None] = asyncio.Queue(OUTBOX_SIZE)
+        self._sessions: dict[str, list[_Session]] = {}
+        self._acts: set[asyncio.Task[None]] = set()
+        self._closed = False
+        #: counts for the logs and the benchmarks: messages in and out
+        self.received = 0
+        self.sent = 0
+
+    # ------------------------------------------------------------------ the client's messages
+
+    async def receive(self, request: pb.PlayRequest | ServiceError) -> None:
+        """One client message (a ServiceError: one that could not be decoded)."""
+        self.received += 1
+        if isinstance(request, ServiceError):
+            await self._send(pb.PlayResponse(error=play_error(request)))
+            return
+        kind = request.WhichOneof("kind")
+        if kind == "subscribe":
+            await self._subscribe(request.subscribe)
+        elif kind == "act":
+            # acts run side by side (several games: each its own store round trips);
+            # each answers with its result, named by its request id
+            task = asyncio.create_task(self._act(request.act))
+            self._acts.add(task)
+            task.add_done_callback(self._acts.discard)
+        elif kind == "unsubscribe":
+            await self._unsubscribe(request.unsubscribe)
+        else:
+            await self._send(
+                pb.PlayResponse(error=play_error(invalid("a PlayRequest needs one of its kinds")))
+            )
+
+    async def _subscribe(self, request: pb.PlaySubscribe) -> None:
+        requested = request.seat if request.HasField("seat") else None
+        game_id = request.game_id
+        caller = self._caller
+        if request.token:
+            caller = Caller(token=request.token.strip(), request_id=self._caller.request_id)
+        for old in [
+            s
+            for s in self._sessions.get(game_id, [])
+            if requested is not None and s.names(requested)
+        ]:
+            await self._end(old)  # a second subscribe of a seat replaces the first
+        sessions = self._sessions.setdefault(game_id, [])  # (_end drops an emptied list)
+        if sum(len(s) for s in self._sessions.values()) >= MAX_SESSIONS:
+            error = invalid(f"a play stream holds at most {MAX_SESSIONS} sessions")
+            await self._send(_closed(game_id, requested, error))
+            return
+        session = _Session(game_id, requested, caller)
+        sessions.append(session)
+        session.task = asyncio.create_task(self._run(session, request))
+
+    async def _unsubscribe(self, request: pb.PlayUnsubscribe) -> None:
+        seat = request.seat if request.HasField("seat") else None
+        for session in [s for s in self._sessions.get(request.game_id, []) if s.names(seat)]:
+            await self._end(session)
+            closed = pb.PlayResponse(game_id=session.game_id, closed=pb.PlayClosed())
+            if session.seat is not None:
+                closed.seat = session.seat
+            await self._send(closed)
+
+    async def _end(self, session: _Session) -> None:
+        sessions = self._sessions.get(session.game_id, [])
+        if session in sessions:
+            sessions.remove(session)
+        if not sessions:
+            self._sessions.pop(session.game_id, None)
+        if session.task is not None and not session.task.done():
+            session.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await session.task
+        if not session.ready.done():
+            session.ready.cancel()
+
+    async def _act(self, act: pb.PlayAct) -> None:
+        requested = act.seat if act.HasField("seat") else None
+        result = pb.PlayResult(request_id=act.request_id)
+        session = await self._session_of(act.game_id, requested)
+        seat = requested
+        try:
+            if session is None:
+                raise invalid(
+                    f"no session of game {act.game_id[:64]!r}"
+                    + ("" if requested is None else f" seat {requested}")
+                    + " on this stream: subscribe first",
+                )
+            seat = session.seat
+            request = pb.SubmitActionRequest(
+                game_id=act.game_id,
+                expected_version=act.expected_version,
+                request_id=act.request_id,
+                action=act.action,
+            )
+            if session.requested is not None:
+                request.seat = session.requested
+            response = await submit_action(self._ctx, request, session.caller)
+            result.version = response.version
+        except ServiceError as exc:
+            result.error.CopyFrom(play_error(exc))
+        except StoreUnavailableError as exc:
+            result.error.CopyFrom(play_error(store_unavailable(exc)))
+        except Exception:
+            log.exception("play_act_failed", game_id=act.game_id, request_id=act.request_id)
+            result.error.CopyFrom(play_error(_internal()))
+        message = pb.PlayResponse(game_id=act.game_id, result=result)
+        if seat is not None:
+            message.seat = seat
+        await self._send(message)
+
+    async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
+        """The authenticated session an act names (None: none, or it was refused)."""
+        found: list[_Session] = []
+        for session in list(self._sessions.get(game_id, [])):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(session.ready)
+                if session.names(seat):
+                    found.append(session)
+        return found[0] if len(found) == 1 else None
+
+    # ------------------------------------------------------------------ a session
+
+    async def _run(self, session: _Session, request: pb.PlaySubscribe) -> None:
+        game_id = session.game_id
+        try:
+            loaded = await self._ctx.load(game_id)
+            seat = acting_seat(
+                self._ctx.config, loaded, session.caller, session.requested, required=True
+            )
+            assert seat is not None
+            watch = pb.WatchGameRequest(
+                game_id=game_id,
+                from_version=request.from_version,
+                after_cursor=request.after_cursor,
+            )
+            start = await _start(self._ctx, watch, loaded)
+            session.seat = seat
+            session.ready.set_result(seat)
+            await self._play(session, seat, loaded, start)
+            await self._send(pb.PlayResponse(game_id=game_id, seat=seat, closed=pb.PlayClosed()))
+        except asyncio.CancelledError:
+            raise
+        except ServiceError as exc:
+            if exc.reason == "SHUTTING_DOWN":
+                await self._stop()
+                return
+            await self._fail(session, exc)
+        except StoreUnavailableError as exc:
+            await self._fail(session, store_unavailable(exc))
+        except Exception:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # (a cancelled log read may fail on its way out: the memory store's
+                # condition on Python 3.11 does): the session is being ended anyway
+                raise asyncio.CancelledError() from None
+            log.exception("play_session_failed", game_id=game_id)
+            await self._fail(session, _internal())
+        finally:
+            if not session.ready.done():
+                session.ready.cancel()
+            sessions = self._sessions.get(game_id, [])
+            if session in sessions:
+                sessions.remove(session)
+
+    async def _fail(self, session: _Session, error: ServiceError) -> None:
+        seat = session.seat if session.seat is not None else session.requested
+        await self._send(_closed(session.game_id, seat, error))
+
+    async def _play(self, session: _Session, seat: int, loaded: Loaded, start: _Start) -> None:
+        """The watch's loop (:func:`.watch._stream`), with a prompt after each version
+        the seat may act at."""
+        ctx, game_id = self._ctx, session.game_id
+
+        def message(**kind: object) -> pb.PlayResponse:
+            return pb.PlayResponse(game_id=game_id, seat=seat, **kind)  # type: ignore[arg-type]
+
+        if start.snapshot:
+            await self._send(message(snapshot=view_of(loaded, seat)))
+        version, skip = start.version, start.skip
+        if version == 0:
+            for event in _deal_events(loaded.state, seat)[skip:]:
+                await self._send(message(event=event))
+            version, skip = 1, 0
+        prompted = -1
+        if skip == 0 and version - 1 == loaded.version:
+            prompted = await self._prompt(session, seat, version - 1, loaded, message)
+        last = loaded.version if loaded.state.is_terminal() else None
+        while last is None or version <= last:
+            items = await _wait_log(ctx, game_id, version - 1)
+            for item in items:
+                entry = spb.LogEntry.FromString(item.entry)
+                first = skip if item.version == version else 0
+                for index in range(first, len(entry.events)):
+                    event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
+                    await self._send(message(event=convert.place_event(event, index)))
+                version, skip = item.version + 1, 0
+                if any(e.type == "game_ended" for e in entry.events):
+                    last = item.version
+            if items and version - 1 > prompted and last is None:
+                prompted = await self._prompt(session, seat, version - 1, None, message)
+            if not items and (last is not None or await ctx.store.load(game_id) is None):
+                return  # finished, or expired from the store
+
+    async def _prompt(
+        self,
+        session: _Session,
+        seat: int,
+        version: int,
+        loaded: Loaded | None,
+        message: Callable[..., pb.PlayResponse],
+    ) -> int:
+        """A prompt when the game is at ``version`` (every event of it sent) and the
+        seat may act; returns the version judged (or -1 when the game is further on:
+        its newer events come next, and the prompt after them)."""
+        ctx = self._ctx
+        if loaded is None or loaded.version != version:
+            # the process that committed the move remembers it: no store read there
+            cached = ctx.cached(session.game_id)
+            loaded = cached if cached is not None and cached.version == version else None
+            if loaded is None:
+                loaded = await ctx.load(session.game_id)
+        if loaded.version != version:
+            return -1
+        state = loaded.state
+        if state.is_terminal() or seat not in state.to_act:
+            return version
+        prompt = pb.PlayPrompt(
+            version=version,
+            view=view_of(loaded, seat),
+            legal_actions=convert.legal_actions_to_pb(state.legal_actions(seat)),
+            deadline_unix=loaded.record.deadline_unix,
+        )
+        await self._send(message(prompt=prompt))
+        return version
+
+    # ------------------------------------------------------------------ the server's messages
+
+    async def _send(self, message: pb.PlayResponse) -> None:
+        if not self._closed:
+            await self._outbox.put(message)
+
+    async def _stop(self) -> None:
+        """The server stops: the stream ends (UNAVAILABLE; clients resume elsewhere)."""
+        if not self._closed:
+            self._closed = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self._outbox.put_nowait(None)
+
+    async def responses(self) -> AsyncIterator[pb.PlayResponse]:
+        """What to send, until the server stops (then :func:`.watch.shutting_down`)."""
+        stopping = asyncio.ensure_future(self._ctx.stopping.wait())
+        try:
+            while True:
+                getting = asyncio.ensure_future(self._outbox.get())
+                await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if not getting.done():
+                    getting.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await getting
+                    raise shutting_down()
+                item = getting.result()
+                if item is None:
+                    raise shutting_down()
+                self.sent += 1
+                yield item
+        finally:
+            stopping.cancel()
+
+    async def close(self) -> None:
+        """The stream ended: end every session and pending act."""
+        self._closed = True
+        for sessions in list(self._sessions.values()):
+            for session in list(sessions):
+                await self._end(session)
+        for task in list(self._acts):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _closed(game_id: str, seat: int | None, error: ServiceError) -> pb.PlayResponse:
+    message = pb.PlayResponse(game_id=game_id, closed=pb.PlayClosed(error=play_error(error)))
+    if seat is not None:
+        message.seat = seat
+    return message
+
+
+def open_stream(ctx: Context, caller: Caller) -> PlayStream:
+    return PlayStream(ctx, caller)
+
+
+async def check_subscribe(ctx: Context, request: pb.PlaySubscribe, caller: Caller) -> None:
+    """Raise the refusal a subscribe would meet (the HTTP face answers it as an error
+    before it sends a stream's headers, as the watch's does)."""
+    loaded = await ctx.load(request.game_id)
+    requested = request.seat if request.HasField("seat") else None
+    acting_seat(ctx.config, loaded, caller, requested, required=True)
+    watch = pb.WatchGameRequest(
+        game_id=request.game_id,
+        from_version=request.from_version,
+        after_cursor=request.after_cursor,
+    )
+    await _start(ctx, watch, loaded)
