@@ -34,15 +34,28 @@ class _MeldKind:
 class _MeldKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeldKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     MELD_KIND_UNSPECIFIED: _MeldKind.ValueType  # 0
+    """No kind: refused where a kind is needed (a MeldSpec or a custom rule set's
+    MeldRequirement: MALFORMED_ACTION, INVALID_RULE_SET).
+    """
     MELD_KIND_SET: _MeldKind.ValueType  # 1
+    """A set (group): cards of one rank."""
     MELD_KIND_RUN: _MeldKind.ValueType  # 2
+    """A run (sequence): consecutive ranks of one suit."""
 
 class MeldKind(_MeldKind, metaclass=_MeldKindEnumTypeWrapper):
-    """---------------------------------------------------------------- rule sets"""
+    """---------------------------------------------------------------- rule sets
+
+    The two kinds of meld (docs/RULES.md, "Melds").
+    """
 
 MELD_KIND_UNSPECIFIED: MeldKind.ValueType  # 0
+"""No kind: refused where a kind is needed (a MeldSpec or a custom rule set's
+MeldRequirement: MALFORMED_ACTION, INVALID_RULE_SET).
+"""
 MELD_KIND_SET: MeldKind.ValueType  # 1
+"""A set (group): cards of one rank."""
 MELD_KIND_RUN: MeldKind.ValueType  # 2
+"""A run (sequence): consecutive ranks of one suit."""
 Global___MeldKind: _TypeAlias = MeldKind  # noqa: Y015
 
 class _DrawSource:
@@ -52,17 +65,28 @@ class _DrawSource:
 class _DrawSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DrawSource.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     DRAW_SOURCE_UNSPECIFIED: _DrawSource.ValueType  # 0
-    """the stock"""
+    """The stock (as DRAW_SOURCE_STOCK)."""
     DRAW_SOURCE_STOCK: _DrawSource.ValueType  # 1
+    """The top of the stock (the card is secret: only the drawer sees it)."""
     DRAW_SOURCE_DISCARD: _DrawSource.ValueType  # 2
+    """The top of the discard pile, where the rule set allows it
+    (DISCARD_DRAW_NOT_ALLOWED otherwise; DISCARD_PILE_EMPTY when there is none).
+    """
 
 class DrawSource(_DrawSource, metaclass=_DrawSourceEnumTypeWrapper):
-    """---------------------------------------------------------------- actions"""
+    """---------------------------------------------------------------- actions
+
+    Where a Draw takes its card from.
+    """
 
 DRAW_SOURCE_UNSPECIFIED: DrawSource.ValueType  # 0
-"""the stock"""
+"""The stock (as DRAW_SOURCE_STOCK)."""
 DRAW_SOURCE_STOCK: DrawSource.ValueType  # 1
+"""The top of the stock (the card is secret: only the drawer sees it)."""
 DRAW_SOURCE_DISCARD: DrawSource.ValueType  # 2
+"""The top of the discard pile, where the rule set allows it
+(DISCARD_DRAW_NOT_ALLOWED otherwise; DISCARD_PILE_EMPTY when there is none).
+"""
 Global___DrawSource: _TypeAlias = DrawSource  # noqa: Y015
 
 class _RunEnd:
@@ -72,26 +96,42 @@ class _RunEnd:
 class _RunEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RunEnd.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     RUN_END_UNSPECIFIED: _RunEnd.ValueType  # 0
-    """the engine's default"""
+    """The engine's default: the end the card fits; for a joker, the high end where
+    legal.
+    """
     RUN_END_LOW: _RunEnd.ValueType  # 1
+    """Before the run's first card."""
     RUN_END_HIGH: _RunEnd.ValueType  # 2
+    """After the run's last card."""
 
-class RunEnd(_RunEnd, metaclass=_RunEndEnumTypeWrapper): ...
+class RunEnd(_RunEnd, metaclass=_RunEndEnumTypeWrapper):
+    """Which end of a run a lay-off goes to."""
 
 RUN_END_UNSPECIFIED: RunEnd.ValueType  # 0
-"""the engine's default"""
+"""The engine's default: the end the card fits; for a joker, the high end where
+legal.
+"""
 RUN_END_LOW: RunEnd.ValueType  # 1
+"""Before the run's first card."""
 RUN_END_HIGH: RunEnd.ValueType  # 2
+"""After the run's last card."""
 Global___RunEnd: _TypeAlias = RunEnd  # noqa: Y015
 
 @_typing.final
 class MeldRequirement(_message.Message):
+    """One meld a contract asks for."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
     SIZE_FIELD_NUMBER: _builtins.int
     kind: Global___MeldKind.ValueType
+    """A set or a run (MELD_KIND_UNSPECIFIED is refused: INVALID_RULE_SET)."""
     size: _builtins.int
+    """Its cards: exactly this many when the rule set's exact_contract_sizes, else at
+    least this many. A set: set_min up to set_max (and what the decks and jokers
+    allow); a run: run_min up to 13 (INVALID_RULE_SET otherwise).
+    """
     def __init__(
         self,
         *,
@@ -108,6 +148,8 @@ Global___MeldRequirement: _TypeAlias = MeldRequirement  # noqa: Y015
 
 @_typing.final
 class Contract(_message.Message):
+    """One round's contract: the melds a seat must lay, all in one action, to open."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
@@ -115,10 +157,21 @@ class Contract(_message.Message):
     DEAL_FIELD_NUMBER: _builtins.int
     DISCARDS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """Its name for people ("Lantern Gate", "2 groups"); at most 64 characters
+    (GetLimits contract_name_length), may be empty.
+    """
     deal: _builtins.int
+    """Cards dealt to each seat this round, at least 1 and at least the sum of the
+    melds' sizes; max_players hands of it (and the upcard) must fit the deck.
+    """
     discards: _builtins.bool
+    """false: a round without discards (contract's round 7): a turn ends with EndTurn
+    and no May I? window opens.
+    """
     @_builtins.property
-    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeldRequirement]: ...
+    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeldRequirement]:
+        """The melds to lay, at least one (in no particular order)."""
+
     def __init__(
         self,
         *,
@@ -139,6 +192,8 @@ Global___Contract: _TypeAlias = Contract  # noqa: Y015
 class RuleSet(_message.Message):
     """Every field the two games differ in (docs/RULES.md); a custom rule set is
     validated when a game is created with it.
+    (Every bound below is GetLimits'; a custom rule set past one is refused with
+    INVALID_ARGUMENT, reason INVALID_RULE_SET, and no game is created.)
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -174,38 +229,104 @@ class RuleSet(_message.Message):
     TURN_CAP_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """The rule set's name: a preset's ("whiskertrail", "contract") or a custom rule
+    set's own; 1..64 characters.
+    """
     jokers: _builtins.int
+    """Jokers in the deck, 0..16 (whiskertrail 4, contract 3)."""
     decks: _builtins.int
+    """Standard 52-card decks shuffled together, 1..4 (both presets: 2)."""
     min_players: _builtins.int
+    """The fewest seats a game of it may have, 2..8 (at most max_players)."""
     max_players: _builtins.int
+    """The most seats a game of it may have, 2..8 (CreateGame's `seats` 0 means this)."""
     exact_contract_sizes: _builtins.bool
+    """true: a contract meld uses exactly its size (whiskertrail); false: at least it
+    (contract).
+    """
     set_min: _builtins.int
+    """The fewest cards of a set, 3..64."""
     set_max: _builtins.int
+    """The most cards of a set, 3..64 and at least set_min; absent: no upper size
+    (contract: 4).
+    """
     set_distinct_suits: _builtins.bool
+    """true: a set's cards are all of different suits, a joker standing for a missing
+    one (contract; needs set_max at most 4).
+    """
     run_min: _builtins.int
+    """The fewest cards of a run: 3..13 (3..14 with ace_high); both presets: 4."""
     ace_high: _builtins.bool
+    """true: an ace may also end a run high (J-Q-K-A; contract). Never K-A-2."""
     max_jokers_per_meld: _builtins.int
+    """The most jokers in one meld, 0..64; absent: any number (contract).
+    whiskertrail: 1.
+    """
     min_naturals_per_meld: _builtins.int
+    """The fewest natural (non-joker) cards in one meld: 1..64, at most the smaller
+    of set_min and run_min (both presets: 2).
+    """
     joker_penalty: _builtins.int
+    """Penalty points of a joker left in hand at a round's end, 0..1000
+    (whiskertrail 25, contract 15).
+    """
     ace_penalty: _builtins.int
+    """Penalty points of an ace left in hand, 0..1000 (both presets: 15)."""
     face_penalty: _builtins.int
+    """Penalty points of a J, Q or K left in hand, 0..1000 (both presets: 10). A card
+    of rank 2 to 10 costs its rank.
+    """
     draw_from_discard: _builtins.bool
+    """true: a turn's draw may take the discard pile's top (whiskertrail). Not with
+    may_i (INVALID_RULE_SET).
+    """
     initial_upcard: _builtins.bool
+    """true: after the deal the next card is turned up to start the discard pile
+    (whiskertrail); false: the pile starts empty.
+    """
     explicit_contract: _builtins.bool
+    """true: LayContract may name its melds (contract); false: the engine always
+    chooses them, and naming them is refused (EXPLICIT_SELECTION_NOT_ALLOWED).
+    """
     layoff_jokers: _builtins.bool
+    """true: jokers may be laid off too (contract; LAYOFF_JOKER_NOT_ALLOWED otherwise)."""
     layoff_on_opening_turn: _builtins.bool
+    """false: no lay-off on the turn the seat laid its contract (contract;
+    LAYOFF_ON_OPENING_TURN).
+    """
     extra_melds: _builtins.bool
+    """true: an open seat may lay new melds beyond its contract (whiskertrail;
+    EXTRA_MELD_NOT_ALLOWED otherwise).
+    """
     joker_swap: _builtins.bool
+    """true: a joker in a run may be swapped for the natural card it stands for
+    (contract; SWAP_NOT_ALLOWED otherwise).
+    """
     may_i: _builtins.bool
+    """true: "May I?" claims of each discard (contract; docs/RULES.md). Not with
+    draw_from_discard (INVALID_RULE_SET).
+    """
     claim_penalty_cards: _builtins.int
+    """Cards a claim's winner also takes from the stock, 0..10 (contract: 1)."""
     stalemate: _builtins.str
-    """"exhaustions" | "dry" """
+    """How a round ends when nobody goes out: "exhaustions" (the max_exhaustions-th
+    stock exhaustion ends it; whiskertrail) or "dry" (a draw finds stock and
+    discards dry; contract; needs a turn_cap). Anything else: INVALID_RULE_SET.
+    """
     max_exhaustions: _builtins.int
+    """With "exhaustions": the exhaustion that ends the round, 1..100 (whiskertrail: 3)."""
     turn_cap: _builtins.int
+    """A round also ends after this many completed turns, 1..10000 (both presets:
+    200); absent: no cap (not with the "dry" stalemate).
+    """
     hash: _builtins.str
-    """output only: the stable hash of everything above"""
+    """Output only (ignored in a request): the stable hash of every field above, 16
+    lowercase hex digits; what names a rule set exactly (ListOpenGames, replays).
+    """
     @_builtins.property
-    def contracts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Contract]: ...
+    def contracts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Contract]:
+        """One contract per round, in round order: 1..32 of them (the game's rounds)."""
+
     def __init__(
         self,
         *,
@@ -261,6 +382,8 @@ Global___RuleSet: _TypeAlias = RuleSet  # noqa: Y015
 
 @_typing.final
 class ListRuleSetsRequest(_message.Message):
+    """ListRuleSets takes nothing: the presets are the same for every caller."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -276,11 +399,15 @@ Global___ListRuleSetsRequest: _TypeAlias = ListRuleSetsRequest  # noqa: Y015
 
 @_typing.final
 class ListRuleSetsResponse(_message.Message):
+    """The presets this server plays."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     RULE_SETS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def rule_sets(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuleSet]: ...
+    def rule_sets(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuleSet]:
+        """Every preset, each with its hash; CreateGame's rule_set_name names one."""
+
     def __init__(
         self,
         *,
@@ -306,8 +433,14 @@ class Card(_message.Message):
     ID_FIELD_NUMBER: _builtins.int
     CODE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
+    """The card's id, fixed for the game: a natural is deck * 52 + suit * 13 +
+    (rank - 1) (suits C=0 D=1 H=2 S=3, ranks A=1 .. K=13); jokers follow the
+    naturals (104, 105, ... with two decks). What actions name.
+    """
     code: _builtins.str
-    """"7H", "TD", "JK"; output only"""
+    """Output only: the card's kind for people, "7H", "TD" (ten), "AS", "JK" (a
+    joker); twins share it.
+    """
     def __init__(
         self,
         *,
@@ -324,6 +457,8 @@ Global___Card: _TypeAlias = Card  # noqa: Y015
 
 @_typing.final
 class Meld(_message.Message):
+    """A meld on the table."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     INDEX_FIELD_NUMBER: _builtins.int
@@ -333,16 +468,22 @@ class Meld(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     index: _builtins.int
-    """its place on the table: what LayOff and SwapJoker name"""
+    """Its place on the table, from 0 in the order laid: what LayOff and SwapJoker
+    name.
+    """
     kind: Global___MeldKind.ValueType
+    """A set or a run."""
     rank: _builtins.int
-    """a set: its rank; a run: the rank of its first card (14 = high ace)"""
+    """A set: its rank (1 = ace .. 13 = king); a run: the rank of its first card (14 =
+    high ace).
+    """
     suit: _builtins.str
-    """a run: C, D, H or S; empty for a set"""
+    """A run: C, D, H or S; empty for a set."""
     owner: _builtins.int
+    """The seat that laid it (lay-offs onto it do not change it)."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
-        """a run: in rank order (a joker stands for its place)"""
+        """Its cards. A run: in rank order (a joker stands for its place)."""
 
     def __init__(
         self,
@@ -364,17 +505,27 @@ Global___Meld: _TypeAlias = Meld  # noqa: Y015
 
 @_typing.final
 class MeldSpec(_message.Message):
+    """A meld a seat names (LayContract, ExtraMeld): its kind and the cards from the
+    hand. A spec without a kind or cards, or naming a card twice, is INVALID_ARGUMENT
+    MALFORMED_ACTION; cards that are no valid meld are INVALID_MELD.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
     kind: Global___MeldKind.ValueType
+    """A set or a run (MELD_KIND_UNSPECIFIED: MALFORMED_ACTION)."""
     start: _builtins.int
-    """a run: the rank of its first card (names joker places)"""
+    """A run: the rank of its first card, 1..14 (MALFORMED_ACTION otherwise), which
+    places its jokers; absent: the lowest start that is legal.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """card ids, any order"""
+        """The card ids (Card.id) from the seat's hand, in any order (the engine sorts
+        them); each at most once.
+        """
 
     def __init__(
         self,
@@ -395,10 +546,13 @@ Global___MeldSpec: _TypeAlias = MeldSpec  # noqa: Y015
 
 @_typing.final
 class Draw(_message.Message):
+    """Draw one card: a turn's first action."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SOURCE_FIELD_NUMBER: _builtins.int
     source: Global___DrawSource.ValueType
+    """The stock or the discard pile (DRAW_SOURCE_UNSPECIFIED: the stock)."""
     def __init__(
         self,
         *,
@@ -414,13 +568,21 @@ Global___Draw: _TypeAlias = Draw  # noqa: Y015
 
 @_typing.final
 class LayContract(_message.Message):
-    """No melds: the engine chooses the best selection (the solver)."""
+    """Lay the round's contract (once per round, all its melds in one action): the seat
+    is then open. No melds: the engine chooses the best selection (the solver;
+    CONTRACT_NOT_AVAILABLE when the hand has none).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     MELDS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeldSpec]: ...
+    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeldSpec]:
+        """The melds, when the rule set's explicit_contract allows naming them
+        (EXPLICIT_SELECTION_NOT_ALLOWED otherwise); they must be the contract
+        (SELECTION_DOES_NOT_MATCH_CONTRACT). Empty: the engine chooses.
+        """
+
     def __init__(
         self,
         *,
@@ -436,14 +598,21 @@ Global___LayContract: _TypeAlias = LayContract  # noqa: Y015
 
 @_typing.final
 class LayOff(_message.Message):
+    """Lay one card of the hand off onto a meld on the table (an open seat only:
+    NOT_OPEN otherwise).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     CARD_FIELD_NUMBER: _builtins.int
     MELD_FIELD_NUMBER: _builtins.int
     END_FIELD_NUMBER: _builtins.int
     card: _builtins.int
+    """The card's id (CARD_NOT_IN_HAND if the seat does not hold it)."""
     meld: _builtins.int
+    """The meld's table index (Meld.index; NO_SUCH_MELD if none has it)."""
     end: Global___RunEnd.ValueType
+    """A run's end to put it at; RUN_END_UNSPECIFIED: the engine's default."""
     def __init__(
         self,
         *,
@@ -461,11 +630,17 @@ Global___LayOff: _TypeAlias = LayOff  # noqa: Y015
 
 @_typing.final
 class ExtraMeld(_message.Message):
+    """Lay a new meld beyond the contract (an open seat, where the rule set's
+    extra_melds allows it: EXTRA_MELD_NOT_ALLOWED otherwise).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MELD_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def meld(self) -> Global___MeldSpec: ...
+    def meld(self) -> Global___MeldSpec:
+        """The meld (required: MALFORMED_ACTION when absent)."""
+
     def __init__(
         self,
         *,
@@ -481,12 +656,20 @@ Global___ExtraMeld: _TypeAlias = ExtraMeld  # noqa: Y015
 
 @_typing.final
 class SwapJoker(_message.Message):
+    """Swap a joker in a run for the natural card it stands for (where the rule set's
+    joker_swap allows it, after the draw); the joker goes to the hand.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     CARD_FIELD_NUMBER: _builtins.int
     MELD_FIELD_NUMBER: _builtins.int
     card: _builtins.int
+    """The natural card's id, from the hand: exactly the joker's rank and suit
+    (SWAP_DOES_NOT_MATCH otherwise; either twin).
+    """
     meld: _builtins.int
+    """The run's table index (Meld.index; NO_SUCH_MELD if none has it)."""
     def __init__(
         self,
         *,
@@ -503,10 +686,15 @@ Global___SwapJoker: _TypeAlias = SwapJoker  # noqa: Y015
 
 @_typing.final
 class Discard(_message.Message):
+    """Discard one card: ends the turn."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     CARD_FIELD_NUMBER: _builtins.int
     card: _builtins.int
+    """The card's id, from the hand (CARD_NOT_IN_HAND otherwise; BLOCKED_DISCARD for
+    the card taken from the discard pile this turn).
+    """
     def __init__(
         self,
         *,
@@ -522,6 +710,10 @@ Global___Discard: _TypeAlias = Discard  # noqa: Y015
 
 @_typing.final
 class EndTurn(_message.Message):
+    """End the turn without a discard: only in a round without discards
+    (END_TURN_NOT_ALLOWED otherwise).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -537,6 +729,10 @@ Global___EndTurn: _TypeAlias = EndTurn  # noqa: Y015
 
 @_typing.final
 class Claim(_message.Message):
+    """Claim the discard in an open May I? window (NO_CLAIM_WINDOW when none is open;
+    OWN_DISCARD for the discarder; CLAIM_STOCK_EMPTY with an empty stock).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -552,6 +748,8 @@ Global___Claim: _TypeAlias = Claim  # noqa: Y015
 
 @_typing.final
 class PassClaim(_message.Message):
+    """Pass in an open May I? window (NO_CLAIM_WINDOW when none is open)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -567,6 +765,11 @@ Global___PassClaim: _TypeAlias = PassClaim  # noqa: Y015
 
 @_typing.final
 class Action(_message.Message):
+    """One move of a seat: exactly one kind (INVALID_ARGUMENT MALFORMED_ACTION when none
+    is set). Whether the rules allow it now is checked by the engine
+    (FAILED_PRECONDITION with the engine's reason, e.g. NOT_YOUR_TURN).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     DRAW_FIELD_NUMBER: _builtins.int
@@ -579,23 +782,41 @@ class Action(_message.Message):
     CLAIM_FIELD_NUMBER: _builtins.int
     PASS_CLAIM_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def draw(self) -> Global___Draw: ...
+    def draw(self) -> Global___Draw:
+        """Draw a card (the turn's first action)."""
+
     @_builtins.property
-    def lay_contract(self) -> Global___LayContract: ...
+    def lay_contract(self) -> Global___LayContract:
+        """Lay the round's contract."""
+
     @_builtins.property
-    def lay_off(self) -> Global___LayOff: ...
+    def lay_off(self) -> Global___LayOff:
+        """Lay a card off onto a table meld."""
+
     @_builtins.property
-    def extra_meld(self) -> Global___ExtraMeld: ...
+    def extra_meld(self) -> Global___ExtraMeld:
+        """Lay a new meld beyond the contract."""
+
     @_builtins.property
-    def swap_joker(self) -> Global___SwapJoker: ...
+    def swap_joker(self) -> Global___SwapJoker:
+        """Swap a natural card for a run's joker."""
+
     @_builtins.property
-    def discard(self) -> Global___Discard: ...
+    def discard(self) -> Global___Discard:
+        """Discard a card, ending the turn."""
+
     @_builtins.property
-    def end_turn(self) -> Global___EndTurn: ...
+    def end_turn(self) -> Global___EndTurn:
+        """End the turn without a discard (a round without discards)."""
+
     @_builtins.property
-    def claim(self) -> Global___Claim: ...
+    def claim(self) -> Global___Claim:
+        """Claim the discard of an open May I? window."""
+
     @_builtins.property
-    def pass_claim(self) -> Global___PassClaim: ...
+    def pass_claim(self) -> Global___PassClaim:
+        """Pass in an open May I? window."""
+
     def __init__(
         self,
         *,
@@ -621,16 +842,26 @@ Global___Action: _TypeAlias = Action  # noqa: Y015
 
 @_typing.final
 class Deadlines(_message.Message):
-    """---------------------------------------------------------------- games"""
+    """---------------------------------------------------------------- games
+
+    A game's optional deadlines (docs/API.md, "Deadlines"): when one passes, the
+    server applies the seat's default action (marked by_deadline in the replay).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TURN_SECONDS_FIELD_NUMBER: _builtins.int
     CLAIM_SECONDS_FIELD_NUMBER: _builtins.int
     turn_seconds: _builtins.int
-    """0: none"""
+    """Seconds a seat has for its turn, from the turn's start; 0: no deadline. When it
+    passes: a draw from the stock (the discard pile where the stock cannot be
+    drawn), then a discard of the highest-penalty card (ties: lowest id), or EndTurn
+    in a round without discards.
+    """
     claim_seconds: _builtins.int
-    """0: none"""
+    """Seconds each seat has to answer a May I? window, from its opening; 0: no
+    deadline. A seat still silent then is answered "pass".
+    """
     def __init__(
         self,
         *,
@@ -647,6 +878,8 @@ Global___Deadlines: _TypeAlias = Deadlines  # noqa: Y015
 
 @_typing.final
 class SeatInfo(_message.Message):
+    """The public description of one seat (never its token)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
@@ -654,10 +887,15 @@ class SeatInfo(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat's number, from 0."""
     joined: _builtins.bool
+    """Whether the seat is taken (by a player's JoinGame, or as a house bot)."""
     name: _builtins.str
+    """The name its player gave JoinGame (may be empty); a house bot's is
+    "bot:<strategy>".
+    """
     bot: _builtins.str
-    """a house bot's strategy, or empty"""
+    """A house bot's strategy (docs/BOTS.md); empty for a human seat."""
     def __init__(
         self,
         *,
@@ -676,6 +914,8 @@ Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
 
 @_typing.final
 class Game(_message.Message):
+    """A game's public description: what anyone may read (GetGame; no credential)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
@@ -687,17 +927,29 @@ class Game(_message.Message):
     DEADLINES_FIELD_NUMBER: _builtins.int
     ARRANGED_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """the game's id (16 hex characters, made by the server): what every call names"""
     seats: _builtins.int
+    """How many seats it has."""
     version: _builtins.int
+    """The game's version: grows by one with every accepted action (docs/API.md,
+    "Versions"); SubmitAction's expected_version.
+    """
     finished: _builtins.bool
+    """Whether the game is over (GetReplay is then allowed)."""
     arranged: _builtins.bool
-    """dealt from an explicit deck order"""
+    """Dealt from explicit deck orders (CreateGameFromDeck), not only shuffled."""
     @_builtins.property
-    def rule_set(self) -> Global___RuleSet: ...
+    def rule_set(self) -> Global___RuleSet:
+        """The rule set it is played under, with its hash."""
+
     @_builtins.property
-    def seat_info(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
+    def seat_info(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]:
+        """Every seat, in seat order: taken or not, its name and house bot."""
+
     @_builtins.property
-    def deadlines(self) -> Global___Deadlines: ...
+    def deadlines(self) -> Global___Deadlines:
+        """Its turn and claim deadlines (zero: none)."""
+
     def __init__(
         self,
         *,
@@ -720,6 +972,8 @@ Global___Game: _TypeAlias = Game  # noqa: Y015
 
 @_typing.final
 class CreateGameRequest(_message.Message):
+    """A new game: its rule set, seats, seed, deadlines and house-bot seats."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     @_typing.final
@@ -749,19 +1003,31 @@ class CreateGameRequest(_message.Message):
     DEADLINES_FIELD_NUMBER: _builtins.int
     BOTS_FIELD_NUMBER: _builtins.int
     rule_set_name: _builtins.str
+    """A preset's name (ListRuleSets); INVALID_ARGUMENT UNKNOWN_RULE_SET otherwise."""
     seats: _builtins.int
-    """0: the rule set's maximum"""
+    """The number of seats, within the rule set's min_players..max_players
+    (INVALID_ARGUMENT BAD_SEAT_COUNT otherwise); 0: the rule set's maximum.
+    """
     seed: _builtins.str
     """The game seed, lowercase hex (at most 64 bytes: 128 hex digits; INVALID_ARGUMENT
     INVALID_SEED otherwise). Empty: a fresh random seed (revealed at the end).
     """
     @_builtins.property
-    def custom_rule_set(self) -> Global___RuleSet: ...
+    def custom_rule_set(self) -> Global___RuleSet:
+        """A custom rule set, validated (INVALID_ARGUMENT INVALID_RULE_SET); its hash is
+        ignored and computed.
+        """
+
     @_builtins.property
-    def deadlines(self) -> Global___Deadlines: ...
+    def deadlines(self) -> Global___Deadlines:
+        """Turn and claim deadlines; absent or zero: none."""
+
     @_builtins.property
     def bots(self) -> _containers.ScalarMap[_builtins.int, _builtins.str]:
-        """seats filled by house bots: seat -> strategy"""
+        """Seats filled by house bots: seat -> strategy (a bot name of 1..64 characters,
+        docs/BOTS.md). A seat the game does not have is NO_SUCH_SEAT, a bot this server
+        does not play UNKNOWN_BOT (both INVALID_ARGUMENT).
+        """
 
     def __init__(
         self,
@@ -785,14 +1051,21 @@ Global___CreateGameRequest: _TypeAlias = CreateGameRequest  # noqa: Y015
 
 @_typing.final
 class DeckOrder(_message.Message):
+    """The order of one round's deck."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROUND_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
+    """The round, 1..the rule set's rounds; at most one order per round
+    (INVALID_ARGUMENT INVALID_DECK otherwise).
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """every card id of the deck, top of the stock first"""
+        """Every card id of the deck (0..deck size - 1) exactly once, top of the stock
+        first: the deal takes from the top (INVALID_DECK otherwise).
+        """
 
     def __init__(
         self,
@@ -810,15 +1083,21 @@ Global___DeckOrder: _TypeAlias = DeckOrder  # noqa: Y015
 
 @_typing.final
 class CreateGameFromDeckRequest(_message.Message):
+    """A game dealt from explicit deck orders (needs the operator credential)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
     DECKS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def game(self) -> Global___CreateGameRequest: ...
+    def game(self) -> Global___CreateGameRequest:
+        """The game, as CreateGame takes it."""
+
     @_builtins.property
     def decks(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeckOrder]:
-        """rounds without one are shuffled from the seed"""
+        """At least one deck order (INVALID_ARGUMENT INVALID_DECK if none); rounds without
+        one are shuffled from the seed.
+        """
 
     def __init__(
         self,
@@ -836,10 +1115,15 @@ Global___CreateGameFromDeckRequest: _TypeAlias = CreateGameFromDeckRequest  # no
 
 @_typing.final
 class GetGameRequest(_message.Message):
+    """Which game to describe."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id: 1..64 characters (INVALID_ARGUMENT otherwise); NOT_FOUND
+    GAME_NOT_FOUND when no game has it.
+    """
     def __init__(
         self,
         *,
@@ -855,15 +1139,24 @@ Global___GetGameRequest: _TypeAlias = GetGameRequest  # noqa: Y015
 
 @_typing.final
 class JoinGameRequest(_message.Message):
+    """Take a seat of a game (no credential needed)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     seat: _builtins.int
-    """absent: the first free seat"""
+    """The seat to take: INVALID_ARGUMENT NO_SUCH_SEAT if the game has no such seat,
+    FAILED_PRECONDITION SEAT_TAKEN if it is taken. Absent: the first free seat
+    (GAME_FULL when none is).
+    """
     name: _builtins.str
+    """The player's name, public (SeatInfo.name): at most 64 characters
+    (INVALID_ARGUMENT otherwise); may be empty.
+    """
     def __init__(
         self,
         *,
@@ -883,15 +1176,23 @@ Global___JoinGameRequest: _TypeAlias = JoinGameRequest  # noqa: Y015
 
 @_typing.final
 class JoinGameResponse(_message.Message):
+    """The seat taken and its credential."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat taken."""
     token: _builtins.str
+    """The seat's secret token: send it as `authorization: Bearer <token>` on the
+    seat's calls. Shown once (the server keeps only its hash): keep it.
+    """
     @_builtins.property
-    def game(self) -> Global___Game: ...
+    def game(self) -> Global___Game:
+        """The game after the join."""
+
     def __init__(
         self,
         *,
@@ -909,7 +1210,10 @@ Global___JoinGameResponse: _TypeAlias = JoinGameResponse  # noqa: Y015
 
 @_typing.final
 class ListOpenGamesRequest(_message.Message):
-    """---------------------------------------------------------------- the lobby"""
+    """---------------------------------------------------------------- the lobby
+
+    Which page of the lobby to list, of which rule set.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1007,6 +1311,8 @@ Global___OpenGame: _TypeAlias = OpenGame  # noqa: Y015
 
 @_typing.final
 class ListOpenGamesResponse(_message.Message):
+    """One page of the lobby."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAMES_FIELD_NUMBER: _builtins.int
@@ -1033,6 +1339,8 @@ Global___ListOpenGamesResponse: _TypeAlias = ListOpenGamesResponse  # noqa: Y015
 
 @_typing.final
 class PlayerInfo(_message.Message):
+    """What everyone sees of one seat."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
@@ -1040,9 +1348,13 @@ class PlayerInfo(_message.Message):
     OPENED_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat, from 0."""
     hand_size: _builtins.int
+    """Cards in its hand."""
     opened: _builtins.bool
+    """Whether it has laid this round's contract."""
     score: _builtins.int
+    """Its cumulative penalty points over the rounds played (lowest wins)."""
     def __init__(
         self,
         *,
@@ -1061,13 +1373,16 @@ Global___PlayerInfo: _TypeAlias = PlayerInfo  # noqa: Y015
 
 @_typing.final
 class ClaimAnswerInfo(_message.Message):
+    """One seat's answer to an open May I? window (answers are public as they come)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The answering seat."""
     answer: _builtins.str
-    """"claim" | "pass" | empty: not answered yet"""
+    """"claim", "pass", or empty: not answered yet."""
     def __init__(
         self,
         *,
@@ -1084,17 +1399,24 @@ Global___ClaimAnswerInfo: _TypeAlias = ClaimAnswerInfo  # noqa: Y015
 
 @_typing.final
 class ClaimWindow(_message.Message):
+    """An open May I? window: the discard on offer and the answers so far."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     CARD_FIELD_NUMBER: _builtins.int
     DISCARDER_FIELD_NUMBER: _builtins.int
     ANSWERS_FIELD_NUMBER: _builtins.int
     discarder: _builtins.int
+    """The seat that discarded it (it may not claim it)."""
     @_builtins.property
-    def card(self) -> Global___Card: ...
+    def card(self) -> Global___Card:
+        """The discard that may be claimed."""
+
     @_builtins.property
     def answers(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClaimAnswerInfo]:
-        """in priority order"""
+        """Every other seat's answer, in priority order (the first claimant after the
+        discarder wins).
+        """
 
     def __init__(
         self,
@@ -1152,50 +1474,99 @@ class View(_message.Message):
     DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id."""
     version: _builtins.int
+    """The game's version this view is of (SubmitAction's expected_version)."""
     seat: _builtins.int
-    """absent for a spectator"""
+    """The seat whose view this is; absent for a spectator."""
     rules: _builtins.str
+    """The rule set's name."""
     rules_hash: _builtins.str
+    """The rule set's hash (RuleSet.hash)."""
     seats: _builtins.int
+    """How many seats the game has."""
     round: _builtins.int
+    """The current round, from 1 (the last round once the game is over)."""
     rounds: _builtins.int
+    """How many rounds the game has (the rule set's contracts)."""
     phase: _builtins.str
-    """"draw" | "play" | "claim" | "game_over" """
+    """What the game waits for: "draw" (the current seat's draw), "play" (the current
+    seat has drawn: melds, lay-offs, a discard), "claim" (a May I? window is open)
+    or "game_over".
+    """
     current: _builtins.int
+    """The seat whose turn it is."""
     discard_size: _builtins.int
+    """Cards in the discard pile."""
     stock_size: _builtins.int
+    """Cards in the stock (never their order)."""
     laid_this_turn: _builtins.bool
+    """Whether the current seat laid its contract this turn."""
     exhaustions: _builtins.int
+    """Stock exhaustions so far this round."""
     turns_completed: _builtins.int
+    """Turns completed this round (a turn completes with its discard or EndTurn)."""
     action_count: _builtins.int
+    """Actions applied in the game so far."""
     game_over: _builtins.bool
+    """Whether the game is over."""
     seed: _builtins.str
-    """the game seed, lowercase hex; only once the game is over"""
+    """The game seed, lowercase hex; empty until the game is over."""
     may_act: _builtins.bool
+    """Whether the seat is among to_act; false for a spectator."""
     has_drawn: _builtins.bool
+    """Whether it is the seat's turn and it has drawn (phase "play"); false for a
+    spectator.
+    """
     deadline_unix: _builtins.float
-    """when the running deadline passes; 0: none"""
+    """When the running deadline (a turn's or a claim window's) passes, Unix seconds;
+    0: none.
+    """
     commitment: _builtins.str
-    """the current round's seed commitment (docs/SHUFFLE.md)"""
+    """The current round's seed commitment, hex SHA-256 (docs/SHUFFLE.md): checkable
+    once round_ended reveals the round seed.
+    """
     @_builtins.property
-    def contract(self) -> Global___Contract: ...
+    def contract(self) -> Global___Contract:
+        """The current round's contract."""
+
     @_builtins.property
-    def to_act(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def to_act(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats that may act now: the current seat, or in a May I? window the seats
+        that have not answered yet; empty once the game is over.
+        """
+
     @_builtins.property
-    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerInfo]: ...
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerInfo]:
+        """Every seat's public state, in seat order."""
+
     @_builtins.property
-    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]: ...
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]:
+        """The melds on the table; a meld's place in this list is its index."""
+
     @_builtins.property
-    def discard_top(self) -> Global___Card: ...
+    def discard_top(self) -> Global___Card:
+        """The discard pile's top card; absent when the pile is empty."""
+
     @_builtins.property
-    def taken_from_discard(self) -> Global___Card: ...
+    def taken_from_discard(self) -> Global___Card:
+        """The card the current seat took from the discard pile this turn (everyone saw it
+        taken; it may not be discarded this turn); absent otherwise and once the game is
+        over.
+        """
+
     @_builtins.property
-    def claim(self) -> Global___ClaimWindow: ...
+    def claim(self) -> Global___ClaimWindow:
+        """The open May I? window; absent unless phase is "claim"."""
+
     @_builtins.property
-    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats with the lowest score (ties all win); empty until the game is over."""
+
     @_builtins.property
-    def hand(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def hand(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """The seat's own hand, in card order; empty for a spectator."""
+
     def __init__(
         self,
         *,
@@ -1253,7 +1624,14 @@ class GetViewRequest(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     seat: _builtins.int
+    """The seat whose view to read: the token's own, or a house bot's with the
+    operator credential (INVALID_ARGUMENT NO_SUCH_SEAT if the game has none such;
+    PERMISSION_DENIED NOT_YOUR_SEAT for another seat's, NOT_A_HOUSE_BOT for a human
+    seat with the operator credential). Absent: the token's seat, or without a
+    token a spectator's view.
+    """
     def __init__(
         self,
         *,
@@ -1272,12 +1650,18 @@ Global___GetViewRequest: _TypeAlias = GetViewRequest  # noqa: Y015
 
 @_typing.final
 class ListLegalActionsRequest(_message.Message):
+    """Which seat's legal actions to list (a seat token or the operator credential is
+    required: UNAUTHENTICATED BAD_TOKEN without).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     seat: _builtins.int
+    """The seat to act for (see GetViewRequest); absent: the token's seat."""
     def __init__(
         self,
         *,
@@ -1296,15 +1680,23 @@ Global___ListLegalActionsRequest: _TypeAlias = ListLegalActionsRequest  # noqa: 
 
 @_typing.final
 class ListLegalActionsResponse(_message.Message):
+    """Every legal action of one seat at one version."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     VERSION_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
     version: _builtins.int
+    """The game's version the list is for (submit with it as expected_version)."""
     seat: _builtins.int
+    """The seat the list is for."""
     @_builtins.property
-    def actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]: ...
+    def actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
+        """Every action the seat may make now, in canonical form (LayContract without
+        melds: the engine's choice); empty when it may not act.
+        """
+
     def __init__(
         self,
         *,
@@ -2076,6 +2468,10 @@ Global___GameEndedEvent: _TypeAlias = GameEndedEvent  # noqa: Y015
 
 @_typing.final
 class SubmitActionRequest(_message.Message):
+    """An action of a seat, to apply at a version (a seat token or the operator
+    credential is required).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
@@ -2084,13 +2480,24 @@ class SubmitActionRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     expected_version: _builtins.int
+    """The game's version the action was chosen at (Game.version, View.version);
+    ABORTED STALE_VERSION when the game is at another one.
+    """
     request_id: _builtins.str
-    """idempotency key, unique per seat (e.g. a UUID)"""
+    """Idempotency key, unique per seat (e.g. a UUID), at most 128 characters
+    (INVALID_ARGUMENT otherwise): a repeat from the same seat returns the first
+    result and applies nothing. Empty: no idempotency.
+    """
     seat: _builtins.int
-    """see GetViewRequest"""
+    """The seat to act for; see GetViewRequest."""
     @_builtins.property
-    def action(self) -> Global___Action: ...
+    def action(self) -> Global___Action:
+        """The action (MALFORMED_ACTION when malformed; a rule refusal is
+        FAILED_PRECONDITION with the engine's reason).
+        """
+
     def __init__(
         self,
         *,
@@ -2112,14 +2519,18 @@ Global___SubmitActionRequest: _TypeAlias = SubmitActionRequest  # noqa: Y015
 
 @_typing.final
 class SubmitActionResponse(_message.Message):
+    """An applied action's outcome."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     VERSION_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     version: _builtins.int
-    """the game's version after the action"""
+    """The game's version after the action."""
     @_builtins.property
-    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]: ...
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """The action's events, redacted for the submitting seat, in order."""
+
     def __init__(
         self,
         *,
@@ -2136,16 +2547,23 @@ Global___SubmitActionResponse: _TypeAlias = SubmitActionResponse  # noqa: Y015
 
 @_typing.final
 class ValidateActionRequest(_message.Message):
+    """An action to check, not apply (a seat token or the operator credential is
+    required).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     seat: _builtins.int
-    """see GetViewRequest"""
+    """The seat to check it for; see GetViewRequest."""
     @_builtins.property
-    def action(self) -> Global___Action: ...
+    def action(self) -> Global___Action:
+        """The action to check (INVALID_ARGUMENT MALFORMED_ACTION when malformed)."""
+
     def __init__(
         self,
         *,
@@ -2165,6 +2583,8 @@ Global___ValidateActionRequest: _TypeAlias = ValidateActionRequest  # noqa: Y015
 
 @_typing.final
 class ValidateActionResponse(_message.Message):
+    """Whether the action would be accepted now (nothing is applied)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     LEGAL_FIELD_NUMBER: _builtins.int
@@ -2172,10 +2592,15 @@ class ValidateActionResponse(_message.Message):
     MESSAGE_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     legal: _builtins.bool
+    """Whether the rules allow the action now."""
     reason: _builtins.str
-    """the engine's reason code when not legal"""
+    """When not legal: the engine's reason code (an ErrorReason name without its
+    prefix, e.g. "NOT_YOUR_TURN"); empty when legal.
+    """
     message: _builtins.str
+    """When not legal: why, for people; empty when legal."""
     version: _builtins.int
+    """The game's version the check was made at."""
     def __init__(
         self,
         *,
@@ -2202,6 +2627,7 @@ class WatchGameRequest(_message.Message):
     FROM_VERSION_FIELD_NUMBER: _builtins.int
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     from_version: _builtins.int
     """0 (and no after_cursor): start with a snapshot of the caller's view at the
     game's version v, then every event after v (at v = 0, also version 0's
@@ -2229,14 +2655,22 @@ Global___WatchGameRequest: _TypeAlias = WatchGameRequest  # noqa: Y015
 
 @_typing.final
 class WatchGameResponse(_message.Message):
+    """One item of a watch stream."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def snapshot(self) -> Global___View: ...
+    def snapshot(self) -> Global___View:
+        """The caller's view (a seat's with its token, else a spectator's) where the
+        watch starts: first on a stream started with from_version 0.
+        """
+
     @_builtins.property
-    def event(self) -> Global___Event: ...
+    def event(self) -> Global___Event:
+        """One event, redacted for the caller, in (version, index) order."""
+
     def __init__(
         self,
         *,
@@ -2255,6 +2689,8 @@ Global___WatchGameResponse: _TypeAlias = WatchGameResponse  # noqa: Y015
 
 @_typing.final
 class AnalyseHandRequest(_message.Message):
+    """A hand to analyse under a rule set's round (no game, no credential)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     RULE_SET_NAME_FIELD_NUMBER: _builtins.int
@@ -2264,19 +2700,28 @@ class AnalyseHandRequest(_message.Message):
     HAND_IDS_FIELD_NUMBER: _builtins.int
     BEST_ONLY_FIELD_NUMBER: _builtins.int
     rule_set_name: _builtins.str
+    """A preset's name (ListRuleSets); INVALID_ARGUMENT UNKNOWN_RULE_SET otherwise."""
     round: _builtins.int
-    """1-based"""
+    """The round whose contract to lay, 1-based; a round the rule set does not have
+    is INVALID_ARGUMENT.
+    """
     best_only: _builtins.bool
     """Skip `missing` and `outs`: feasibility and the best melds only (the fast path)."""
     @_builtins.property
-    def custom_rule_set(self) -> Global___RuleSet: ...
+    def custom_rule_set(self) -> Global___RuleSet:
+        """A custom rule set, validated (INVALID_ARGUMENT INVALID_RULE_SET)."""
+
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """card codes ("7H", "JK"); or"""
+        """The hand as card codes ("7H", "JK"; a second "7H" is deck 1's twin), at most
+        30 cards; or
+        """
 
     @_builtins.property
     def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """card ids"""
+        """the hand as card ids of the rule set's deck, each at most once, at most 30.
+        Not both (INVALID_ARGUMENT).
+        """
 
     def __init__(
         self,
@@ -2300,6 +2745,8 @@ Global___AnalyseHandRequest: _TypeAlias = AnalyseHandRequest  # noqa: Y015
 
 @_typing.final
 class AnalyseHandResponse(_message.Message):
+    """The solver's answer (docs/RULES.md, "The solver")."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FEASIBLE_FIELD_NUMBER: _builtins.int
@@ -2309,15 +2756,24 @@ class AnalyseHandResponse(_message.Message):
     MISSING_FIELD_NUMBER: _builtins.int
     OUTS_FIELD_NUMBER: _builtins.int
     feasible: _builtins.bool
+    """Whether the hand can lay the round's contract."""
     points_laid: _builtins.int
+    """The penalty points the best selection lays down; absent when not feasible."""
     jokers: _builtins.int
+    """Jokers in the best selection; 0 when not feasible."""
     missing: _builtins.int
-    """absent: more than the search limit"""
+    """The fewest cards from the rest of the deck that would make the contract
+    layable (0 when feasible); absent: more than the search limit, or best_only.
+    """
     @_builtins.property
-    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]: ...
+    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]:
+        """The best selection's melds (most points, then fewest jokers, then smallest
+        card ids), indexed from 0, owner -1 (not laid); empty when not feasible.
+        """
+
     @_builtins.property
     def outs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """card kinds ("7H", "JK") each of which lowers `missing`"""
+        """Card kinds ("7H", "JK") each of which lowers `missing`; empty with best_only."""
 
     def __init__(
         self,
@@ -2346,10 +2802,15 @@ Global___AnalyseHandResponse: _TypeAlias = AnalyseHandResponse  # noqa: Y015
 
 @_typing.final
 class GetReplayRequest(_message.Message):
+    """Which finished game to replay (FAILED_PRECONDITION GAME_NOT_FINISHED before
+    it is over). Public: no credential.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     def __init__(
         self,
         *,
@@ -2365,6 +2826,8 @@ Global___GetReplayRequest: _TypeAlias = GetReplayRequest  # noqa: Y015
 
 @_typing.final
 class ReplayStep(_message.Message):
+    """One accepted action of the game's log."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     VERSION_FIELD_NUMBER: _builtins.int
@@ -2372,11 +2835,15 @@ class ReplayStep(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     BY_DEADLINE_FIELD_NUMBER: _builtins.int
     version: _builtins.int
+    """The game version the action produced (its events' Event.version)."""
     seat: _builtins.int
+    """The seat that acted."""
     by_deadline: _builtins.bool
-    """applied by the server when the seat's deadline passed"""
+    """Applied by the server when the seat's deadline passed."""
     @_builtins.property
-    def action(self) -> Global___Action: ...
+    def action(self) -> Global___Action:
+        """The action, as submitted."""
+
     def __init__(
         self,
         *,
@@ -2395,6 +2862,10 @@ Global___ReplayStep: _TypeAlias = ReplayStep  # noqa: Y015
 
 @_typing.final
 class Replay(_message.Message):
+    """A finished game, complete: re-running its steps from its seed (and decks) on the
+    engine gives every state and event again (docs/SHUFFLE.md).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
@@ -2404,19 +2875,29 @@ class Replay(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     seed: _builtins.str
-    """the game seed, lowercase hex (as CreateGameRequest.seed)"""
+    """The game seed, lowercase hex (as CreateGameRequest.seed), revealed."""
     @_builtins.property
-    def game(self) -> Global___Game: ...
-    @_builtins.property
-    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplayStep]: ...
-    @_builtins.property
-    def decks(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeckOrder]:
-        """explicit deck orders, when the game had them"""
+    def game(self) -> Global___Game:
+        """The game's public description."""
 
     @_builtins.property
-    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplayStep]:
+        """Every accepted action, in version order."""
+
     @_builtins.property
-    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def decks(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeckOrder]:
+        """Explicit deck orders, when the game had them (CreateGameFromDeck); empty
+        otherwise.
+        """
+
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Per seat: the final scores."""
+
+    @_builtins.property
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats with the lowest score."""
+
     def __init__(
         self,
         *,
@@ -2437,13 +2918,17 @@ Global___Replay: _TypeAlias = Replay  # noqa: Y015
 
 @_typing.final
 class FillWithBotsRequest(_message.Message):
-    """---------------------------------------------------------------- house bots"""
+    """---------------------------------------------------------------- house bots
+
+    Which game's free seats to fill with house bots.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     STRATEGY_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     strategy: _builtins.str
     """a bot name (docs/BOTS.md); empty: "greedy" """
     def __init__(
@@ -2462,6 +2947,8 @@ Global___FillWithBotsRequest: _TypeAlias = FillWithBotsRequest  # noqa: Y015
 
 @_typing.final
 class ListBotTurnsRequest(_message.Message):
+    """How many house-bot turns to list, and whether to claim them."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     LIMIT_FIELD_NUMBER: _builtins.int
@@ -2498,8 +2985,13 @@ class BotTurn(_message.Message):
     STRATEGY_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
+    """The game's id."""
     seat: _builtins.int
+    """The house-bot seat that may act (name it as `seat` in GetView,
+    ListLegalActions, SubmitAction).
+    """
     strategy: _builtins.str
+    """The seat's bot strategy (docs/BOTS.md)."""
     version: _builtins.int
     """the game's version: submit with it as expected_version"""
     def __init__(
@@ -2520,11 +3012,15 @@ Global___BotTurn: _TypeAlias = BotTurn  # noqa: Y015
 
 @_typing.final
 class ListBotTurnsResponse(_message.Message):
+    """The house-bot turns to play now."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TURNS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def turns(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotTurn]: ...
+    def turns(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotTurn]:
+        """At most `limit` turns, longest waiting first."""
+
     def __init__(
         self,
         *,
@@ -2540,6 +3036,8 @@ Global___ListBotTurnsResponse: _TypeAlias = ListBotTurnsResponse  # noqa: Y015
 
 @_typing.final
 class PingRequest(_message.Message):
+    """Ping takes nothing."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -2555,6 +3053,8 @@ Global___PingRequest: _TypeAlias = PingRequest  # noqa: Y015
 
 @_typing.final
 class PingResponse(_message.Message):
+    """Ping answers nothing."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(

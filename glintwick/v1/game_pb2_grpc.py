@@ -26,7 +26,10 @@ if _version_not_supported:
 
 
 class GameServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """Every call of the public API (gRPC; the HTTP/JSON routes are in each RPC's
+    google.api.http option). A bad request gets a typed error (a status and an
+    ErrorReason of errors.proto) and changes nothing.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -127,7 +130,10 @@ class GameServiceStub:
 
 
 class GameServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Every call of the public API (gRPC; the HTTP/JSON routes are in each RPC's
+    google.api.http option). A bad request gets a typed error (a status and an
+    ErrorReason of errors.proto) and changes nothing.
+    """
 
     def ListRuleSets(self, request, context):
         """The rule sets this server plays (the presets), with their hashes.
@@ -376,7 +382,10 @@ def add_GameServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class GameService:
-    """Missing associated documentation comment in .proto file."""
+    """Every call of the public API (gRPC; the HTTP/JSON routes are in each RPC's
+    google.api.http option). A bad request gets a typed error (a status and an
+    ErrorReason of errors.proto) and changes nothing.
+    """
 
     @staticmethod
     def ListRuleSets(request,

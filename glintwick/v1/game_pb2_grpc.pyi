@@ -35,6 +35,11 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class GameServiceStub:
+    """Every call of the public API (gRPC; the HTTP/JSON routes are in each RPC's
+    google.api.http option). A bad request gets a typed error (a status and an
+    ErrorReason of errors.proto) and changes nothing.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
@@ -105,6 +110,11 @@ class GameServiceStub:
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
+    """Every call of the public API (gRPC; the HTTP/JSON routes are in each RPC's
+    google.api.http option). A bad request gets a typed error (a status and an
+    ErrorReason of errors.proto) and changes nothing.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListRuleSets: _aio.UnaryUnaryMultiCallable[_game_pb2.ListRuleSetsRequest, _game_pb2.ListRuleSetsResponse]  # type: ignore[assignment]
     """The rule sets this server plays (the presets), with their hashes."""
@@ -171,6 +181,11 @@ class GameServiceAsyncStub(GameServiceStub):
     """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
+    """Every call of the public API (gRPC; the HTTP/JSON routes are in each RPC's
+    google.api.http option). A bad request gets a typed error (a status and an
+    ErrorReason of errors.proto) and changes nothing.
+    """
+
     @_abc_1.abstractmethod
     def ListRuleSets(
         self,
