@@ -178,7 +178,9 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_METHOD_NOT_ALLOWED: _ErrorReason.ValueType  # 112
     """HTTP only, HTTP 405 (UNIMPLEMENTED): the path exists, not with that method."""
     ERROR_REASON_INTERNAL: _ErrorReason.ValueType  # 120
-    """--- INTERNAL (HTTP 500): a server fault, never caused by what a client sends."""
+    """--- INTERNAL (HTTP 500): a server fault, never caused by what a client sends.
+    An unexpected fault of the server (a bug), not of the request.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """Why a call was refused. The status code it comes with is listed per group."""
@@ -332,5 +334,7 @@ ERROR_REASON_SHUTTING_DOWN: ErrorReason.ValueType  # 111
 ERROR_REASON_METHOD_NOT_ALLOWED: ErrorReason.ValueType  # 112
 """HTTP only, HTTP 405 (UNIMPLEMENTED): the path exists, not with that method."""
 ERROR_REASON_INTERNAL: ErrorReason.ValueType  # 120
-"""--- INTERNAL (HTTP 500): a server fault, never caused by what a client sends."""
+"""--- INTERNAL (HTTP 500): a server fault, never caused by what a client sends.
+An unexpected fault of the server (a bug), not of the request.
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015

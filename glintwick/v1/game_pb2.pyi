@@ -693,7 +693,8 @@ class Discard(_message.Message):
     CARD_FIELD_NUMBER: _builtins.int
     card: _builtins.int
     """The card's id, from the hand (CARD_NOT_IN_HAND otherwise; BLOCKED_DISCARD for
-    the card taken from the discard pile this turn).
+    the card taken from the discard pile this turn; NO_DISCARD_THIS_ROUND in a
+    round without discards).
     """
     def __init__(
         self,
@@ -730,7 +731,8 @@ Global___EndTurn: _TypeAlias = EndTurn  # noqa: Y015
 @_typing.final
 class Claim(_message.Message):
     """Claim the discard in an open May I? window (NO_CLAIM_WINDOW when none is open;
-    OWN_DISCARD for the discarder; CLAIM_STOCK_EMPTY with an empty stock).
+    OWN_DISCARD for the discarder; ALREADY_ANSWERED for a second answer;
+    CLAIM_STOCK_EMPTY with an empty stock).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -748,7 +750,9 @@ Global___Claim: _TypeAlias = Claim  # noqa: Y015
 
 @_typing.final
 class PassClaim(_message.Message):
-    """Pass in an open May I? window (NO_CLAIM_WINDOW when none is open)."""
+    """Pass in an open May I? window (NO_CLAIM_WINDOW when none is open;
+    ALREADY_ANSWERED for a second answer).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -931,8 +935,8 @@ class Game(_message.Message):
     seats: _builtins.int
     """How many seats it has."""
     version: _builtins.int
-    """The game's version: grows by one with every accepted action (docs/API.md,
-    "Versions"); SubmitAction's expected_version.
+    """The game's version: the number of actions accepted so far (0 at creation;
+    docs/API.md, "Versions"); what SubmitAction's expected_version names.
     """
     finished: _builtins.bool
     """Whether the game is over (GetReplay is then allowed)."""
@@ -1064,7 +1068,7 @@ class DeckOrder(_message.Message):
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Every card id of the deck (0..deck size - 1) exactly once, top of the stock
-        first: the deal takes from the top (INVALID_DECK otherwise).
+        first (INVALID_ARGUMENT INVALID_DECK otherwise).
         """
 
     def __init__(
@@ -1476,7 +1480,9 @@ class View(_message.Message):
     game_id: _builtins.str
     """The game's id."""
     version: _builtins.int
-    """The game's version this view is of (SubmitAction's expected_version)."""
+    """The game's version this view is of: the actions accepted so far
+    (SubmitAction's expected_version).
+    """
     seat: _builtins.int
     """The seat whose view this is; absent for a spectator."""
     rules: _builtins.str
@@ -1486,7 +1492,7 @@ class View(_message.Message):
     seats: _builtins.int
     """How many seats the game has."""
     round: _builtins.int
-    """The current round, from 1 (the last round once the game is over)."""
+    """The current round, from 1."""
     rounds: _builtins.int
     """How many rounds the game has (the rule set's contracts)."""
     phase: _builtins.str
@@ -2632,11 +2638,13 @@ class WatchGameRequest(_message.Message):
     """0 (and no after_cursor): start with a snapshot of the caller's view at the
     game's version v, then every event after v (at v = 0, also version 0's
     events: round 1's deal). N > 0: every event of the versions after N (a
-    version whose events were all received).
+    version whose events were all received). Past the game's version:
+    INVALID_ARGUMENT.
     """
     after_cursor: _builtins.str
     """An Event.cursor: every event after that one, exactly (no snapshot). This
-    is how a watch cut in the middle of a version resumes without loss.
+    is how a watch cut in the middle of a version resumes without loss. Not a
+    cursor, or one of no event of the game: INVALID_ARGUMENT.
     """
     def __init__(
         self,
