@@ -1699,8 +1699,10 @@ class ListLegalActionsResponse(_message.Message):
     """The seat the list is for."""
     @_builtins.property
     def actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
-        """Every action the seat may make now, in canonical form (LayContract without
-        melds: the engine's choice); empty when it may not act.
+        """Every action the seat may make now, in canonical forms where many card choices
+        are equivalent (docs/DECISIONS.md; e.g. LayContract only without melds: the
+        engine's choice); other legal forms are still accepted. Empty when the seat may
+        not act.
         """
 
     def __init__(
