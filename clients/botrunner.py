@@ -148,12 +148,16 @@ async def play_seats(
     *,
     rules: RuleSet | None = None,
     max_failures: int = 10,
+    in_turn_order: bool = False,
 ) -> list[SeatResult]:
     """Play every seat (``bots[i]`` plays ``seats[i]``) on ONE Play stream until each
     one's game is over: one message (the act) per move; the counts and latencies.
 
-    Prompts are answered one at a time, in the order they come: a bot's choice is
-    the same whatever the timing (its randomness is drawn once per prompt acted on).
+    Prompts are answered one at a time, in the order they come.  ``in_turn_order``
+    (every seat of the game is played here: a tournament) answers only the prompt of
+    the seat first in the view's ``to_act``, as the engine in process does: where a
+    claim window prompts several seats at once, who answers first is then never a
+    matter of timing, and each bot's randomness is drawn exactly as in process.
     """
     if not seats:
         return []
@@ -173,6 +177,9 @@ async def play_seats(
             result = results[key]
             if not prompt.legal_actions or result.gave_up:
                 continue
+            to_act = prompt.view.to_act
+            if in_turn_order and to_act and to_act[0] != prompt.seat.seat:
+                continue  # the first seat acts first; the others are prompted again
             bot, rng = players[key]
             started = time.perf_counter()
             try:

@@ -136,7 +136,7 @@ async def play_grpc(
     bots = [make_bot(name, spec.bot_seed(tournament_seed, s)) for s, name in enumerate(spec.seats)]
     rngs = [random.Random(bot.seed) for bot in bots]
     if transport == "play":
-        results = await play_seats(seats, bots, rngs, rules=rules)
+        results = await play_seats(seats, bots, rngs, rules=rules, in_turn_order=True)
     else:
         results = await asyncio.gather(
             *(
