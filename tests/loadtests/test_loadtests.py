@@ -47,14 +47,15 @@ def test_every_user_class_plays_without_a_failure(tmp_path: Path) -> None:
     code, summary, output = run_loadtest(
         tmp_path,
         "--store", "redis", "--workers", "2", "--time", "8s",
-        "--tables", "2", "--http-tables", "1", "--solvers", "1", "--watchers", "2",
-        "--think-time", "0.02", "--solver-wait", "0.05", "--max-p99-ms", "",
+        "--tables", "2", "--play-tables", "2", "--http-tables", "1", "--solvers", "1",
+        "--watchers", "2", "--think-time", "0.02", "--solver-wait", "0.05", "--max-p99-ms", "",
     )  # fmt: skip
     assert code == 0, output
     stats = stats_of(summary)
     expected = [
         ("grpc", "CreateGame"), ("grpc", "JoinGame"), ("grpc", "GetView"),
         ("grpc", "ListLegalActions"), ("grpc", "SubmitAction"),  # TableUser
+        ("grpc", "Play (open)"), ("grpc", "Play (act)"),  # PlayTableUser
         ("POST", "CreateGame"), ("GET", "GetView"), ("POST", "SubmitAction"),  # HttpTableUser
         ("grpc", "AnalyseHand"),  # SolverUser
         ("grpc", "WatchGame (open)"), ("grpc", "WatchGame (event)"),  # WatcherUser
