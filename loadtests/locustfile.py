@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from loadtests.corpus import Hand, corpus
-from loadtests.grpc_user import GrpcUser
+from loadtests.grpc_user import GrpcUser, reserve_grpc_worker
 from loadtests.play import (
     GAMES,
     FaceError,
@@ -217,6 +217,9 @@ class PlayTableUser(GrpcUser):
         self.face = GrpcFace(self.stub, self.deadline)
         # the stream is reported by hand (the interceptor sees unary and server streams)
         self.streams = pb_grpc.GameServiceStub(self._channel)
+        # a bidirectional stream waits in two places at once (its next message, and
+        # grpc's thread sending the acts): a second worker of the hub's threadpool
+        reserve_grpc_worker()
 
     def wait_time(self) -> float:
         return _jitter(self.think, self.rng)

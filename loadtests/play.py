@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import queue
 import random
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -404,23 +405,53 @@ def play_table_stream(
         outgoing.put(
             pb.PlayRequest(subscribe=pb.PlaySubscribe(game_id=game_id, seat=seat, token=token))
         )
-    # a whole game's stream: each message is awaited for at most the deadline in turn
+    # the stream lasts the whole game: its deadline only keeps a stuck one from hanging
     started = time.perf_counter()
-    call = stub.Play(requests(), timeout=deadline * max(60, max_moves))
+    call = stub.Play(requests(), timeout=deadline * 360)
+    # a reader of its own stamps each message as it arrives (the loop below sleeps in
+    # think() meanwhile, and an act's result often comes just after the next prompt)
+    incoming: queue.Queue[tuple[pb.PlayResponse, float] | grpc.RpcError | None] = queue.Queue()
+
+    def read() -> None:
+        try:
+            for item in call:
+                incoming.put((item, time.perf_counter()))
+            incoming.put(None)
+        except grpc.RpcError as error:
+            incoming.put(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+
+    def messages() -> Iterator[tuple[pb.PlayResponse, float]]:
+        while True:
+            item = incoming.get()
+            if item is None:
+                return
+            if isinstance(item, grpc.RpcError):
+                raise item
+            yield item
+
     sent: dict[str, float] = {}
+    acted: float | None = None  # when the last act was sent (for "Play (next prompt)")
+    cursors = [""] * seats
     open_seats = set(range(seats))
     opened = False
     last: pb.View | None = None
     games.started(game_id)
     try:
-        for message in call:
+        for message, arrived in messages():
             if not opened:
                 opened = True
-                report("Play (open)", (time.perf_counter() - started) * 1000, 0, None)
+                report("Play (open)", (arrived - started) * 1000, 0, None)
             kind = message.WhichOneof("kind")
             if kind == "prompt":
                 prompt = message.prompt
                 last = prompt.view
+                if acted is not None:
+                    # the whole move as the table sees it: act, result, events, prompt
+                    report("Play (next prompt)", (arrived - acted) * 1000, 0, None)
+                    acted = None
                 to_act = list(prompt.view.to_act)
                 if not prompt.legal_actions or (to_act and to_act[0] != message.seat):
                     continue
@@ -436,12 +467,12 @@ def play_table_stream(
                     action=action,
                 )
                 games.submitting(game_id, prompt.version + 1)
-                sent[act.request_id] = time.perf_counter()
+                sent[act.request_id] = acted = time.perf_counter()
                 outgoing.put(pb.PlayRequest(act=act))
             elif kind == "result":
                 answer = message.result
                 at = sent.pop(answer.request_id, None)
-                ms = 0.0 if at is None else (time.perf_counter() - at) * 1000
+                ms = 0.0 if at is None else (arrived - at) * 1000
                 if answer.HasField("error"):
                     if answer.error.code == "ABORTED":
                         result.aborted += 1
@@ -454,13 +485,26 @@ def play_table_stream(
                 report("Play (act)", ms, answer.ByteSize(), None)
             elif kind == "snapshot":
                 last = message.snapshot
+            elif kind == "event":
+                cursors[message.seat] = message.event.cursor
             elif kind == "closed":
-                open_seats.discard(message.seat)
                 if message.closed.HasField("error"):
                     error = message.closed.error
                     failure = FaceError(error.code, error.message)
+                    if error.code == "UNAVAILABLE":
+                        # the store was out of reach for this session: subscribe again
+                        # where it was, as the SDK does (a sample, so it shows)
+                        report("Play (resubscribed)", 0.0, 0, None)
+                        time.sleep(0.05)
+                        seat = message.seat
+                        again = pb.PlaySubscribe(game_id=game_id, seat=seat, token=tokens[seat])
+                        if cursors[seat]:
+                            again.after_cursor = cursors[seat]
+                        outgoing.put(pb.PlayRequest(subscribe=again))
+                        continue
                     report("Play (closed)", 0.0, 0, failure)
                     raise failure
+                open_seats.discard(message.seat)
                 if not open_seats:
                     break
             elif kind == "error":
