@@ -122,10 +122,12 @@ def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
                 transport=transport,
             )
             before = cpu_seconds(server.pid)
+            mine = time.process_time()
             t0 = time.perf_counter()
             _, results = asyncio.run(run_tournament(config))
             seconds = time.perf_counter() - t0
             after = cpu_seconds(server.pid)
+            mine = time.process_time() - mine
             moves = sum(r.moves for r in results)
             scores[transport] = [r.scores for r in results]
             out[transport] = {
@@ -137,6 +139,8 @@ def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
                     if before is not None and after is not None and moves
                     else None
                 ),
+                # the bots and the SDK (this process): what the server's share is beside
+                "client_cpu_us_per_move": round(1e6 * mine / moves, 1) if moves else None,
             }
     out["play_vs_unary_games_per_s"] = round(
         out["play"]["games_per_s"] / out["unary"]["games_per_s"], 2

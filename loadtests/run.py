@@ -543,10 +543,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             unknown = set(transports) - set(MOVE_SAMPLE)
             if unknown or not transports:
                 raise SystemExit(f"--step-transports: unary and/or play, not {sorted(unknown)}")
-            summary["steps"], summary["tables_held"] = [], {}
-            for transport in transports:
-                held = None
-                for tables in steps:
+            summary["steps"], summary["tables_held"] = [], dict.fromkeys(transports)
+            # the transports take turns at each count (so a noisy minute of a shared
+            # machine falls on both); each stops at its first count over the limit
+            going = list(transports)
+            for tables in steps:
+                for transport in list(going):
                     prefix = args.out / f"step-{transport}-{tables}"
                     # only this transport's table users (and the other users as configured)
                     counts = (0, tables) if transport == "play" else (tables, 0)
@@ -567,9 +569,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if failures:
                         code = 1
                     if p99 is None or p99 > args.step_p99_ms or failures:
-                        break
-                    held = tables
-                summary["tables_held"][transport] = held
+                        going.remove(transport)
+                    else:
+                        summary["tables_held"][transport] = tables
             for transport, held in summary["tables_held"].items():
                 print(
                     f"\nlargest {transport} table count with {MOVE_SAMPLE[transport]} p99"
