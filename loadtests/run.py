@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--play-tables",
         type=int,
-        default=int(_env("PLAY_TABLES", "2")),
+        default=int(_env("PLAY_TABLES", "0")),
         help="gRPC tables in play on Play streams",
     )
     add("--http-tables", type=int, default=int(_env("HTTP_TABLES", "2")))

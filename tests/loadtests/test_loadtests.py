@@ -92,6 +92,27 @@ def test_a_p99_over_its_limit_fails_the_run(tmp_path: Path) -> None:
     assert row["requests"] > 0 and row["failures"] == 0
 
 
+def test_steps_take_both_table_transports_in_turn(tmp_path: Path) -> None:
+    """``--steps`` with ``--step-transports unary,play``: each table count once per
+    transport, in turn, each judged on its own move sample (SubmitAction, Play (act))."""
+    code, summary, output = run_loadtest(
+        tmp_path, "--store", "memory", "--workers", "1", "--time", "3s", "--steps", "1,2",
+        "--step-transports", "unary,play", "--http-tables", "0", "--solvers", "0",
+        "--watchers", "0", "--think-time", "0.02", "--max-p99-ms", "",
+        "--step-p99-ms", "5000",
+    )  # fmt: skip
+    assert code == 0, output
+    steps = [(s["transport"], s["tables"]) for s in summary["steps"]]
+    assert steps == [("unary", 1), ("play", 1), ("unary", 2), ("play", 2)], output
+    assert summary["tables_held"] == {"unary": 2, "play": 2}, output
+    for step in summary["steps"]:
+        names = {row["name"]: row for row in step["stats"]}
+        move = "Play (act)" if step["transport"] == "play" else "SubmitAction"
+        other = "SubmitAction" if step["transport"] == "play" else "Play (act)"
+        assert names[move]["requests"] > 0 and other not in names, (step["transport"], output)
+        assert step["move_p99_ms"] == names[move]["p99_ms"] is not None
+
+
 # --------------------------------------------------------------------------- the pieces
 
 
