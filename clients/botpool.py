@@ -295,6 +295,10 @@ class BotPool:
                     if newest is None or newest.version <= prompt.version:
                         self._prompts[key] = prompt
                     self._match(key)
+                # every seat's session is over; acts still waiting for their result (a
+                # race lost at a game's end) get it before the stream is let go
+                if session._task is not None:
+                    await asyncio.wait({session._task}, timeout=self.client.timeout)
             except CallError as exc:
                 if exc.code in FATAL:
                     raise PoolConfigError(str(exc)) from exc
@@ -314,10 +318,6 @@ class BotPool:
                     self._log.warning(
                         "house_seat_refused", game_id=key[0], seat=key[1], reason=error.reason
                     )
-                # acts still waiting for their result (a race lost at a game's end)
-                # get it before the stream is let go
-                if session._task is not None:
-                    await asyncio.wait({session._task}, timeout=self.client.timeout)
                 await session.close()
                 self._session = None
             if self._seats:
