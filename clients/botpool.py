@@ -385,6 +385,15 @@ class BotPool:
                 request_id=request_id,
             )
         except CallError as exc:
+            playing = prompt.session._seats.get((turn.game_id, turn.seat))
+            if exc.code is grpc.StatusCode.INVALID_ARGUMENT and (
+                playing is None or not playing.open
+            ):
+                # the seat's session ended (its game over: another writer's move ended
+                # it) before this act reached the server: a race lost, not a refusal
+                self.stats.races += 1
+                bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)
+                return
             self._failed(bound, exc, request_id)
         except BotSpecError as exc:
             self.stats.errors += 1
