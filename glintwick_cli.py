@@ -208,6 +208,7 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         target=args.target,
         sprt=sprt,
         progress=not args.no_progress,
+        transport=args.transport,
     )
 
     async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -280,6 +281,7 @@ def bots(args: argparse.Namespace) -> int:
                 poll_seconds=args.poll,
                 lease_seconds=args.lease,
                 seed=args.seed,
+                transport=args.transport,
             )
             try:
                 await pool.run(stop)
@@ -485,6 +487,12 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
     tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
     tour.add_argument("--no-progress", action="store_true", help="no progress line")
+    tour.add_argument(
+        "--transport",
+        default="play",
+        choices=["play", "unary"],
+        help="through a server: Play streams (one message per move) or the unary RPC loop",
+    )
     pool = sub.add_parser(
         "bots",
         help="a house-bot pool worker: plays the server's house bots",
@@ -526,6 +534,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         default="",
         help="seeds the bots' randomness (with game/seat/version)",
+    )
+    pool.add_argument(
+        "--transport",
+        default="play",
+        choices=["play", "unary"],
+        help="play the seats on one Play stream, or by GetView/ListLegalActions/SubmitAction",
     )
     pool.add_argument(
         "--log-format",

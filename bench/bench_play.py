@@ -63,7 +63,9 @@ async def _unary(target: str, seeds: list[bytes]) -> dict[str, Any]:
     started = time.perf_counter()
     await asyncio.gather(
         *(
-            play_seat(seat, GreedyBot(), random.Random(f"{n}/{seat.seat}"), poll=0.2)
+            play_seat(
+                seat, GreedyBot(), random.Random(f"{n}/{seat.seat}"), poll=0.2, transport="unary"
+            )
             for n, seats in enumerate(games)
             for seat in seats
         )

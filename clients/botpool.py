@@ -15,6 +15,19 @@ operator credential:
 3. poll again as soon as a move is done (its game's next turn is listed at once),
    else every ``poll_seconds``.
 
+That is the ``"unary"`` transport.  The default, ``"play"``, plays every seat the
+worker has been handed on ONE Play stream (``GlintwickClient.play_session()``, many
+games per stream): a leased turn's seat is subscribed (``session.add`` of
+``client.house_seat``) and stays subscribed until its game is over, so the server
+pushes the seat's view and legal actions in a prompt whenever it may act, and a move
+is one act on the stream instead of GetView + ListLegalActions + SubmitAction.  The
+leases are kept exactly as above: a worker acts on a prompt only when it holds the
+lease of that very version (a prompt of a seat not leased wakes the lister at once;
+one ``ListBotTurns`` leases the turns of every game waiting); without leases
+(``lease_seconds=0``) it acts on every prompt and the compare-and-set settles the
+races.  A dropped stream is resumed by the SDK; a stream that fails for good is
+opened anew (after a back-off) with every seat still in play.
+
 **Exactly once per turn**, however many workers run against however many replicas:
 every submit names the version it saw, and the store's compare-and-set lets exactly
 one write land per version; a worker that loses a race (an expired lease, a claim
@@ -37,6 +50,7 @@ import asyncio
 import contextlib
 import functools
 import random
+import time
 import uuid
 import zlib
 from collections import OrderedDict
@@ -46,9 +60,10 @@ from typing import Any, TypeVar
 import grpc
 import structlog
 
+from clients.botrunner import Transport
 from clients.bots.base import Bot
 from clients.bots.registry import BotSpecError, make_bot
-from clients.sdk import CallError, GlintwickClient
+from clients.sdk import CallError, GlintwickClient, PlaySession, Prompt, Seat
 from clients.turn import wire_choice
 from engine.rulesets import RuleSet
 from glintwick import convert
@@ -95,6 +110,7 @@ class BotPool:
         grace_seconds: float = 5.0,
         think_in_thread: bool = True,
         name: str = "",
+        transport: Transport = "play",
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency is at least 1")
@@ -107,6 +123,7 @@ class BotPool:
         self.grace_seconds = grace_seconds
         self.think_in_thread = think_in_thread
         self.name = name or uuid.uuid4().hex[:8]
+        self.transport = transport
         self.stats = PoolStats()
         self._log = log.bind(worker=self.name)
         self._inflight: dict[str, asyncio.Task[None]] = {}
@@ -122,6 +139,14 @@ class BotPool:
         # when listing starts failing and one when it works again
         self._wait = poll_seconds
         self._failing = False
+        # the play transport: the seats subscribed on the stream (with their bot's
+        # strategy), the leases held (turn, until when) and each seat's newest prompt
+        self._session: PlaySession | None = None
+        self._seats: dict[tuple[str, int], tuple[Seat, str]] = {}
+        self._leases: dict[tuple[str, int], tuple[pb.BotTurn, float]] = {}
+        self._prompts: dict[tuple[str, int], Prompt] = {}
+        self._wake = asyncio.Event()  # list now (a prompt waits for its lease, a move done)
+        self._added = asyncio.Event()  # a seat to subscribe while no stream is open
 
     # ------------------------------------------------------------------ the loop
 
@@ -136,25 +161,42 @@ class BotPool:
             concurrency=self.concurrency,
             lease_seconds=self.lease_seconds,
             target=self.client.target,
+            transport=self.transport,
         )
+        reader = asyncio.create_task(self._read()) if self.transport == "play" else None
         try:
             while not stop.is_set():
+                self._wake.clear()
                 await self._fill()
-                await asyncio.wait(
-                    {stopping, *self._inflight.values()},
-                    timeout=self._wait,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
+                waiting: set[asyncio.Future[Any]] = {stopping, *self._inflight.values()}
+                if reader is not None:
+                    if reader.done():
+                        reader.result()  # raises what stopped it (PoolConfigError)
+                    woken = asyncio.create_task(self._wake.wait())
+                    waiting |= {reader, woken}
+                await asyncio.wait(waiting, timeout=self._wait, return_when=asyncio.FIRST_COMPLETED)
+                if reader is not None:
+                    woken.cancel()
         finally:
             self._stopping = True
             stopping.cancel()
             await self._drain()
+            if reader is not None:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
+            if self._session is not None:
+                await self._session.close()
             self._log.info("bot_pool_stopped", **vars(self.stats))
         return self.stats
 
     async def _fill(self) -> None:
         """Claim as many turns as there is room for, and start a task for each."""
-        room = self.concurrency - len(self._inflight)
+        now = time.monotonic()
+        for key, (_, until) in list(self._leases.items()):
+            if until < now:
+                del self._leases[key]  # expired unplayed: the turn is anyone's again
+        room = self.concurrency - len(self._inflight) - len(self._leases)
         if room <= 0:
             return
         try:
@@ -179,6 +221,10 @@ class BotPool:
             self._log.info("bot_turns_recovered")
         self._wait = self.poll_seconds
         self.stats.polls += 1
+        if self.transport == "play":
+            for turn in turns:
+                self._leased(turn, now)
+            return
         for turn in turns:
             if turn.game_id in self._inflight:
                 self._pending[turn.game_id] = turn
@@ -209,6 +255,154 @@ class BotPool:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+    # ------------------------------------------------------------------ the Play stream
+
+    def _leased(self, turn: pb.BotTurn, now: float) -> None:
+        """A turn listed (and leased) to this worker: subscribe its seat if need be,
+        and play it as soon as its prompt is there."""
+        key = (turn.game_id, turn.seat)
+        if self.lease_seconds > 0:
+            self._leases[key] = (turn, now + self.lease_seconds)
+        if key not in self._seats:
+            seat = self.client.house_seat(turn.game_id, turn.seat, self.token)
+            self._seats[key] = (seat, turn.strategy)
+            session = self._session
+            # a stream whose every seat is over has ended: the reader opens a new one
+            if session is not None and _alive(session):
+                session.add(seat)
+            else:
+                self._added.set()
+        self._match(key)
+
+    async def _read(self) -> None:
+        """Hold the Play stream of every subscribed seat; hand each prompt to _match."""
+        while True:
+            await self._added.wait()
+            self._added.clear()
+            if not self._seats:
+                continue
+            session = self.client.play_session()
+            self._session = session
+            for seat, _ in list(self._seats.values()):
+                session.add(seat)
+            try:
+                async for prompt in session:
+                    key = (prompt.seat.game_id, prompt.seat.seat)
+                    if key not in self._seats:
+                        continue
+                    newest = self._prompts.get(key)
+                    if newest is None or newest.version <= prompt.version:
+                        self._prompts[key] = prompt
+                    self._match(key)
+                # every seat's session is over; acts still waiting for their result (a
+                # race lost at a game's end) get it before the stream is let go
+                if session._task is not None:
+                    await asyncio.wait({session._task}, timeout=self.client.timeout)
+            except CallError as exc:
+                if exc.code in FATAL:
+                    raise PoolConfigError(str(exc)) from exc
+                self.stats.errors += 1
+                self._log.warning(
+                    "play_stream_failed",
+                    code=exc.code.name,
+                    reason=exc.reason,
+                    seats=len(self._seats),
+                )
+                await asyncio.sleep(max(self.poll_seconds, 0.05))
+            finally:
+                over = [k for k, p in session._seats.items() if not p.open]
+                for key in over:
+                    self._forget(key)
+                for key, error in session.errors.items():
+                    self._log.warning(
+                        "house_seat_refused", game_id=key[0], seat=key[1], reason=error.reason
+                    )
+                await session.close()
+                self._session = None
+            if self._seats:
+                self._added.set()
+
+    def _forget(self, key: tuple[str, int]) -> None:
+        self._seats.pop(key, None)
+        self._leases.pop(key, None)
+        self._prompts.pop(key, None)
+
+    def _match(self, key: tuple[str, int]) -> None:
+        """Play ``key``'s seat if its prompt and (with leases) its lease agree."""
+        if key[0] in self._inflight or self._stopping:
+            return  # one move per game at a time: matched again when it is done
+        prompt = self._prompts.get(key)
+        if prompt is None:
+            return
+        if self.lease_seconds > 0:
+            held = self._leases.get(key)
+            if held is None:
+                self._wake.set()  # prompted, not leased: list now
+                return
+            turn = held[0]
+            if prompt.version < turn.version:
+                del self._prompts[key]  # a prompt the seat has moved past
+                return
+            if prompt.version > turn.version:
+                del self._leases[key]  # the lease ended with the game's move
+                self._wake.set()
+                return
+            del self._leases[key]
+        del self._prompts[key]
+        strategy = self._seats[key][1]
+        task = asyncio.create_task(self._play_prompt(prompt, strategy))
+        self._inflight[key[0]] = task
+        task.add_done_callback(functools.partial(self._prompt_done, key))
+
+    def _prompt_done(self, key: tuple[str, int], _: asyncio.Task[None]) -> None:
+        self._inflight.pop(key[0], None)
+        self._wake.set()  # the game's next turn is listed at once
+        for other in [k for k in self._prompts if k[0] == key[0]]:
+            self._match(other)
+
+    async def _play_prompt(self, prompt: Prompt, strategy: str) -> None:
+        """One move on the stream: the bot's choice among the prompt's legal actions,
+        one act at the prompt's version."""
+        seat = prompt.seat
+        turn = pb.BotTurn(
+            game_id=seat.game_id, seat=seat.seat, strategy=strategy, version=prompt.version
+        )
+        bound = self._log.bind(game_id=turn.game_id, seat=turn.seat, strategy=strategy)
+        request_id = uuid.uuid4().hex
+        try:
+            if not prompt.legal_actions:
+                return
+            bot = await self._bot(turn)
+            rng = move_rng(self.seed, turn.game_id, turn.seat, prompt.version)
+            action = await self._think(bot, prompt.view, prompt.legal_actions, rng)
+            version = await prompt.act(action, request_id=request_id)
+            self.stats.moves += 1
+            bound.debug(
+                "bot_moved",
+                action=action.WhichOneof("kind"),
+                version=version,
+                request_id=request_id,
+            )
+        except CallError as exc:
+            playing = prompt.session._seats.get((turn.game_id, turn.seat))
+            if exc.code is grpc.StatusCode.INVALID_ARGUMENT and (
+                playing is None or not playing.open
+            ):
+                # the seat's session ended (its game over: another writer's move ended
+                # it) before this act reached the server: a race lost, not a refusal
+                self.stats.races += 1
+                bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)
+                return
+            self._failed(bound, exc, request_id)
+        except BotSpecError as exc:
+            self.stats.errors += 1
+            bound.warning("bot_unavailable", error=str(exc), request_id=request_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self.stats.errors += 1
+            bound.exception("bot_failed", request_id=request_id)
 
     # ------------------------------------------------------------------ one move
 
@@ -291,6 +485,12 @@ class BotPool:
         bot.setup(rules, turn.seat)
         _remember(self._bots, key, bot, 4096)
         return bot
+
+
+def _alive(session: PlaySession) -> bool:
+    """Whether ``session``'s stream still takes subscribes (it ends when every seat's is over)."""
+    task = session._task
+    return task is not None and not task.done() and any(p.open for p in session._seats.values())
 
 
 def bot_seed(seed: str, game_id: str, seat: int) -> int:

@@ -8,6 +8,9 @@ User classes (docs/LOADTEST.md):
   to the end with the ``greedy`` bot's decisions, thinking ``--think-time`` seconds
   (on average) before each move; then the next game.  ``--tables`` of them are the
   concurrent tables.
+* ``PlayTableUser`` — the same table over gRPC on one Play stream (``--play-tables``):
+  the server pushes each seat's prompt and a move is one act on the stream; its
+  samples are ``Play (act)`` (act to result, the counterpart of ``SubmitAction``).
 * ``HttpTableUser`` — the same over the HTTP/JSON face (``--http-host``).
 * ``SolverUser`` — ``AnalyseHand`` with hands drawn from the corpus (the conformance
   hands and generated deals; ``--best-only-share`` of them the fast path).
@@ -15,11 +18,12 @@ User classes (docs/LOADTEST.md):
   games this process's table users are playing; an event's sample is the time from
   its move's submission to its arrival.
 
-The counts (``--tables``, ``--http-tables``, ``--solvers``, ``--watchers``) fix how many
-of each run and their sum is the user count; ``--weights TableUser=4,SolverUser=1,…``
-switches to locust's weighted mix instead (then ``-u`` is the total).  Every option
-has a ``LOCUST_*`` environment variable.  ``--max-p99-ms`` makes the run fail (exit
-code 3) when a p99 is over its limit; any failed request fails it too (exit code 1).
+The counts (``--tables``, ``--play-tables``, ``--http-tables``, ``--solvers``,
+``--watchers``) fix how many of each run and their sum is the user count;
+``--weights TableUser=4,SolverUser=1,…`` switches to locust's weighted mix instead
+(then ``-u`` is the total).  Every option has a ``LOCUST_*`` environment variable.
+``--max-p99-ms`` makes the run fail (exit code 3) when a p99 is over its limit; any
+failed request fails it too (exit code 1).
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ from locust.user.users import User
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from glintwick.v1 import game_pb2 as pb
+from glintwick.v1 import game_pb2_grpc as pb_grpc
 from loadtests.corpus import Hand, corpus
-from loadtests.grpc_user import GrpcUser
+from loadtests.grpc_user import GrpcUser, reserve_grpc_worker
 from loadtests.play import (
     GAMES,
     FaceError,
@@ -53,6 +58,7 @@ from loadtests.play import (
     HttpFace,
     parse_kinds,
     play_table,
+    play_table_stream,
     stream_event_version,
 )
 
@@ -65,6 +71,13 @@ def add_options(parser: LocustArgumentParser) -> None:
     group = parser.add_argument_group("Glintwick", "the load's shape (docs/LOADTEST.md)")
     add = group.add_argument
     add("--tables", type=int, default=10, env_var="LOCUST_TABLES", help="gRPC tables in play")
+    add(
+        "--play-tables",
+        type=int,
+        default=0,
+        env_var="LOCUST_PLAY_TABLES",
+        help="gRPC tables in play on Play streams (one per table)",
+    )
     add(
         "--http-tables",
         type=int,
@@ -191,6 +204,55 @@ class TableUser(GrpcUser):
             )
 
 
+class PlayTableUser(GrpcUser):
+    """One table over gRPC on one Play stream, played to the end again and again."""
+
+    def __init__(self, environment: Environment) -> None:
+        self.deadline = float(option(environment, "deadline", 10.0))
+        super().__init__(environment, self.deadline)
+        self.rng = random.Random(next(_seeds))
+        self.kinds = parse_kinds(str(option(environment, "table_kinds", DEFAULT_KINDS)))
+        self.think = float(option(environment, "think_time", 0.5))
+        self.bot = str(option(environment, "bot", "greedy"))
+        self.face = GrpcFace(self.stub, self.deadline)
+        # the stream is reported by hand (the interceptor sees unary and server streams)
+        self.streams = pb_grpc.GameServiceStub(self._channel)
+        # a bidirectional stream waits in two places at once (its next message, and
+        # grpc's thread sending the acts): a second worker of the hub's threadpool
+        reserve_grpc_worker()
+
+    def wait_time(self) -> float:
+        return _jitter(self.think, self.rng)
+
+    def report(self, name: str, ms: float, size: int, failure: Exception | None) -> None:
+        self.environment.events.request.fire(
+            request_type="grpc",
+            name=name,
+            response_time=ms,
+            response_length=size,
+            response=None,
+            context={},
+            exception=failure,
+        )
+
+    @task
+    def play(self) -> None:
+        rule_set, seats = self.rng.choice(self.kinds)
+        with contextlib.suppress(FaceError):  # reported; then the next table
+            play_table_stream(
+                self.face,
+                self.streams,
+                rule_set,
+                seats,
+                bot=self.bot,
+                rng=self.rng,
+                think=self.wait,
+                report=self.report,
+                deadline=self.deadline,
+                name="lt",
+            )
+
+
 class HttpTableUser(FastHttpUser):
     """One table over the HTTP/JSON face."""
 
@@ -296,6 +358,7 @@ class WatcherUser(GrpcUser):
 
 COUNT_OPTIONS: dict[type[User], str] = {
     TableUser: "tables",
+    PlayTableUser: "play_tables",
     HttpTableUser: "http_tables",
     SolverUser: "solvers",
     WatcherUser: "watchers",

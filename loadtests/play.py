@@ -8,6 +8,9 @@ the version it expects and a fresh request id; otherwise read the view of the
 seat the game waits for.  An ``ABORTED`` answer (a stale version or a lost race)
 is answered by reading the view again, as the SDK does.
 
+:func:`play_table_stream` plays the same table on one Play stream instead (the
+``PlayTableUser``): a prompt pushed per move, one act answered on the stream.
+
 :class:`Face` hides whether the calls go over gRPC (:class:`GrpcFace`, the generated
 sync stub behind locust's interceptor) or HTTP/JSON (:class:`HttpFace`, locust's
 FastHttp client); both report every call to locust themselves.
@@ -18,11 +21,13 @@ games there and read when each move was submitted, to time its event's delivery.
 
 from __future__ import annotations
 
+import queue
 import random
+import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -347,3 +352,178 @@ def stream_event_version(message: Any) -> int | None:
     if isinstance(message, pb.WatchGameResponse) and message.WhichOneof("item") == "event":
         return int(message.event.version)
     return None
+
+
+# --------------------------------------------------------------------------- Play stream
+
+#: reports one sample to locust: (name, milliseconds, response size, failure or None)
+Report = Callable[[str, float, int, Exception | None], None]
+
+
+def play_table_stream(
+    face: GrpcFace,
+    stub: pb_grpc.GameServiceStub,
+    rule_set: str,
+    seats: int,
+    *,
+    bot: str = "greedy",
+    rng: random.Random,
+    think: Callable[[], None],
+    report: Report,
+    deadline: float = 10.0,
+    games: GamesInPlay = GAMES,
+    name: str = "loadtest",
+    max_moves: int = 100_000,
+) -> TableResult:
+    """:func:`play_table` on ONE Play stream for all the table's seats: the table is
+    created and joined by unary calls (``face``), then the server pushes each seat's
+    prompt (its view and legal actions) and the table answers with one act per move.
+
+    Only the seat first in a prompt's ``to_act`` answers it (as :func:`play_table`
+    plays the seat the game waits for): a claim window's other seats are prompted
+    again.  ``report("Play (act)", ms, …)`` is a move's sample: from its act to its
+    result, the stream's counterpart of a ``SubmitAction`` call; ``"Play (open)"`` the
+    time to the first message.  A refusal other than ``ABORTED`` is a failure.
+    """
+    rules = ruleset(rule_set)
+    game_id = face.create_game(rule_set, seats)
+    result = TableResult(game_id)
+    tokens = [face.join(game_id, seat, f"{name}-{seat}") for seat in range(seats)]
+    bots = [make_bot(bot, seed=rng.randrange(1 << 30)) for _ in range(seats)]
+    for seat, player in enumerate(bots):
+        player.setup(rules, seat)
+    outgoing: queue.Queue[pb.PlayRequest | None] = queue.Queue()
+
+    def requests() -> Iterator[pb.PlayRequest]:
+        while True:
+            request = outgoing.get()
+            if request is None:
+                return
+            yield request
+
+    for seat, token in enumerate(tokens):
+        outgoing.put(
+            pb.PlayRequest(subscribe=pb.PlaySubscribe(game_id=game_id, seat=seat, token=token))
+        )
+    # the stream lasts the whole game: its deadline only keeps a stuck one from hanging
+    started = time.perf_counter()
+    call = stub.Play(requests(), timeout=deadline * 360)
+    # a reader of its own stamps each message as it arrives (the loop below sleeps in
+    # think() meanwhile, and an act's result often comes just after the next prompt)
+    incoming: queue.Queue[tuple[pb.PlayResponse, float] | grpc.RpcError | None] = queue.Queue()
+
+    def read() -> None:
+        try:
+            for item in call:
+                incoming.put((item, time.perf_counter()))
+            incoming.put(None)
+        except grpc.RpcError as error:
+            incoming.put(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+
+    def messages() -> Iterator[tuple[pb.PlayResponse, float]]:
+        while True:
+            item = incoming.get()
+            if item is None:
+                return
+            if isinstance(item, grpc.RpcError):
+                raise item
+            yield item
+
+    sent: dict[str, float] = {}
+    acted: float | None = None  # when the last act was sent (for "Play (next prompt)")
+    cursors = [""] * seats
+    open_seats = set(range(seats))
+    opened = False
+    last: pb.View | None = None
+    games.started(game_id)
+    try:
+        for message, arrived in messages():
+            if not opened:
+                opened = True
+                report("Play (open)", (arrived - started) * 1000, 0, None)
+            kind = message.WhichOneof("kind")
+            if kind == "prompt":
+                prompt = message.prompt
+                last = prompt.view
+                if acted is not None:
+                    # the whole move as the table sees it: act, result, events, prompt
+                    report("Play (next prompt)", (arrived - acted) * 1000, 0, None)
+                    acted = None
+                to_act = list(prompt.view.to_act)
+                if not prompt.legal_actions or (to_act and to_act[0] != message.seat):
+                    continue
+                if result.moves >= max_moves:
+                    break
+                action = wire_choice(bots[message.seat], prompt.view, prompt.legal_actions, rng)
+                think()
+                act = pb.PlayAct(
+                    game_id=game_id,
+                    seat=message.seat,
+                    expected_version=prompt.version,
+                    request_id=uuid.uuid4().hex,
+                    action=action,
+                )
+                games.submitting(game_id, prompt.version + 1)
+                sent[act.request_id] = acted = time.perf_counter()
+                outgoing.put(pb.PlayRequest(act=act))
+            elif kind == "result":
+                answer = message.result
+                at = sent.pop(answer.request_id, None)
+                ms = 0.0 if at is None else (arrived - at) * 1000
+                if answer.HasField("error"):
+                    if answer.error.code == "ABORTED":
+                        result.aborted += 1
+                        report("Play (act)", ms, answer.ByteSize(), None)
+                        continue
+                    failure = FaceError(answer.error.code, answer.error.message)
+                    report("Play (act)", ms, answer.ByteSize(), failure)
+                    raise failure
+                result.moves += 1
+                report("Play (act)", ms, answer.ByteSize(), None)
+            elif kind == "snapshot":
+                last = message.snapshot
+            elif kind == "event":
+                cursors[message.seat] = message.event.cursor
+            elif kind == "closed":
+                if message.closed.HasField("error"):
+                    error = message.closed.error
+                    failure = FaceError(error.code, error.message)
+                    if error.code == "UNAVAILABLE":
+                        # the store was out of reach for this session: subscribe again
+                        # where it was, as the SDK does (a sample, so it shows)
+                        report("Play (resubscribed)", 0.0, 0, None)
+                        time.sleep(0.05)
+                        seat = message.seat
+                        again = pb.PlaySubscribe(game_id=game_id, seat=seat, token=tokens[seat])
+                        if cursors[seat]:
+                            again.after_cursor = cursors[seat]
+                        outgoing.put(pb.PlayRequest(subscribe=again))
+                        continue
+                    report("Play (closed)", 0.0, 0, failure)
+                    raise failure
+                open_seats.discard(message.seat)
+                if not open_seats:
+                    break
+            elif kind == "error":
+                failure = FaceError(message.error.code, message.error.message)
+                report("Play (error)", 0.0, 0, failure)
+                raise failure
+    except grpc.RpcError as error:
+        rpc: grpc.Call = error  # type: ignore[assignment]
+        failure = FaceError(rpc.code().name, rpc.details() or "")
+        report("Play (stream)", (time.perf_counter() - started) * 1000, 0, failure)
+        raise failure from None
+    finally:
+        outgoing.put(None)
+        call.cancel()
+        games.finished(game_id)
+    result.finished = not open_seats
+    if result.finished:
+        view = face.view(game_id, tokens[0])
+        result.scores = [p.score for p in view.players]
+    elif last is not None:
+        result.scores = [p.score for p in last.players]
+    return result

@@ -12,8 +12,11 @@
    failed (1) or a p99 is over its ``--max-p99-ms`` limit (3).
 
 ``--steps 5,10,20,40`` runs once per table count instead (the other users as
-configured) and reports the largest count whose SubmitAction p99 stays within
-``--step-p99-ms``.  Every option has a ``LOADTEST_*`` environment variable; options
+configured) and reports the largest count whose move p99 stays within
+``--step-p99-ms``, for each table transport of ``--step-transports`` in the same run
+(``unary``: ``TableUser``, whose move is ``SubmitAction``; ``play``:
+``PlayTableUser`` on Play streams, whose move is ``Play (act)``, from act to result).
+Every option has a ``LOADTEST_*`` environment variable; options
 after ``--`` go to locust as they are.  Everything started is stopped on exit.
 """
 
@@ -59,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--time", default=_env("TIME", "60s"), help="locust --run-time (per step with --steps)")
     add("--tables", type=int, default=int(_env("TABLES", "20")), help="gRPC tables in play")
+    add(
+        "--play-tables",
+        type=int,
+        default=int(_env("PLAY_TABLES", "0")),
+        help="gRPC tables in play on Play streams",
+    )
     add("--http-tables", type=int, default=int(_env("HTTP_TABLES", "2")))
     add("--solvers", type=int, default=int(_env("SOLVERS", "2")))
     add("--watchers", type=int, default=int(_env("WATCHERS", "10")))
@@ -104,7 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--step-p99-ms",
         type=float,
         default=float(_env("STEP_P99_MS", "100")),
-        help="--steps: the SubmitAction p99 a table count must hold",
+        help="--steps: the move p99 a table count must hold",
+    )
+    add(
+        "--step-transports",
+        default=_env("STEP_TRANSPORTS", "unary,play"),
+        help="--steps: the table users stepped, in turn: unary (TableUser), play (PlayTableUser)",
     )
     add(
         "--profile",
@@ -367,14 +381,21 @@ def _number(text: str) -> float | None:
 
 
 def locust_command(
-    args: argparse.Namespace, grpc_target: str, http_url: str, tables: int, prefix: Path
+    args: argparse.Namespace,
+    grpc_target: str,
+    http_url: str,
+    tables: int,
+    prefix: Path,
+    play_tables: int | None = None,
 ) -> list[str]:
-    users = tables + args.http_tables + args.solvers + args.watchers
+    play = args.play_tables if play_tables is None else play_tables
+    users = tables + play + args.http_tables + args.solvers + args.watchers
     command = [
         sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
         "--host", grpc_target, "--http-host", http_url, "--run-time", args.time,
         "--users", str(users), "--spawn-rate", str(args.spawn_rate), "--stop-timeout", "0",
-        "--tables", str(tables), "--http-tables", str(args.http_tables),
+        "--tables", str(tables), "--play-tables", str(play),
+        "--http-tables", str(args.http_tables),
         "--solvers", str(args.solvers), "--watchers", str(args.watchers),
         "--think-time", str(args.think_time), "--solver-wait", str(args.solver_wait),
         "--max-p99-ms", args.max_p99_ms,
@@ -392,8 +413,9 @@ def run_locust(
     grpc_target: str,
     http_url: str,
     watch: dict[str, list[int]],
+    play_tables: int | None = None,
 ) -> RunResult:
-    command = locust_command(args, grpc_target, http_url, tables, prefix)
+    command = locust_command(args, grpc_target, http_url, tables, prefix, play_tables)
     locust = subprocess.Popen(command, cwd=ROOT)
     sampler = CpuSampler({"load generator (locust)": [locust.pid], **watch})
     sampler.start()
@@ -447,8 +469,14 @@ def print_summary(result: RunResult, title: str) -> None:
         print("\n".join(result.profile.splitlines()[:15]))
 
 
-def submit_p99(result: RunResult) -> float | None:
-    rows = [r for r in result.stats if r["name"] == "SubmitAction" and r["type"] == "grpc"]
+#: the sample of one move, per table transport
+MOVE_SAMPLE = {"unary": "SubmitAction", "play": "Play (act)"}
+
+
+def submit_p99(result: RunResult, transport: str = "unary") -> float | None:
+    """The p99 of the moves of ``transport``'s table users (ms)."""
+    name = MOVE_SAMPLE[transport]
+    rows = [r for r in result.stats if r["name"] == name and r["type"] == "grpc"]
     return rows[0]["p99_ms"] if rows else None
 
 
@@ -510,24 +538,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["run"] = asdict(result)
             code = result.exit_code
         else:
-            code, held = 0, None
-            summary["steps"] = []
+            code = 0
+            transports = [t.strip() for t in args.step_transports.split(",") if t.strip()]
+            unknown = set(transports) - set(MOVE_SAMPLE)
+            if unknown or not transports:
+                raise SystemExit(f"--step-transports: unary and/or play, not {sorted(unknown)}")
+            summary["steps"], summary["tables_held"] = [], dict.fromkeys(transports)
+            # the transports take turns at each count (so a noisy minute of a shared
+            # machine falls on both); each stops at its first count over the limit
+            going = list(transports)
             for tables in steps:
-                prefix = args.out / f"step-{tables}"
-                result = run_locust(args, tables, prefix, grpc_target, http_url, watch)
-                print_summary(result, f"step: {tables} tables")
-                p99 = submit_p99(result)
-                failures = sum(r["failures"] for r in result.stats if r["name"] == "Aggregated")
-                summary["steps"].append({"tables": tables, "submit_p99_ms": p99, **asdict(result)})
-                if failures:
-                    code = 1
-                if p99 is None or p99 > args.step_p99_ms or failures:
-                    break
-                held = tables
-            summary["tables_held"] = held
-            print(
-                f"\nlargest table count with SubmitAction p99 <= {args.step_p99_ms:.0f} ms: {held}"
-            )
+                for transport in list(going):
+                    prefix = args.out / f"step-{transport}-{tables}"
+                    # only this transport's table users (and the other users as configured)
+                    counts = (0, tables) if transport == "play" else (tables, 0)
+                    result = run_locust(
+                        args, counts[0], prefix, grpc_target, http_url, watch, counts[1]
+                    )
+                    print_summary(result, f"step: {tables} {transport} tables")
+                    p99 = submit_p99(result, transport)
+                    failures = sum(r["failures"] for r in result.stats if r["name"] == "Aggregated")
+                    summary["steps"].append(
+                        {
+                            "transport": transport,
+                            "tables": tables,
+                            "move_p99_ms": p99,
+                            **asdict(result),
+                        }
+                    )
+                    if failures:
+                        code = 1
+                    if p99 is None or p99 > args.step_p99_ms or failures:
+                        going.remove(transport)
+                    else:
+                        summary["tables_held"][transport] = tables
+            for transport, held in summary["tables_held"].items():
+                print(
+                    f"\nlargest {transport} table count with {MOVE_SAMPLE[transport]} p99"
+                    f" <= {args.step_p99_ms:.0f} ms: {held}"
+                )
     summary["load_average_after"] = os.getloadavg()
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"reports: {args.out}/ (CSV, HTML, summary.json)")

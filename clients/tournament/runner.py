@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.botrunner import play_seat
+from clients.botrunner import Transport, play_seat, play_seats
 from clients.bots.oracle import OracleBot
 from clients.bots.registry import make_bot
 from clients.sdk import GlintwickClient
@@ -114,9 +114,14 @@ def run_inprocess(
 
 
 async def play_grpc(
-    client: GlintwickClient, spec: GameSpec, rules: RuleSet, tournament_seed: int
+    client: GlintwickClient,
+    spec: GameSpec,
+    rules: RuleSet,
+    tournament_seed: int,
+    transport: Transport = "play",
 ) -> GameResult:
-    """One game through the public API: create, join every seat, play them all at once."""
+    """One game through the public API: create, join every seat, play them all at once
+    (``"play"``: every seat on one Play stream; ``"unary"``: the unary loop per seat)."""
     started = time.perf_counter()
     preset = PRESETS.get(rules.name)
     wanted: str | Any = (
@@ -128,11 +133,17 @@ async def play_grpc(
     seats = [
         await client.join(game.game_id, seat=s, name=name) for s, name in enumerate(spec.seats)
     ]
-    tasks = []
-    for s, name in enumerate(spec.seats):
-        bot = make_bot(name, spec.bot_seed(tournament_seed, s))
-        tasks.append(play_seat(seats[s], bot, random.Random(bot.seed), rules=rules))
-    results = await asyncio.gather(*tasks)
+    bots = [make_bot(name, spec.bot_seed(tournament_seed, s)) for s, name in enumerate(spec.seats)]
+    rngs = [random.Random(bot.seed) for bot in bots]
+    if transport == "play":
+        results = await play_seats(seats, bots, rngs, rules=rules, in_turn_order=True)
+    else:
+        results = await asyncio.gather(
+            *(
+                play_seat(seat, bot, rng, rules=rules, transport="unary")
+                for seat, bot, rng in zip(seats, bots, rngs, strict=True)
+            )
+        )
     final = next((r.final_view for r in results if r.final_view is not None), None)
     if final is None:
         raise RuntimeError(f"game {game.game_id} did not finish: {results}")
@@ -160,6 +171,7 @@ async def run_grpc(
     tournament_seed: int,
     concurrency: int = 8,
     progress: Progress | None = None,
+    transport: Transport = "play",
 ) -> list[GameResult]:
     """Every game against the server at ``target``, ``concurrency`` at a time."""
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -167,7 +179,7 @@ async def run_grpc(
 
         async def one(spec: GameSpec) -> GameResult:
             async with gate:
-                result = await play_grpc(client, spec, rules, tournament_seed)
+                result = await play_grpc(client, spec, rules, tournament_seed, transport)
             if progress:
                 progress(1)
             return result

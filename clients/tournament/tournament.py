@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from clients.botrunner import Transport
 from clients.tournament import schedule as sched
 from clients.tournament.ratings import rate
 from clients.tournament.runner import GameResult, run_grpc, run_inprocess
@@ -27,6 +28,7 @@ class Config:
     target: str | None = None  # None: in process, on the engine
     sprt: tuple[str, str] | None = None  # play A vs B deal set by deal set until decided
     progress: bool = False
+    transport: Transport = "play"  # through a server: Play streams, or the unary loop
 
 
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
@@ -56,7 +58,13 @@ async def _play(config: Config, specs: list[sched.GameSpec], bar: Any) -> list[G
     progress = bar.update if bar is not None else None
     if config.target:
         return await run_grpc(
-            config.target, specs, config.rules, config.seed, config.concurrency, progress
+            config.target,
+            specs,
+            config.rules,
+            config.seed,
+            config.concurrency,
+            progress,
+            config.transport,
         )
     return run_inprocess(specs, config.rules, config.seed, progress)
 

@@ -47,14 +47,15 @@ def test_every_user_class_plays_without_a_failure(tmp_path: Path) -> None:
     code, summary, output = run_loadtest(
         tmp_path,
         "--store", "redis", "--workers", "2", "--time", "8s",
-        "--tables", "2", "--http-tables", "1", "--solvers", "1", "--watchers", "2",
-        "--think-time", "0.02", "--solver-wait", "0.05", "--max-p99-ms", "",
+        "--tables", "2", "--play-tables", "2", "--http-tables", "1", "--solvers", "1",
+        "--watchers", "2", "--think-time", "0.02", "--solver-wait", "0.05", "--max-p99-ms", "",
     )  # fmt: skip
     assert code == 0, output
     stats = stats_of(summary)
     expected = [
         ("grpc", "CreateGame"), ("grpc", "JoinGame"), ("grpc", "GetView"),
         ("grpc", "ListLegalActions"), ("grpc", "SubmitAction"),  # TableUser
+        ("grpc", "Play (open)"), ("grpc", "Play (act)"),  # PlayTableUser
         ("POST", "CreateGame"), ("GET", "GetView"), ("POST", "SubmitAction"),  # HttpTableUser
         ("grpc", "AnalyseHand"),  # SolverUser
         ("grpc", "WatchGame (open)"), ("grpc", "WatchGame (event)"),  # WatcherUser
@@ -89,6 +90,27 @@ def test_a_p99_over_its_limit_fails_the_run(tmp_path: Path) -> None:
     assert "p99 over its limit: AnalyseHand" in output
     row = stats_of(summary)[("grpc", "AnalyseHand")]
     assert row["requests"] > 0 and row["failures"] == 0
+
+
+def test_steps_take_both_table_transports_in_turn(tmp_path: Path) -> None:
+    """``--steps`` with ``--step-transports unary,play``: each table count once per
+    transport, in turn, each judged on its own move sample (SubmitAction, Play (act))."""
+    code, summary, output = run_loadtest(
+        tmp_path, "--store", "memory", "--workers", "1", "--time", "3s", "--steps", "1,2",
+        "--step-transports", "unary,play", "--http-tables", "0", "--solvers", "0",
+        "--watchers", "0", "--think-time", "0.02", "--max-p99-ms", "",
+        "--step-p99-ms", "5000",
+    )  # fmt: skip
+    assert code == 0, output
+    steps = [(s["transport"], s["tables"]) for s in summary["steps"]]
+    assert steps == [("unary", 1), ("play", 1), ("unary", 2), ("play", 2)], output
+    assert summary["tables_held"] == {"unary": 2, "play": 2}, output
+    for step in summary["steps"]:
+        names = {row["name"]: row for row in step["stats"]}
+        move = "Play (act)" if step["transport"] == "play" else "SubmitAction"
+        other = "SubmitAction" if step["transport"] == "play" else "Play (act)"
+        assert names[move]["requests"] > 0 and other not in names, (step["transport"], output)
+        assert step["move_p99_ms"] == names[move]["p99_ms"] is not None
 
 
 # --------------------------------------------------------------------------- the pieces

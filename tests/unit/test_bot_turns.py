@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
+from typing import Any
 
 import pytest
 
@@ -232,7 +233,8 @@ async def test_a_turn_leased_while_its_game_has_a_move_in_flight_is_played_next(
             self.version += 1
             return [pb.BotTurn(game_id="g", seat=0, strategy="greedy", version=self.version)]
 
-    pool = BotPool(Listing(), "token", concurrency=2)  # type: ignore[arg-type]
+    # (the unary transport's bookkeeping: a play-stream pool subscribes seats instead)
+    pool = BotPool(Listing(), "token", concurrency=2, transport="unary")  # type: ignore[arg-type]
     played: list[int] = []
     answer = asyncio.Event()
 
@@ -284,3 +286,41 @@ async def test_house_bots_are_the_cheap_fair_bots_unless_configured(
     assert serving().house_bots == frozenset({"random"})
     with pytest.raises(ValueError, match="unknown bot 'nobody'"):
         serving("--house-bots", "greedy,nobody")
+
+
+async def test_a_play_stream_pool_acts_on_a_prompt_only_with_the_lease_of_its_version() -> None:
+    """The play transport's bookkeeping (no server): a prompt is played when the worker
+    holds the lease of that very version; a prompt not leased makes it list at once; a
+    lease the game has moved past is dropped, never acted on."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    from clients.botpool import BotPool
+
+    pool = BotPool(SimpleNamespace(target="fake"), "token", lease_seconds=10)  # type: ignore[arg-type]
+    played: list[tuple[str, int]] = []
+
+    async def play(prompt: Any, strategy: str) -> None:
+        played.append((prompt.seat.game_id, prompt.version))
+
+    pool._play_prompt = play  # type: ignore[method-assign]
+
+    def prompted(game_id: str, version: int) -> None:
+        seat = SimpleNamespace(game_id=game_id, seat=0)
+        pool._seats[(game_id, 0)] = (seat, "greedy")  # type: ignore[assignment]
+        pool._prompts[(game_id, 0)] = SimpleNamespace(seat=seat, version=version)  # type: ignore[assignment]
+        pool._match((game_id, 0))
+
+    prompted("a", 3)  # no lease yet: not played, the lister is woken
+    assert pool._wake.is_set() and not played
+    pool._wake.clear()
+    pool._leases[("a", 0)] = (pb.BotTurn(game_id="a", seat=0, version=3), time.monotonic() + 10)
+    pool._match(("a", 0))
+    await asyncio.sleep(0)
+    assert played == [("a", 3)] and ("a", 0) not in pool._leases
+    await asyncio.sleep(0)  # (its move done: the game is free again)
+    pool._leases[("b", 0)] = (pb.BotTurn(game_id="b", seat=0, version=4), time.monotonic() + 10)
+    prompted("b", 6)  # the game moved on past the lease: dropped, listed again
+    await asyncio.sleep(0)
+    assert played == [("a", 3)] and ("b", 0) not in pool._leases and pool._wake.is_set()
