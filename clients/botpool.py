@@ -297,8 +297,7 @@ class BotPool:
                     self._match(key)
                 # every seat's session is over; acts still waiting for their result (a
                 # race lost at a game's end) get it before the stream is let go
-                if session._task is not None:
-                    await asyncio.wait({session._task}, timeout=self.client.timeout)
+                await session.drain(self.client.timeout)
             except CallError as exc:
                 if exc.code in FATAL:
                     raise PoolConfigError(str(exc)) from exc
@@ -311,8 +310,7 @@ class BotPool:
                 )
                 await asyncio.sleep(max(self.poll_seconds, 0.05))
             finally:
-                over = [k for k, p in session._seats.items() if not p.open]
-                for key in over:
+                for key in session.finished():
                     self._forget(key)
                 for key, error in session.errors.items():
                     self._log.warning(

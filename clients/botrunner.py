@@ -188,8 +188,9 @@ async def play_seats(
             except CallError as exc:
                 if exc.code is grpc.StatusCode.ABORTED:
                     continue  # the game moved on (a claim window answered): prompted again
-                playing = session._seats.get(key)
-                if exc.code is grpc.StatusCode.INVALID_ARGUMENT and not (playing and playing.open):
+                if exc.code is grpc.StatusCode.INVALID_ARGUMENT and not session.is_open(
+                    prompt.seat
+                ):
                     continue  # the game ended under this act (its session is over)
                 failures[key] += 1
                 _count(result, exc)

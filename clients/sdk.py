@@ -648,6 +648,21 @@ class PlaySession:
         """The cursor of the last event of ``seat`` received (resume a session with it)."""
         return self._seats[(seat.game_id, seat.seat)].cursor
 
+    def is_open(self, seat: Seat) -> bool:
+        """Whether ``seat``'s session is still on (added, and its game not over)."""
+        playing = self._seats.get((seat.game_id, seat.seat))
+        return playing is not None and playing.open
+
+    def finished(self) -> list[tuple[str, int]]:
+        """The (game_id, seat) sessions that are over (game ended, unsubscribed, refused)."""
+        return [key for key, playing in self._seats.items() if not playing.open]
+
+    async def drain(self, timeout: float) -> None:
+        """Wait, at most ``timeout`` seconds, for the stream to end by itself: once every
+        session is over, the acts still waiting get their results first."""
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=timeout)
+
     async def act(
         self,
         seat: Seat,
