@@ -367,6 +367,40 @@ def _sse_chunk(item: pb.WatchGameResponse) -> bytes:
     return f"event: {kind}\nid: {ident}\ndata: {json.dumps(payload)}\n\n".encode()
 
 
+async def _serve_sse(
+    request: web.Request,
+    items: AsyncIterator[T],
+    stopping: asyncio.Event,
+    greeting: bytes,
+    chunk: Callable[[T], bytes],
+    last: Callable[[T], bool],
+    request_id: str,
+) -> web.StreamResponse:
+    """Send ``items`` as Server-Sent Events until ``last(item)``, the client goes away or
+    the server stops; the headers (and ``greeting``, a comment line) leave at once,
+    before the first item, which may be far off."""
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    metrics.WATCHERS.inc()
+    try:
+        await response.write(greeting)
+        item = await _next_or_gone(items, request, response, stopping)
+        while item is not None:
+            await response.write(chunk(item))
+            if last(item):
+                break
+            item = await _next_or_gone(items, request, response, stopping)
+    except (ConnectionResetError, ServiceError, StoreUnavailableError):
+        pass  # the client went away, or the server stops (the client reconnects)
+    except Exception:  # the headers are sent: no error response can follow them
+        log.exception("sse_failed", request_id=request_id)
+    finally:
+        metrics.WATCHERS.dec()
+    return response
+
+
 def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         caller = _caller(request)
@@ -376,30 +410,20 @@ def _watch(service: GameService, stopping: asyncio.Event) -> Handler:
             return _error_response(exc)
         except StoreUnavailableError as exc:
             return _error_response(store_unavailable(exc))
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await response.prepare(request)
-        metrics.WATCHERS.inc()
         try:
-            # the headers leave now, before the first event (which may be far off)
-            await response.write(b": watching\n\n")
-            item = await _next_or_gone(stream, request, response, stopping)
-            while item is not None:
-                await response.write(_sse_chunk(item))
-                item = await _next_or_gone(stream, request, response, stopping)
-        except (ConnectionResetError, ServiceError, StoreUnavailableError):
-            pass  # the client went away, or the server stops (the client reconnects)
-        except Exception:  # the headers are sent: no error response can follow them
-            log.exception("sse_failed", request_id=caller.request_id)
+            return await _serve_sse(
+                request, stream, stopping, b": watching\n\n", _sse_chunk, _never, caller.request_id
+            )
         finally:
-            metrics.WATCHERS.dec()
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
-        return response
 
     return handle
+
+
+def _never(_: object) -> bool:
+    return False
 
 
 # ------------------------------------------------------------------ play sessions
@@ -456,28 +480,18 @@ def _play_events(service: GameService, stopping: asyncio.Event) -> Handler:
             return _error_response(store_unavailable(exc))
         stream = service.play(caller)
         await stream.receive(pb.PlayRequest(subscribe=subscribe))
-        messages = stream.responses()
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await response.prepare(request)
-        metrics.WATCHERS.inc()
         try:
-            await response.write(b": playing\n\n")
-            item = await _next_or_gone(messages, request, response, stopping)
-            while item is not None:
-                await response.write(_play_chunk(item))
-                if item.HasField("closed"):
-                    break
-                item = await _next_or_gone(messages, request, response, stopping)
-        except (ConnectionResetError, ServiceError, StoreUnavailableError):
-            pass  # the client went away, or the server stops (the client reconnects)
-        except Exception:  # the headers are sent: no error response can follow them
-            log.exception("sse_failed", request_id=caller.request_id)
+            return await _serve_sse(
+                request,
+                stream.responses(),
+                stopping,
+                b": playing\n\n",
+                _play_chunk,
+                lambda item: item.HasField("closed"),
+                caller.request_id,
+            )
         finally:
-            metrics.WATCHERS.dec()
             await stream.close()
-        return response
 
     return handle
 
