@@ -105,3 +105,8 @@ def store_unavailable(error: StoreUnavailableError) -> ServiceError:
     return ServiceError(
         grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message, STORE_RETRY_SECONDS
     )
+
+
+def internal() -> ServiceError:
+    """What a caller gets for a failure of ours (logged where it was caught): no detail."""
+    return ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")

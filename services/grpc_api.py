@@ -25,7 +25,7 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services import metrics
 from services.api import Caller, GameService, new_request_id
-from services.errors import DOMAIN, ServiceError, invalid, store_unavailable
+from services.errors import DOMAIN, ServiceError, internal, invalid, store_unavailable
 from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
 from services.usecases.moves import MAX_REQUEST_ID
@@ -107,10 +107,6 @@ def add_to_server(servicer: Servicer, server: grpc.aio.Server) -> None:
     server.add_registered_method_handlers(SERVICE.full_name, handlers)
 
 
-def _internal() -> ServiceError:
-    return ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")
-
-
 def _unary(name: str, core: Callable[[Any, Caller], Awaitable[pb_message.Message]]) -> Any:
     async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         caller = caller_from_metadata(context.invocation_metadata())
@@ -132,7 +128,7 @@ def _unary(name: str, core: Callable[[Any, Caller], Awaitable[pb_message.Message
         except Exception:
             code = "INTERNAL"
             log.exception("rpc_failed", rpc=name, request_id=caller.request_id)
-            await _abort(context, _internal())
+            await _abort(context, internal())
         finally:
             metrics.observe(name, code, "grpc", time.perf_counter() - started)
         raise AssertionError("unreachable: abort raises")
@@ -169,7 +165,7 @@ class Servicer(pb_grpc.GameServiceServicer):
             await _abort(context, store_unavailable(exc))
         except Exception:
             log.exception("rpc_failed", rpc="WatchGame", request_id=caller.request_id)
-            await _abort(context, _internal())
+            await _abort(context, internal())
         finally:
             metrics.WATCHERS.dec()
 
@@ -209,7 +205,7 @@ async def _play(
         await _abort(context, store_unavailable(exc))
     except Exception:
         log.exception("rpc_failed", rpc="Play", request_id=caller.request_id)
-        await _abort(context, _internal())
+        await _abort(context, internal())
     finally:
         metrics.WATCHERS.dec()
         reader.cancel()

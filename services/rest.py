@@ -40,6 +40,7 @@ from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
 from services.usecases.limits import MAX_HTTP_BODY_BYTES
 from services.usecases.moves import MAX_REQUEST_ID
+from services.usecases.play import submit_request
 
 log = structlog.get_logger("glintwick.http")
 
@@ -505,14 +506,7 @@ def _play_act(service: GameService) -> Handler:
             act = await _decode(request, "*", pb.PlayAct.DESCRIPTOR)
             assert isinstance(act, pb.PlayAct)
             act.game_id = request.match_info["game_id"]
-            submit = pb.SubmitActionRequest(
-                game_id=act.game_id,
-                expected_version=act.expected_version,
-                request_id=act.request_id,
-                action=act.action,
-            )
-            if act.HasField("seat"):
-                submit.seat = act.seat
+            submit = submit_request(act, act.seat if act.HasField("seat") else None)
             answer = await service.submit_action(submit, caller)
             result = pb.PlayResult(request_id=act.request_id, version=answer.version)
             return web.json_response(_json(result))

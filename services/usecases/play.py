@@ -23,14 +23,13 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
-from services.errors import ServiceError, invalid, store_unavailable
+from services.errors import ServiceError, internal, invalid, store_unavailable
 from services.store.base import StoreUnavailableError
 
 from .access import acting_seat
@@ -59,8 +58,18 @@ def play_error(error: ServiceError) -> pb.PlayError:
     )
 
 
-def _internal() -> ServiceError:
-    return ServiceError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error; it has been logged")
+def submit_request(act: pb.PlayAct, seat: int | None) -> pb.SubmitActionRequest:
+    """The SubmitAction an act is (``seat``: the house-bot seat it names, if any): a
+    play session's act is applied exactly as the unary call is."""
+    request = pb.SubmitActionRequest(
+        game_id=act.game_id,
+        expected_version=act.expected_version,
+        request_id=act.request_id,
+        action=act.action,
+    )
+    if seat is not None:
+        request.seat = seat
+    return request
 
 
 @dataclass(eq=False)
@@ -175,14 +184,7 @@ class PlayStream:
                     + " on this stream: subscribe first",
                 )
             seat = session.seat
-            request = pb.SubmitActionRequest(
-                game_id=act.game_id,
-                expected_version=act.expected_version,
-                request_id=act.request_id,
-                action=act.action,
-            )
-            if session.requested is not None:
-                request.seat = session.requested
+            request = submit_request(act, session.requested)
             response = await submit_action(self._ctx, request, session.caller)
             result.version = response.version
         except ServiceError as exc:
@@ -191,7 +193,7 @@ class PlayStream:
             result.error.CopyFrom(play_error(store_unavailable(exc)))
         except Exception:
             log.exception("play_act_failed", game_id=act.game_id, request_id=act.request_id)
-            result.error.CopyFrom(play_error(_internal()))
+            result.error.CopyFrom(play_error(internal()))
         message = pb.PlayResponse(game_id=act.game_id, result=result)
         if seat is not None:
             message.seat = seat
@@ -243,7 +245,7 @@ class PlayStream:
                 # condition on Python 3.11 does): the session is being ended anyway
                 raise asyncio.CancelledError() from None
             log.exception("play_session_failed", game_id=game_id)
-            await self._fail(session, _internal())
+            await self._fail(session, internal())
         finally:
             if not session.ready.done():
                 session.ready.cancel()
