@@ -26,6 +26,7 @@ from clients.sdk import CallError, GlintwickClient
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from tests.e2e.conftest import StartServer
+from tests.e2e.support import read_sse
 from tests.redis_server import free_port
 from tests.support.processes import (
     glintwick_command,
@@ -247,3 +248,51 @@ def test_cors_origin_flag_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GLINTWICK_CORS_ORIGIN", OTHER)
     assert origins() == {OTHER}
     assert origins("--cors-origin", ALLOWED) == {ALLOWED}  # the flag replaces the variable
+
+
+async def test_cors_covers_the_http_play_session(start_server: StartServer) -> None:
+    """A page on an allowed origin can open a seat's SSE session and POST its acts: the
+    preflight of the act is answered, and the stream's and the act's headers carry the
+    origin (the stream's before its first message)."""
+    env = await start_server(cors_origins=frozenset({ALLOWED}))
+    game, joined = await env.new_game("whiskertrail", 2, b"cors play")
+    view = await joined[0].view()
+    seat = joined[view.to_act[0]]
+    path = f"/v1/games/{game.game_id}:play"
+    auth = {"Authorization": f"Bearer {seat.token}", "Origin": ALLOWED}
+    async with aiohttp.ClientSession(env.http) as session:
+        async with session.options(
+            path,
+            headers={
+                "Origin": ALLOWED,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        ) as preflight:
+            assert preflight.status == 204
+            assert preflight.headers["Access-Control-Allow-Origin"] == ALLOWED
+            assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+        async with asyncio.timeout(20), session.get(path, headers=auth) as stream:
+            assert stream.status == 200
+            assert stream.headers["Access-Control-Allow-Origin"] == ALLOWED
+            assert (await stream.content.readline()).startswith(b":")
+            prompt: dict[str, object] = {}
+            async for kind, _, data in read_sse(stream):
+                if kind == "prompt":
+                    prompt = data["prompt"]
+                    break
+            body = {
+                "expectedVersion": prompt["version"],
+                "requestId": "cors-act",
+                "action": prompt["legalActions"][0],  # type: ignore[index]
+            }
+            async with session.post(path, json=body, headers=auth) as acted:
+                assert acted.status == 200, await acted.text()
+                assert acted.headers["Access-Control-Allow-Origin"] == ALLOWED
+                assert (await acted.json())["requestId"] == "cors-act"
+            async with session.post(path, json=body | {"requestId": "late"}, headers=auth) as late:
+                assert late.status == 409  # a refusal a page can read
+                assert late.headers["Access-Control-Allow-Origin"] == ALLOWED
+        async with session.get(path, headers={**auth, "Origin": OTHER}) as other:
+            assert other.status == 200
+            assert "Access-Control-Allow-Origin" not in other.headers
