@@ -207,6 +207,7 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         concurrency=args.concurrency,
         target=args.target,
         sprt=sprt,
+        sprt_margin=args.sprt_margin,
         progress=not args.no_progress,
         transport=args.transport,
     )
@@ -433,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
         non_negative_float,
         non_negative_int,
         one_of,
+        positive_float,
         positive_int,
     )
 
@@ -486,6 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--in-process", action="store_true", help="no server: play on the engine")
     tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
     tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
+    tour.add_argument(
+        "--sprt-margin",
+        type=positive_float,
+        default=5.0,
+        help="the SPRT's H1: A better than B by this many penalty points per game",
+    )
     tour.add_argument("--no-progress", action="store_true", help="no progress line")
     tour.add_argument(
         "--transport",

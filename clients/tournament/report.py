@@ -31,7 +31,14 @@ def table(summary: Mapping[str, Any]) -> str:
             f" {p['a']} better in {p['a_better_share']:.0%}"
         )
     if summary.get("sprt"):
-        lines.append(f"SPRT {summary['sprt_pair']}: {summary['sprt']}")
+        test = summary["sprt"]
+        a, b = summary["sprt_pair"]
+        lines.append(
+            f"SPRT {a} vs {b} ({test['hypotheses']}): {test['decision']} after"
+            f" {test['deal_sets']} deal sets, mean {a} - {b} {test['mean_difference']:+.1f}"
+            f" (sd {test['sd']:.1f}), LLR {test['llr']:.2f} in [{test['lower']:.2f},"
+            f" {test['upper']:.2f}]"
+        )
     return "\n".join(lines)
 
 

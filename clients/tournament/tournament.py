@@ -11,7 +11,7 @@ from clients.botrunner import Transport
 from clients.tournament import schedule as sched
 from clients.tournament.ratings import rate
 from clients.tournament.runner import GameResult, run_grpc, run_inprocess
-from clients.tournament.sprt import Sprt
+from clients.tournament.sprt import MARGIN, Sprt
 from clients.tournament.stats import all_pairs, bot_stats, per_deal_set
 from engine.rulesets import RuleSet
 
@@ -27,6 +27,7 @@ class Config:
     concurrency: int = 8
     target: str | None = None  # None: in process, on the engine
     sprt: tuple[str, str] | None = None  # play A vs B deal set by deal set until decided
+    sprt_margin: float = MARGIN  # H1 of the SPRT: A better by this many points per game
     progress: bool = False
     transport: Transport = "play"  # through a server: Play streams, or the unary loop
 
@@ -86,7 +87,7 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             results = await _play(config, specs, bar)
             return summarize(config, results, None), results
         a, b = config.sprt
-        test = Sprt()
+        test = Sprt(margin=config.sprt_margin)
         results = []
         batch = max(1, config.concurrency // config.seats)
         done = 0
@@ -95,7 +96,7 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             specs = sched.games([a, b], config.seats, n, config.seed, "gauntlet", first_deal=done)
             played = await _play(config, specs, bar)
             for sets in per_deal_set(played).values():
-                test.add(sum(sets[a]), sum(sets[b]))
+                test.add(sets[a], sets[b])
                 if test.decision != "undecided":
                     break
             results.extend(played)

@@ -11,13 +11,14 @@ import pytest
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
 from clients.tournament.tournament import Config, run
-from engine.rulesets import WHISKERTRAIL
+from engine.rulesets import CONTRACT, WHISKERTRAIL
 from glintwick_cli import main
 from services.config import ServerOptions
 from services.server import start
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
+SHORT_CONTRACT = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[:2])
 
 
 async def test_tournament_through_grpc_reproduces_and_matches_in_process() -> None:
@@ -61,8 +62,21 @@ async def test_sprt_stops_when_decided() -> None:
     )
     summary, results = await run(config)
     assert summary["sprt"]["decision"] == "H1"
-    assert summary["sprt"]["wins"] + summary["sprt"]["losses"] < 40
+    assert summary["sprt"]["deal_sets"] < 40
     assert len(results) < 80
+
+
+async def test_the_sprt_of_a_four_seat_game_does_not_favour_the_bot_named_first() -> None:
+    """The gauntlet seats A once and B three times a game: the test compares per-game
+    means, so naming the bots the other way round cannot turn the verdict to H1 too
+    (on totals, ``greedy,strong`` and ``strong,greedy`` were both H1)."""
+    verdicts = []
+    for pair in (("greedy", "strong"), ("strong", "greedy")):
+        config = Config(SHORT_CONTRACT, list(pair), deals=40, seats=4, seed=7, sprt=pair)
+        summary, _ = await run(config)
+        verdicts.append(summary["sprt"]["decision"])
+        assert summary["sprt"]["deal_sets"] >= 32 or summary["sprt"]["decision"] == "undecided"
+    assert verdicts.count("H1") <= 1, verdicts
 
 
 async def test_a_bot_in_a_file_outside_the_package_plays_a_tournament_by_module_and_class(

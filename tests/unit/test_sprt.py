@@ -1,0 +1,93 @@
+"""The SPRT of ``glintwick tournament --sprt A,B``: a verdict that can go either way,
+never both ways, and holds its error rates (simulated)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from clients.tournament.sprt import Sprt
+
+differences = st.lists(
+    st.floats(min_value=-200, max_value=200, allow_nan=False), min_size=1, max_size=80
+)
+
+
+def decide(xs: Iterable[float], margin: float = 5.0) -> str:
+    """The decision at the first deal set at which the test stops (or after all)."""
+    test = Sprt(margin=margin)
+    for x in xs:
+        test.observe(x)
+        if test.decision != "undecided":
+            break
+    return test.decision
+
+
+@given(differences, st.floats(min_value=0.5, max_value=30))
+def test_swapping_the_names_never_gives_h1_both_ways(xs: list[float], margin: float) -> None:
+    forward, swapped = Sprt(margin=margin), Sprt(margin=margin)
+    for x in xs:
+        forward.observe(x)
+        swapped.observe(-x)
+        assert not (forward.decision == "H1" and swapped.decision == "H1"), (xs, margin)
+
+
+@given(st.integers(min_value=1, max_value=200))
+def test_equal_play_is_never_h1(deal_sets: int) -> None:
+    assert decide([0.0] * deal_sets) != "H1"
+
+
+def test_the_difference_is_of_per_game_means_not_of_totals() -> None:
+    """A 4-seat gauntlet seats A once and B three times: equal play per game is a
+    difference of 0, whatever the seat counts (the old test compared totals)."""
+    test = Sprt()
+    for _ in range(40):
+        test.add([30], [30, 30, 30])
+    assert test.mean_difference == 0.0
+    assert test.decision == "H0"
+
+
+def test_it_decides_for_the_better_bot_either_way_round() -> None:
+    rng = random.Random(5)
+    better = [rng.gauss(-12, 15) for _ in range(300)]
+    assert decide(better) == "H1"
+    assert decide([-x for x in better]) == "H0"
+
+
+@pytest.mark.parametrize(
+    ("true_difference", "h1_at_most", "h1_at_least"),
+    [
+        (0.0, 0.06, 0.0),  # equal bots: a false "A better" about alpha (0.05) of the time
+        (+5.0, 0.01, 0.0),  # A worse
+        (-5.0, 1.0, 0.93),  # A better by the margin: found about 1 - beta of the time
+        (-10.0, 1.0, 0.99),
+    ],
+)
+def test_error_rates_by_simulation(
+    true_difference: float, h1_at_most: float, h1_at_least: float
+) -> None:
+    """Deal sets whose differences spread like real ones (sd 15 points per game)."""
+    rng = random.Random(int(true_difference * 10) + 11)
+    runs = 1000
+
+    def deal_sets() -> Iterable[float]:
+        return (rng.gauss(true_difference, 15.0) for _ in itertools.repeat(None, 5000))
+
+    h1 = sum(decide(deal_sets()) == "H1" for _ in range(runs))
+    assert h1_at_least <= h1 / runs <= h1_at_most, h1 / runs
+
+
+def test_bad_parameters_are_refused() -> None:
+    with pytest.raises(ValueError):
+        Sprt(margin=0)
+    with pytest.raises(ValueError):
+        Sprt(alpha=1.5)
+    with pytest.raises(ValueError):
+        Sprt().add([], [3])
+    with pytest.raises(ValueError):
+        Sprt().observe(float("nan"))
