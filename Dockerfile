@@ -1,5 +1,7 @@
 # The service image (k8s/ deploys it as glintwick:latest): the server's install only, no
 # extras (no [tournament] plotting/ratings/progress bars, no [dev] tools such as grpcio-tools).
+# `--target tournament` builds the tournament image instead (glintwick-tournament:latest,
+# for k8s/jobs/: the server's install plus the [tournament] extra).
 # Build stage: a C compiler for the mypyc-compiled solver (setup.py), wheels for the rest.
 FROM python:3.11-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
@@ -11,10 +13,20 @@ COPY services services
 COPY clients clients
 COPY glintwick glintwick
 # `.` without extras: the runtime dependencies of pyproject.toml, what serving needs
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --wheel-dir /wheels . \
+    && pip wheel --no-cache-dir --wheel-dir /wheels-tournament '.[tournament]'
+
+# The tournament image (not the default: the last stage is).
+FROM python:3.11-slim AS tournament
+COPY --from=build /wheels-tournament /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
+    && useradd --uid 10001 --no-create-home glintwick
+USER 10001
+ENTRYPOINT ["glintwick"]
+CMD ["tournament", "--help"]
 
 # Run stage: the wheels only, no compiler.
-FROM python:3.11-slim
+FROM python:3.11-slim AS service
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
     && useradd --uid 10001 --no-create-home glintwick

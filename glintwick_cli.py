@@ -189,7 +189,20 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
             " pip install 'glintwick[tournament]'\n"
         )
         return 2
+    if args.merge:
+        return _merge_tournament(args, stdout)
     rules = _ruleset_arg(args.ruleset)
+    shard = None
+    if args.shards is not None:
+        from clients.tournament.shards import Shard
+
+        if args.shard_index is None:
+            raise CommandError("--shards needs --shard-index (or env JOB_COMPLETION_INDEX)")
+        if not args.out:
+            raise CommandError("--shards needs --out: the directory of the shard's results")
+        if not int(args.shard_index) < args.shards:
+            raise CommandError(f"--shard-index {args.shard_index} is not below --shards")
+        shard = Shard(int(args.shard_index), args.shards)
     sprt = None
     if args.sprt:
         pair = resolve_specs(args.sprt)
@@ -210,6 +223,8 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         sprt_margin=args.sprt_margin,
         progress=not args.no_progress,
         transport=args.transport,
+        shard=shard,
+        out=Path(args.out) if args.out and shard is not None else None,
     )
 
     async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -238,16 +253,44 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
 
         structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     from clients.sdk import CallError
+    from clients.tournament.shards import ShardError
 
     try:
         summary, rows = asyncio.run(main())
+    except ShardError as exc:
+        raise CommandError(str(exc)) from None
     except CallError as exc:
         if exc.code.name not in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
             raise
         raise CommandError(f"cannot reach --target {args.target}: {exc.message[:200]}") from None
     stdout.write(report.table(summary) + "\n")
-    if args.out:
+    if shard is not None:
+        stdout.write(
+            f"shard {shard.index} of {shard.count}: {config.out and shard.file(config.out)}\n"
+        )
+    elif args.out:
         for path in report.write(summary, rows, Path(args.out)):
+            stdout.write(f"wrote {path}\n")
+    return 0 if summary["illegal"] == 0 and summary["errors"] == 0 else 1
+
+
+def _merge_tournament(args: argparse.Namespace, stdout: TextIO) -> int:
+    """`glintwick tournament merge PATH...`: one report from a sharded tournament."""
+    from pathlib import Path
+
+    from clients.tournament import report
+    from clients.tournament.shards import ShardError
+    from clients.tournament.tournament import merged
+
+    if args.merge[0] != "merge" or len(args.merge) < 2:
+        raise CommandError("usage: glintwick tournament merge DIR_OR_FILE... [--out DIR]")
+    try:
+        summary, results = merged([Path(p) for p in args.merge[1:]])
+    except (ShardError, OSError) as exc:
+        raise CommandError(f"merge: {exc}") from None
+    stdout.write(report.table(summary) + "\n")
+    if args.out:
+        for path in report.write(summary, [r.row() for r in results], Path(args.out)):
             stdout.write(f"wrote {path}\n")
     return 0 if summary["illegal"] == 0 and summary["errors"] == 0 else 1
 
@@ -495,6 +538,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="the SPRT's H1: A better than B by this many penalty points per game",
     )
     tour.add_argument("--no-progress", action="store_true", help="no progress line")
+    tour.add_argument(
+        "--shards",
+        type=positive_int,
+        default=None,
+        help="play one shard of the deal sets (of this many), recorded in --out as it goes;"
+        " `glintwick tournament merge DIR` then reports the whole (docs/TOURNAMENTS.md)",
+    )
+    tour.add_argument(
+        "--shard-index",
+        type=non_negative_int,
+        default=env_default("JOB_COMPLETION_INDEX", None),
+        help="which shard, from 0 [env JOB_COMPLETION_INDEX: a Kubernetes Indexed Job's]",
+    )
+    tour.add_argument(
+        "merge",
+        nargs="*",
+        metavar="merge PATH",
+        help="`merge DIR_OR_FILE...`: the report of a sharded tournament from its shards'"
+        " results (the other flags but --out are not used)",
+    )
     tour.add_argument(
         "--transport",
         default="play",

@@ -27,6 +27,8 @@ from engine.rulesets import PRESETS, RuleSet
 from glintwick import convert
 
 Progress = Callable[[int], None]
+#: called with each game's result as soon as it is over (a shard records it then)
+Finished = Callable[["GameResult"], None]
 
 
 @dataclass
@@ -104,10 +106,13 @@ def run_inprocess(
     rules: RuleSet,
     tournament_seed: int,
     progress: Progress | None = None,
+    finished: Finished | None = None,
 ) -> list[GameResult]:
     out = []
     for spec in specs:
         out.append(play_inprocess(spec, rules, tournament_seed))
+        if finished:
+            finished(out[-1])
         if progress:
             progress(1)
     return out
@@ -172,6 +177,7 @@ async def run_grpc(
     concurrency: int = 8,
     progress: Progress | None = None,
     transport: Transport = "play",
+    finished: Finished | None = None,
 ) -> list[GameResult]:
     """Every game against the server at ``target``, ``concurrency`` at a time."""
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -180,6 +186,8 @@ async def run_grpc(
         async def one(spec: GameSpec) -> GameResult:
             async with gate:
                 result = await play_grpc(client, spec, rules, tournament_seed, transport)
+            if finished:
+                finished(result)
             if progress:
                 progress(1)
             return result

@@ -1,16 +1,20 @@
-"""A whole tournament: schedule, play (gRPC or in process), score, optionally SPRT."""
+"""A whole tournament: schedule, play (gRPC or in process), score, optionally SPRT;
+or one shard of it (:mod:`.shards`)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from clients.botrunner import Transport
 from clients.tournament import schedule as sched
 from clients.tournament.ratings import rate
-from clients.tournament.runner import GameResult, run_grpc, run_inprocess
+from clients.tournament.runner import Finished, GameResult, run_grpc, run_inprocess
+from clients.tournament.shards import Plan, Shard, ShardError, ShardWriter, merge
+from clients.tournament.shards import results as shard_results
 from clients.tournament.sprt import MARGIN, Sprt
 from clients.tournament.stats import all_pairs, bot_stats, per_deal_set
 from engine.rulesets import RuleSet
@@ -30,6 +34,11 @@ class Config:
     sprt_margin: float = MARGIN  # H1 of the SPRT: A better by this many points per game
     progress: bool = False
     transport: Transport = "play"  # through a server: Play streams, or the unary loop
+    shard: Shard | None = None  # play only this shard's deal sets, recorded in ``out``
+    out: Path | None = None  # where a shard's results file is (shards.Shard.file)
+
+    def plan(self) -> Plan:
+        return Plan(self.rules, tuple(self.bots), self.seats, self.schedule, self.deals, self.seed)
 
 
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
@@ -42,7 +51,7 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "seats": config.seats,
         "schedule": config.schedule,
         "deals": config.deals,
-        "mode": "grpc" if config.target else "inprocess",
+        "mode": results[0].mode if results else ("grpc" if config.target else "inprocess"),
         "games": len(results),
         "stats": [asdict(s) for s in stats],
         "ratings": [asdict(r) for r in rate(results)],
@@ -55,7 +64,9 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
     }
 
 
-async def _play(config: Config, specs: list[sched.GameSpec], bar: Any) -> list[GameResult]:
+async def _play(
+    config: Config, specs: list[sched.GameSpec], bar: Any, finished: Finished | None = None
+) -> list[GameResult]:
     progress = bar.update if bar is not None else None
     if config.target:
         return await run_grpc(
@@ -66,8 +77,26 @@ async def _play(config: Config, specs: list[sched.GameSpec], bar: Any) -> list[G
             config.concurrency,
             progress,
             config.transport,
+            finished,
         )
-    return run_inprocess(specs, config.rules, config.seed, progress)
+    return run_inprocess(specs, config.rules, config.seed, progress, finished)
+
+
+async def _play_shard(config: Config, bar: Any) -> tuple[dict[str, Any], list[GameResult]]:
+    """One shard: its games not recorded yet, each recorded as it finishes; the summary
+    of the shard's games (``glintwick tournament merge`` summarizes the tournament)."""
+    assert config.shard is not None
+    if config.sprt is not None:
+        raise ShardError("an SPRT decides deal set by deal set: it cannot be sharded")
+    if config.out is None:
+        raise ShardError("a shard needs --out, the directory of its results file")
+    writer = ShardWriter(config.shard.file(config.out), config.plan(), config.shard)
+    todo = writer.todo()
+    if bar is not None:
+        bar.total = len(todo)
+    await _play(config, todo, bar, writer.add)
+    played = shard_results(writer.path)
+    return summarize(config, played, None), played
 
 
 async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
@@ -78,6 +107,8 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
 
         bar = tqdm(total=config.deals * config.seats * 8, unit="game", leave=False)
     try:
+        if config.shard is not None:
+            return await _play_shard(config, bar)
         if config.sprt is None:
             specs = sched.games(
                 config.bots, config.seats, config.deals, config.seed, config.schedule
@@ -119,6 +150,21 @@ def _fields(spec: sched.GameSpec) -> tuple[Any, ...]:
         spec.seats,
         spec.seed,
     )
+
+
+def merged(paths: Sequence[Path]) -> tuple[dict[str, Any], list[GameResult]]:
+    """The summary of a sharded tournament from its shards' results files (or their
+    directories): what one process playing the whole tournament gives."""
+    plan, results = merge(paths)
+    config = Config(
+        plan.rules,
+        list(plan.bots),
+        deals=plan.deals,
+        seats=plan.seats,
+        seed=plan.seed,
+        schedule=plan.schedule,
+    )
+    return summarize(config, results, None), results
 
 
 def run_sync(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
