@@ -30,6 +30,14 @@ def table(summary: Mapping[str, Any]) -> str:
             f" [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}] over {p['deal_sets']} deal sets,"
             f" {p['a']} better in {p['a_better_share']:.0%}"
         )
+    endings = summary.get("round_ends")
+    if endings and endings["rounds"]:
+        lines.append(
+            f"rounds: {endings['rounds']}, nobody out in {endings['nobody_out_share']:.0%}"
+        )
+        for row in endings["by_round"]:
+            counts = ", ".join(f"{k} {v}" for k, v in row.items() if k != "round" and v)
+            lines.append(f"  round {row['round']}: {counts}")
     if summary.get("sprt"):
         test = summary["sprt"]
         a, b = summary["sprt_pair"]

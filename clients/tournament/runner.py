@@ -22,9 +22,11 @@ from clients.bots.registry import make_bot
 from clients.sdk import GlintwickClient
 from clients.tournament.schedule import GameSpec
 from clients.turn import engine_turn
+from engine.events import Event, EventType
 from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
 from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
 
 Progress = Callable[[int], None]
 #: called with each game's result as soon as it is over (a shard records it then)
@@ -46,6 +48,9 @@ class GameResult:
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    # how each round ended, in order: "went_out", "exhaustions", "turn_cap" or "dry"
+    # (engine.events.RoundEnded.reason)
+    round_ends: list[str] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
         """The deterministic part (what a rerun must reproduce)."""
@@ -64,6 +69,7 @@ class GameResult:
             "illegal": self.illegal,
             "timeouts": self.timeouts,
             "errors": self.errors,
+            "round_ends": self.round_ends,
         }
 
 
@@ -82,12 +88,14 @@ def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> Game
         rngs.append(random.Random(bot.seed))
     moves = 0
     latencies: list[float] = []
+    round_ends: list[str] = []
     while not state.is_terminal():
         seat = state.to_act[0]
         t0 = time.perf_counter()
-        state, _, _ = engine_turn(state, seat, bots[seat], rngs[seat])
+        state, _, events = engine_turn(state, seat, bots[seat], rngs[seat])
         latencies.append(time.perf_counter() - t0)
         moves += 1
+        round_ends.extend(round_end_reasons(events))
     return GameResult(
         spec,
         list(state.scores),
@@ -98,7 +106,27 @@ def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> Game
         moves=moves,
         latencies=latencies,
         seconds=time.perf_counter() - started,
+        round_ends=round_ends,
     )
+
+
+def round_end_reasons(events: Sequence[Event]) -> list[str]:
+    return [str(e.public["reason"]) for e in events if e.type == EventType.ROUND_ENDED]
+
+
+def replayed_round_ends(replay: pb.Replay) -> list[str]:
+    """How each round of a finished game ended, from its replay (GetReplay: the seed
+    and every action, re-run on the engine), as a client outside the server learns it."""
+    rules = convert.rules_from_pb(replay.game.rule_set)
+    orders = {d.round: list(d.cards) for d in replay.decks}
+    state = GameState.new_game(
+        rules, replay.game.seats, convert.seed_from_hex(replay.seed), stock_orders=orders or None
+    )
+    reasons: list[str] = []
+    for step in replay.steps:
+        state, events = state.apply_action(step.seat, convert.action_from_pb(step.action))
+        reasons.extend(round_end_reasons(events))
+    return reasons
 
 
 def run_inprocess(
@@ -152,6 +180,7 @@ async def play_grpc(
     final = next((r.final_view for r in results if r.final_view is not None), None)
     if final is None:
         raise RuntimeError(f"game {game.game_id} did not finish: {results}")
+    round_ends = replayed_round_ends(await client.replay(game.game_id))
     return GameResult(
         spec,
         [int(p.get("score", 0)) for p in final["players"]],
@@ -166,6 +195,7 @@ async def play_grpc(
         errors=sum(r.errors for r in results),
         latencies=[x for r in results for x in r.latencies],
         seconds=time.perf_counter() - started,
+        round_ends=round_ends,
     )
 
 

@@ -123,6 +123,7 @@ def _result(row: dict[str, Any], spec: sched.GameSpec, plan: Plan) -> GameResult
         illegal=int(row["illegal"]),
         timeouts=int(row["timeouts"]),
         errors=int(row["errors"]),
+        round_ends=[str(x) for x in row.get("round_ends", [])],
     )
 
 

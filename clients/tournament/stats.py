@@ -139,3 +139,23 @@ def all_pairs(results: Sequence[GameResult], ranked: Sequence[str], seed: int) -
             if pair is not None:
                 out.append(pair)
     return out
+
+
+#: how a round can end (engine.events.RoundEnded.reason), someone out first
+ROUND_END_REASONS = ("went_out", "exhaustions", "turn_cap", "dry")
+
+
+def round_endings(results: Sequence[GameResult]) -> dict[str, Any]:
+    """How rounds ended, round by round over every game: the count of each reason, and
+    the share of rounds nobody went out of (a game of bots that stall ends by its cap)."""
+    by_round: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(ROUND_END_REASONS, 0))
+    for r in results:
+        for number, reason in enumerate(r.round_ends, start=1):
+            by_round[number][reason] = by_round[number].get(reason, 0) + 1
+    rounds = sum(sum(c.values()) for c in by_round.values())
+    out = sum(c["went_out"] for c in by_round.values())
+    return {
+        "rounds": rounds,
+        "nobody_out_share": (rounds - out) / rounds if rounds else 0.0,
+        "by_round": [{"round": n, **by_round[n]} for n in sorted(by_round)],
+    }

@@ -16,7 +16,7 @@ from clients.tournament.runner import Finished, GameResult, run_grpc, run_inproc
 from clients.tournament.shards import Plan, Shard, ShardError, ShardWriter, merge
 from clients.tournament.shards import results as shard_results
 from clients.tournament.sprt import MARGIN, Sprt
-from clients.tournament.stats import all_pairs, bot_stats, per_deal_set
+from clients.tournament.stats import all_pairs, bot_stats, per_deal_set, round_endings
 from engine.rulesets import RuleSet
 
 
@@ -56,6 +56,7 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "stats": [asdict(s) for s in stats],
         "ratings": [asdict(r) for r in rate(results)],
         "pairs": [asdict(p) for p in all_pairs(results, [s.bot for s in stats], config.seed)],
+        "round_ends": round_endings(results),
         "illegal": sum(r.illegal for r in results),
         "timeouts": sum(r.timeouts for r in results),
         "errors": sum(r.errors for r in results),

@@ -10,6 +10,7 @@ import pytest
 
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
+from clients.tournament.stats import round_endings
 from clients.tournament.tournament import Config, run
 from engine.rulesets import CONTRACT, WHISKERTRAIL
 from glintwick_cli import main
@@ -48,6 +49,14 @@ async def test_tournament_through_grpc_reproduces_and_matches_in_process() -> No
     specs = sched.games(["greedy", "strong"], 2, 2, 7)
     local = [r.row() for r in run_inprocess(specs, SHORT, 7)]
     assert [(r["scores"], r["moves"]) for r in rows] == [(r["scores"], r["moves"]) for r in local]
+    # how its rounds ended, learnt from GetReplay, is what the engine saw in process
+    assert [r["round_ends"] for r in rows] == [r["round_ends"] for r in local]
+    assert all(len(r["round_ends"]) == len(SHORT.contracts) for r in rows)
+    endings = summary["round_ends"]
+    assert endings["rounds"] == 2 * len(rows)
+    assert sum(
+        sum(v for k, v in row.items() if k != "round") for row in endings["by_round"]
+    ) == 2 * len(rows)
 
 
 async def test_sprt_stops_when_decided() -> None:
@@ -116,3 +125,19 @@ def test_the_command_takes_a_bot_file_and_refuses_a_broken_one_in_one_line(
         err = capsys.readouterr().err
         assert err.startswith("glintwick tournament: ") and err.count("\n") == 1, err
         assert "Traceback" not in err
+
+
+def test_round_endings_count_each_reason_by_round() -> None:
+    """Four 4-seat contract games of greedy bots: the reasons the engine gives, counted."""
+    specs = sched.games(["greedy", "random"], 4, 1, 3)
+    results = run_inprocess(specs, SHORT_CONTRACT, 3)
+    endings = round_endings(results)
+    assert endings["rounds"] == 2 * len(results)
+    for number, row in enumerate(endings["by_round"], start=1):
+        assert row["round"] == number
+        expected = [r.round_ends[number - 1] for r in results]
+        assert {k: v for k, v in row.items() if k != "round" and v} == {
+            reason: expected.count(reason) for reason in set(expected)
+        }
+    out = sum(r.round_ends.count("went_out") for r in results)
+    assert endings["nobody_out_share"] == (endings["rounds"] - out) / endings["rounds"]
