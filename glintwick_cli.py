@@ -217,6 +217,7 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         seats=args.seats or rules.min_players,
         seed=args.seed,
         schedule=args.schedule,
+        seating=args.seating,
         concurrency=args.concurrency,
         target=args.target,
         sprt=sprt,
@@ -520,7 +521,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--deals", type=positive_int, default=4, help="deal sets per lineup (SPRT: at most)"
     )
     tour.add_argument(
-        "--schedule", default="round-robin", choices=["round-robin", "gauntlet"], help="lineups"
+        "--schedule",
+        default="round-robin",
+        choices=["round-robin", "gauntlet", "substitution"],
+        help="lineups; substitution: the first bot is the reference, each other one takes"
+        " each seat in turn among references (docs/BOTS.md)",
+    )
+    tour.add_argument(
+        "--seating",
+        default="balanced",
+        choices=["balanced", "cyclic"],
+        help="balanced: every cyclic seat order of a lineup (each bot sits after each"
+        " other equally often); cyclic: the lineup's own order, rotated",
     )
     tour.add_argument("--seats", type=non_negative_int, default=0, help="0: the rule set's minimum")
     tour.add_argument("--seed", type=int, default=1, help="seeds the deals")

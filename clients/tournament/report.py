@@ -30,6 +30,15 @@ def table(summary: Mapping[str, Any]) -> str:
             f" [{p['ci_low']:+.1f}, {p['ci_high']:+.1f}] over {p['deal_sets']} deal sets,"
             f" {p['a']} better in {p['a_better_share']:.0%}"
         )
+    for o in summary.get("order_spreads", []):
+        by_order = ", ".join(
+            f"{'-'.join(order)}: {d:+.1f}"
+            for order, d in zip(o["orders"], o["mean_differences"], strict=True)
+        )
+        verdict = "significant" if o["significant"] else "not significant"
+        lines.append(
+            f"seat order, {o['a']} - {o['b']}: spread {o['spread']:.1f} ({verdict}); {by_order}"
+        )
     endings = summary.get("round_ends")
     if endings and endings["rounds"]:
         lines.append(
@@ -51,9 +60,17 @@ def table(summary: Mapping[str, Any]) -> str:
 
 
 def write(summary: Mapping[str, Any], rows: list[dict[str, Any]], out: Path) -> list[Path]:
-    """tournament.json (summary + every game), games.csv, ratings.png; the paths written."""
+    """tournament.json (summary + every game), games.csv, pairs.csv, pairs.png (the
+    paired differences with their intervals, and each seat order's), ratings.png; the
+    paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "tournament.json", out / "games.csv", out / "ratings.png"]
+    paths = [
+        out / "tournament.json",
+        out / "games.csv",
+        out / "pairs.csv",
+        out / "pairs.png",
+        out / "ratings.png",
+    ]
     paths[0].write_text(json.dumps({**summary, "games_played": rows}, indent=2) + "\n")
     with paths[1].open("w", newline="") as f:
         writer = csv.writer(f)
@@ -61,6 +78,7 @@ def write(summary: Mapping[str, Any], rows: list[dict[str, Any]], out: Path) -> 
             [
                 "index",
                 "deal",
+                "order",
                 "rotation",
                 "seed",
                 "seat",
@@ -77,6 +95,7 @@ def write(summary: Mapping[str, Any], rows: list[dict[str, Any]], out: Path) -> 
                     [
                         row["index"],
                         row["deal"],
+                        row.get("order", 0),
                         row["rotation"],
                         row["seed"],
                         seat,
@@ -87,8 +106,54 @@ def write(summary: Mapping[str, Any], rows: list[dict[str, Any]], out: Path) -> 
                         row["tournament_seed"],
                     ]
                 )
-    chart(summary, paths[2])
+    with paths[2].open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["a", "b", "deal_sets", "mean_difference", "ci_low", "ci_high"])
+        for p in summary.get("pairs", []):
+            writer.writerow(
+                [p["a"], p["b"], p["deal_sets"], p["mean_difference"], p["ci_low"], p["ci_high"]]
+            )
+    pairs_chart(summary, paths[3])
+    chart(summary, paths[4])
     return paths
+
+
+def pairs_chart(summary: Mapping[str, Any], path: Path) -> None:
+    """Each pair's paired difference per game (A - B: left of 0, A is better) with its
+    95% interval; a lineup played in several seat orders adds each order's (crosses)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pairs = summary.get("pairs", [])
+    spreads = {(o["a"], o["b"]): o for o in summary.get("order_spreads", [])}
+    fig, ax = plt.subplots(figsize=(7, 0.6 * max(1, len(pairs)) + 1.6))
+    for y, p in enumerate(pairs):
+        mean = p["mean_difference"]
+        ax.errorbar(
+            [mean],
+            [y],
+            xerr=[[mean - p["ci_low"]], [p["ci_high"] - mean]],
+            fmt="o",
+            color="tab:blue",
+            capsize=4,
+        )
+        spread = spreads.get((p["a"], p["b"]))
+        sign = 1.0
+        if spread is None:
+            spread, sign = spreads.get((p["b"], p["a"])), -1.0
+        if spread is not None:
+            xs = [sign * d for d in spread["mean_differences"]]
+            ax.plot(xs, [y] * len(xs), "x", color="tab:orange")
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_yticks(range(len(pairs)), [f"{p['a']} - {p['b']}" for p in pairs])
+    ax.invert_yaxis()
+    ax.set_xlabel("paired difference, penalty points per game (95% interval; x: per seat order)")
+    ax.set_title(f"{summary['ruleset']} seed {summary['seed']} ({summary['ruleset_hash'][:8]})")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 def chart(summary: Mapping[str, Any], path: Path) -> None:

@@ -59,6 +59,8 @@ class GameResult:
             "lineup": list(self.spec.lineup),
             "deal": self.spec.deal,
             "rotation": self.spec.rotation,
+            "order": self.spec.order,
+            "reference": self.spec.reference,
             "seats": list(self.spec.seats),
             "seed": self.spec.seed.hex(),
             "scores": self.scores,

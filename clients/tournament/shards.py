@@ -68,9 +68,17 @@ class Plan:
     schedule: str
     deals: int
     seed: int
+    seating: str = "balanced"
 
     def games(self) -> list[sched.GameSpec]:
-        return sched.games(list(self.bots), self.seats, self.deals, self.seed, self.schedule)
+        return sched.games(
+            list(self.bots),
+            self.seats,
+            self.deals,
+            self.seed,
+            self.schedule,
+            seating=self.seating,
+        )
 
     def header(self, shard: Shard) -> dict[str, Any]:
         return {
@@ -82,6 +90,7 @@ class Plan:
             "schedule": self.schedule,
             "deals": self.deals,
             "seed": self.seed,
+            "seating": self.seating,
             "shard": [shard.index, shard.count],
         }
 
@@ -99,6 +108,7 @@ class Plan:
             str(header["schedule"]),
             int(header["deals"]),
             int(header["seed"]),
+            str(header.get("seating", "balanced")),
         )
         index, count = header["shard"]
         return plan, Shard(int(index), int(count))

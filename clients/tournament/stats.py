@@ -17,6 +17,7 @@ import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from clients.tournament.runner import GameResult
@@ -42,9 +43,10 @@ def per_deal_set(results: Sequence[GameResult]) -> dict[tuple[int, int], dict[st
 
 
 def bootstrap_ci(
-    groups: Sequence[Sequence[float]], seed: int, resamples: int = 2000
+    groups: Sequence[Sequence[float]], seed: int, resamples: int = 2000, level: float = 0.95
 ) -> tuple[float, float]:
-    """95% percentile interval of the mean over groups resampled with replacement."""
+    """The percentile interval (95% by default) of the mean over groups resampled with
+    replacement."""
     if not groups:
         return (0.0, 0.0)
     n = len(groups)
@@ -55,7 +57,8 @@ def bootstrap_ci(
         total = sum(map(counts.__getitem__, picks))
         means.append(sum(map(sums.__getitem__, picks)) / total if total else 0.0)
     means.sort()
-    return (means[int(0.025 * (resamples - 1))], means[int(0.975 * (resamples - 1))])
+    tail = (1 - level) / 2
+    return (means[int(tail * (resamples - 1))], means[int((1 - tail) * (resamples - 1))])
 
 
 @functools.lru_cache(maxsize=8)
@@ -124,9 +127,7 @@ def pair_stats(
     ]
     if not diffs:
         return None
-    low, high = bootstrap_ci([[x] for x in diffs], seed)
-    better = sum(1.0 if x < 0 else 0.5 if x == 0 else 0.0 for x in diffs)
-    return PairStats(a, b, len(diffs), sum(diffs) / len(diffs), low, high, better / len(diffs))
+    return _pair(a, b, diffs, seed)
 
 
 def all_pairs(results: Sequence[GameResult], ranked: Sequence[str], seed: int) -> list[PairStats]:
@@ -159,3 +160,116 @@ def round_endings(results: Sequence[GameResult]) -> dict[str, Any]:
         "nobody_out_share": (rounds - out) / rounds if rounds else 0.0,
         "by_round": [{"round": n, **by_round[n]} for n in sorted(by_round)],
     }
+
+
+def _pair(a: str, b: str, diffs: Sequence[float], seed: int) -> PairStats:
+    low, high = bootstrap_ci([[x] for x in diffs], seed)
+    better = sum(1.0 if x < 0 else 0.5 if x == 0 else 0.0 for x in diffs)
+    return PairStats(a, b, len(diffs), sum(diffs) / len(diffs), low, high, better / len(diffs))
+
+
+def substitution_differences(results: Sequence[GameResult]) -> dict[str, dict[int, float]]:
+    """The substitution design's paired differences: per candidate and deal, the mean
+    over seats s of (the candidate's penalty in seat s, with the reference in every other
+    seat) minus (the reference's own penalty in seat s of the reference game)."""
+    reference: dict[tuple[int, int], list[int]] = {}
+    substituted: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)
+    candidate_of: dict[int, str] = {}
+    for r in results:
+        if r.spec.reference:
+            reference[r.spec.deal_set] = r.scores
+        else:
+            seat = r.spec.rotation
+            substituted[r.spec.deal_set][seat] = r.scores[seat]
+            candidate_of[r.spec.lineup_index] = r.spec.seats[seat]
+    out: dict[str, dict[int, float]] = defaultdict(dict)
+    for key, scores in substituted.items():
+        base = reference.get(key)
+        if base is None or len(scores) != len(base):
+            continue  # a deal set not played whole (an SPRT stopped, a shard missing)
+        diffs = [scores[s] - base[s] for s in range(len(base))]
+        out[candidate_of[key[0]]][key[1]] = sum(diffs) / len(diffs)
+    return out
+
+
+def substitution_pairs(results: Sequence[GameResult], seed: int) -> list[PairStats]:
+    """Every candidate against the reference, then every two candidates (the difference
+    of their differences, on the deals both played), best first."""
+    by_candidate = substitution_differences(results)
+    reference = next((r.spec.lineup[0] for r in results), "")
+    pairs = [_pair(c, reference, list(d.values()), seed) for c, d in by_candidate.items() if d]
+    pairs.sort(key=lambda p: p.mean_difference)
+    ranked = [p.a for p in pairs]
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1 :]:
+            deals = sorted(by_candidate[a].keys() & by_candidate[b].keys())
+            if deals:
+                diffs = [by_candidate[a][d] - by_candidate[b][d] for d in deals]
+                pairs.append(_pair(a, b, diffs, seed))
+    return pairs
+
+
+@dataclass(frozen=True, slots=True)
+class OrderSpread:
+    """How a pair's paired difference depends on the seat order (balanced seating)."""
+
+    a: str
+    b: str
+    orders: list[tuple[str, ...]]  # each cyclic order of the lineup (seat 0 first)
+    mean_differences: list[float]  # A - B per game, in each order
+    spread: float  # the largest minus the smallest
+    # whether some order differs from the mean of all orders beyond its interval (95%,
+    # Bonferroni over the orders), bootstrapped over deal sets
+    significant: bool
+
+
+def order_spreads(results: Sequence[GameResult], seed: int) -> list[OrderSpread]:
+    """For every pair of bots at a lineup played in several cyclic orders: its paired
+    difference order by order (the published one averages every order)."""
+    by_set: dict[tuple[int, int], dict[int, dict[str, list[int]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    arranged: dict[tuple[int, int], tuple[str, ...]] = {}
+    lineups: dict[int, tuple[str, ...]] = {}
+    for r in results:
+        if r.spec.reference:
+            continue
+        for seat, bot in enumerate(r.spec.seats):
+            by_set[r.spec.deal_set][r.spec.order][bot].append(r.scores[seat])
+        if r.spec.rotation == 0:
+            arranged[(r.spec.lineup_index, r.spec.order)] = r.spec.seats
+        lineups[r.spec.lineup_index] = r.spec.lineup
+    out = []
+    for li, lineup in sorted(lineups.items()):
+        orders = sorted(o for (i, o) in arranged if i == li)
+        if len(orders) < 2:
+            continue
+        sets = [v for (i, _), v in sorted(by_set.items()) if i == li]
+        for a, b in combinations(sorted(set(lineup)), 2):
+            rows = []
+            for per_order in sets:
+                if all(a in per_order[o] and b in per_order[o] for o in orders):
+                    rows.append([_mean(per_order[o][a]) - _mean(per_order[o][b]) for o in orders])
+            if not rows:
+                continue
+            means = [sum(row[k] for row in rows) / len(rows) for k in range(len(orders))]
+            significant = False
+            for k in range(len(orders)):
+                deviations = [[row[k] - sum(row) / len(row)] for row in rows]
+                low, high = bootstrap_ci(deviations, seed, level=1 - 0.05 / len(orders))
+                significant = significant or low > 0 or high < 0
+            out.append(
+                OrderSpread(
+                    a,
+                    b,
+                    [arranged[(li, o)] for o in orders],
+                    means,
+                    max(means) - min(means),
+                    significant,
+                )
+            )
+    return out
+
+
+def _mean(values: Sequence[int]) -> float:
+    return sum(values) / len(values)

@@ -4,6 +4,7 @@ or one shard of it (:mod:`.shards`)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,7 +17,14 @@ from clients.tournament.runner import Finished, GameResult, run_grpc, run_inproc
 from clients.tournament.shards import Plan, Shard, ShardError, ShardWriter, merge
 from clients.tournament.shards import results as shard_results
 from clients.tournament.sprt import MARGIN, Sprt
-from clients.tournament.stats import all_pairs, bot_stats, per_deal_set, round_endings
+from clients.tournament.stats import (
+    all_pairs,
+    bot_stats,
+    order_spreads,
+    per_deal_set,
+    round_endings,
+    substitution_pairs,
+)
 from engine.rulesets import RuleSet
 
 
@@ -28,6 +36,7 @@ class Config:
     seats: int = 2
     seed: int = 1
     schedule: str = "round-robin"
+    seating: str = "balanced"  # every cyclic order of a lineup, or "cyclic": its own only
     concurrency: int = 8
     target: str | None = None  # None: in process, on the engine
     sprt: tuple[str, str] | None = None  # play A vs B deal set by deal set until decided
@@ -43,6 +52,10 @@ class Config:
 
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
     stats = bot_stats(results, config.seed)
+    if config.schedule == "substitution":
+        pairs = substitution_pairs(results, config.seed)
+    else:
+        pairs = all_pairs(results, [s.bot for s in stats], config.seed)
     return {
         "ruleset": config.rules.name,
         "ruleset_hash": config.rules.hash,
@@ -55,7 +68,9 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "games": len(results),
         "stats": [asdict(s) for s in stats],
         "ratings": [asdict(r) for r in rate(results)],
-        "pairs": [asdict(p) for p in all_pairs(results, [s.bot for s in stats], config.seed)],
+        "seating": config.seating,
+        "pairs": [asdict(p) for p in pairs],
+        "order_spreads": [asdict(o) for o in order_spreads(results, config.seed)],
         "round_ends": round_endings(results),
         "illegal": sum(r.illegal for r in results),
         "timeouts": sum(r.timeouts for r in results),
@@ -112,7 +127,12 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             return await _play_shard(config, bar)
         if config.sprt is None:
             specs = sched.games(
-                config.bots, config.seats, config.deals, config.seed, config.schedule
+                config.bots,
+                config.seats,
+                config.deals,
+                config.seed,
+                config.schedule,
+                seating=config.seating,
             )
             if bar is not None:
                 bar.total = len(specs)
@@ -134,23 +154,11 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             results.extend(played)
             done += n
         for i, r in enumerate(results):
-            r.spec = sched.GameSpec(i, *_fields(r.spec)[1:])
+            r.spec = dataclasses.replace(r.spec, index=i)
         return summarize(config, results, test), results
     finally:
         if bar is not None:
             bar.close()
-
-
-def _fields(spec: sched.GameSpec) -> tuple[Any, ...]:
-    return (
-        spec.index,
-        spec.lineup,
-        spec.lineup_index,
-        spec.deal,
-        spec.rotation,
-        spec.seats,
-        spec.seed,
-    )
 
 
 def merged(paths: Sequence[Path]) -> tuple[dict[str, Any], list[GameResult]]:
@@ -164,6 +172,7 @@ def merged(paths: Sequence[Path]) -> tuple[dict[str, Any], list[GameResult]]:
         seats=plan.seats,
         seed=plan.seed,
         schedule=plan.schedule,
+        seating=plan.seating,
     )
     return summarize(config, results, None), results
 

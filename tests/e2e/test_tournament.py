@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -141,3 +143,30 @@ def test_round_endings_count_each_reason_by_round() -> None:
         }
     out = sum(r.round_ends.count("went_out") for r in results)
     assert endings["nobody_out_share"] == (endings["rounds"] - out) / endings["rounds"]
+
+
+def test_a_tournament_writes_json_csv_and_charts(tmp_path: Path) -> None:
+    """--out: the summary with every game, a row per seat, a row per pair, and the charts
+    (the pairs' differences with their intervals and per seat order; the ratings)."""
+    rules = tmp_path / "short.json"
+    rules.write_text(json.dumps(SHORT_CONTRACT.to_dict()))
+    out = tmp_path / "report"
+    args = ["tournament", "--in-process", "--no-progress", "--ruleset", str(rules)]
+    args += ["--seats", "4", "--bots", "strong,greedy,random", "--deals", "2", "--out", str(out)]
+    assert main(args) == 0
+    summary = json.loads((out / "tournament.json").read_text())
+    games = summary["games_played"]
+    assert len(games) == summary["games"] == 2 * 3 * 4  # 3 seat orders of 4 rotations a deal
+    assert summary["seating"] == "balanced" and len(summary["order_spreads"]) == 3
+    with (out / "games.csv").open() as f:
+        seats = list(csv.DictReader(f))
+    assert len(seats) == 4 * len(games)
+    assert {int(r["order"]) for r in seats} == {0, 1, 2}
+    with (out / "pairs.csv").open() as f:
+        pairs = list(csv.DictReader(f))
+    assert [(p["a"], p["b"]) for p in pairs] == [(p["a"], p["b"]) for p in summary["pairs"]]
+    assert [float(p["mean_difference"]) for p in pairs] == [
+        p["mean_difference"] for p in summary["pairs"]
+    ]
+    for chart in ("pairs.png", "ratings.png"):
+        assert (out / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
