@@ -219,6 +219,7 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         schedule=args.schedule,
         seating=args.seating,
         concurrency=args.concurrency,
+        workers=args.workers,
         target=args.target,
         sprt=sprt,
         sprt_margin=args.sprt_margin,
@@ -541,6 +542,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--target", default=None, type=address_type, help="host:port; none: an embedded server"
     )
     tour.add_argument("--in-process", action="store_true", help="no server: play on the engine")
+    tour.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="--in-process: play games in this many processes at once (same results)",
+    )
     tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
     tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
     tour.add_argument(

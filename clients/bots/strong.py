@@ -79,6 +79,12 @@ class StrongBot(Bot):
             self._passed.add(action.card)
         return action
 
+    def remember(self, action: Action) -> None:
+        """An action this seat took that was not this bot's choice (the ``oracle`` plays
+        other moves over a ``strong`` base): a discard is one more card seen go by."""
+        if isinstance(action, Discard):
+            self._passed.add(action.card)
+
     def _watch(self, sit: Situation) -> None:
         deal = (sit.round_number, sit.exhaustions)
         if deal != self._deal:

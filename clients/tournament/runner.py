@@ -10,6 +10,7 @@ window is decided by seat order, never by timing.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -84,10 +85,11 @@ def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> Game
     for s, name in enumerate(spec.seats):
         bot = make_bot(name, spec.bot_seed(tournament_seed, s))
         bot.setup(rules, s)
-        if isinstance(bot, OracleBot):
-            bot.attach(lambda: state)
         bots.append(bot)
         rngs.append(random.Random(bot.seed))
+    for bot in bots:
+        if isinstance(bot, OracleBot):
+            bot.attach(lambda: state, bots, rngs)
     moves = 0
     latencies: list[float] = []
     round_ends: list[str] = []
@@ -137,15 +139,33 @@ def run_inprocess(
     tournament_seed: int,
     progress: Progress | None = None,
     finished: Finished | None = None,
+    workers: int = 1,
 ) -> list[GameResult]:
-    out = []
-    for spec in specs:
-        out.append(play_inprocess(spec, rules, tournament_seed))
-        if finished:
-            finished(out[-1])
-        if progress:
-            progress(1)
-    return out
+    """Every game on the engine, in schedule order; ``workers`` > 1 plays them in that
+    many processes (each game is seeded by itself: the results are the same)."""
+    if workers <= 1 or len(specs) < 2:
+        out = []
+        for spec in specs:
+            out.append(play_inprocess(spec, rules, tournament_seed))
+            if finished:
+                finished(out[-1])
+            if progress:
+                progress(1)
+        return out
+    by_index: dict[int, GameResult] = {}
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        pending = {
+            pool.submit(play_inprocess, spec, rules, tournament_seed): spec.index for spec in specs
+        }
+        for done in concurrent.futures.as_completed(pending):
+            result = done.result()
+            result.latencies = []  # (kept small across the process boundary)
+            by_index[pending[done]] = result
+            if finished:
+                finished(result)
+            if progress:
+                progress(1)
+    return [by_index[spec.index] for spec in specs]
 
 
 async def play_grpc(

@@ -38,6 +38,7 @@ class Config:
     schedule: str = "round-robin"
     seating: str = "balanced"  # every cyclic order of a lineup, or "cyclic": its own only
     concurrency: int = 8
+    workers: int = 1  # in process: games played in this many processes at once
     target: str | None = None  # None: in process, on the engine
     sprt: tuple[str, str] | None = None  # play A vs B deal set by deal set until decided
     sprt_margin: float = MARGIN  # H1 of the SPRT: A better by this many points per game
@@ -95,7 +96,7 @@ async def _play(
             config.transport,
             finished,
         )
-    return run_inprocess(specs, config.rules, config.seed, progress, finished)
+    return run_inprocess(specs, config.rules, config.seed, progress, finished, config.workers)
 
 
 async def _play_shard(config: Config, bar: Any) -> tuple[dict[str, Any], list[GameResult]]:

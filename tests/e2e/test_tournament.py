@@ -170,3 +170,10 @@ def test_a_tournament_writes_json_csv_and_charts(tmp_path: Path) -> None:
     ]
     for chart in ("pairs.png", "ratings.png"):
         assert (out / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_games_in_several_processes_give_the_same_results() -> None:
+    specs = sched.games(["strong", "greedy", "random"], 2, 2, 9)
+    assert [r.row() for r in run_inprocess(specs, SHORT, 9, workers=2)] == [
+        r.row() for r in run_inprocess(specs, SHORT, 9)
+    ]
