@@ -119,9 +119,11 @@ async def play_grpc(
     rules: RuleSet,
     tournament_seed: int,
     transport: Transport = "play",
+    prompts_only: bool = True,
 ) -> GameResult:
     """One game through the public API: create, join every seat, play them all at once
-    (``"play"``: every seat on one Play stream; ``"unary"``: the unary loop per seat)."""
+    (``"play"``: every seat on one Play stream, prompts only unless ``prompts_only`` is
+    False; ``"unary"``: the unary loop per seat)."""
     started = time.perf_counter()
     preset = PRESETS.get(rules.name)
     wanted: str | Any = (
@@ -136,7 +138,9 @@ async def play_grpc(
     bots = [make_bot(name, spec.bot_seed(tournament_seed, s)) for s, name in enumerate(spec.seats)]
     rngs = [random.Random(bot.seed) for bot in bots]
     if transport == "play":
-        results = await play_seats(seats, bots, rngs, rules=rules, in_turn_order=True)
+        results = await play_seats(
+            seats, bots, rngs, rules=rules, in_turn_order=True, prompts_only=prompts_only
+        )
     else:
         results = await asyncio.gather(
             *(
@@ -172,6 +176,7 @@ async def run_grpc(
     concurrency: int = 8,
     progress: Progress | None = None,
     transport: Transport = "play",
+    prompts_only: bool = True,
 ) -> list[GameResult]:
     """Every game against the server at ``target``, ``concurrency`` at a time."""
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -179,7 +184,9 @@ async def run_grpc(
 
         async def one(spec: GameSpec) -> GameResult:
             async with gate:
-                result = await play_grpc(client, spec, rules, tournament_seed, transport)
+                result = await play_grpc(
+                    client, spec, rules, tournament_seed, transport, prompts_only
+                )
             if progress:
                 progress(1)
             return result

@@ -29,6 +29,7 @@ class Config:
     sprt: tuple[str, str] | None = None  # play A vs B deal set by deal set until decided
     progress: bool = False
     transport: Transport = "play"  # through a server: Play streams, or the unary loop
+    prompts_only: bool = True  # Play streams without events (the bots read none)
 
 
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
@@ -65,6 +66,7 @@ async def _play(config: Config, specs: list[sched.GameSpec], bar: Any) -> list[G
             config.concurrency,
             progress,
             config.transport,
+            config.prompts_only,
         )
     return run_inprocess(specs, config.rules, config.seed, progress)
 
