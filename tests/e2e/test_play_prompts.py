@@ -37,7 +37,7 @@ from tests.e2e.test_play import all_events, choose, mirror_from_log
 class Stream:
     """A Play stream through the generated stub: send requests, read responses."""
 
-    def __init__(self, stub: pb_grpc.GameServiceStub) -> None:
+    def __init__(self, stub: pb_grpc.GameServiceAsyncStub) -> None:
         self._queue: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
         self.call = stub.Play(self._requests())
 
