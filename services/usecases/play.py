@@ -367,6 +367,15 @@ class PlayStream:
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
         try:
             while True:
+                if not self._outbox.empty() and not stopping.done():
+                    # (what is waiting already is sent without a task and a wait per
+                    # message: a move's result and prompt often come together)
+                    item = self._outbox.get_nowait()
+                    if item is None:
+                        raise shutting_down()
+                    self.sent += 1
+                    yield item
+                    continue
                 getting = asyncio.ensure_future(self._outbox.get())
                 await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
                 if not getting.done():
