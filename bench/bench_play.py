@@ -3,8 +3,9 @@
 The same games (2-seat whiskertrail, the greedy bot at every seat, fixed seeds) are
 played twice through a real gRPC server on the memory store, in this process: once
 by the unary bot runner (``clients/botrunner.py``: GetView, ListLegalActions,
-SubmitAction and a watch to wake up), once on one play session per game
-(``Seat.play()`` for each seat, through ``PlaySession``).  Every message the client
+SubmitAction and a watch to wake up), then on one play session per game
+(``Seat.play()`` for each seat, through ``PlaySession``): with every event
+(``play``) and prompts only (``play_prompts_only``, what the bots use).  Every message the client
 sends is counted (unary requests and watch subscriptions; stream messages), and
 what it receives too.  The scores must be the same both ways.
 
@@ -77,7 +78,7 @@ async def _unary(target: str, seeds: list[bytes]) -> dict[str, Any]:
     return {"moves": moves, "seconds": took, "sent_per_move": calls / moves, "scores": scores}
 
 
-async def _play(target: str, seeds: list[bytes]) -> dict[str, Any]:
+async def _play(target: str, seeds: list[bytes], prompts_only: bool) -> dict[str, Any]:
     client = GlintwickClient(target)
     games = [await _new_game(client, seed) for seed in seeds]
     sent = received = 0
@@ -87,7 +88,7 @@ async def _play(target: str, seeds: list[bytes]) -> dict[str, Any]:
         nonlocal sent, received
         bots = {s.seat: GreedyBot() for s in seats}
         rngs = {s.seat: random.Random(f"{n}/{s.seat}") for s in seats}
-        async with client.play_session() as session:
+        async with client.play_session(prompts_only=prompts_only) as session:
             for seat in seats:
                 session.add(seat)
             async for prompt in session:
@@ -130,15 +131,24 @@ async def main(games: int) -> dict[str, Any]:
     seeds = [f"bench play {n}".encode() for n in range(games)]
     try:
         unary = await _unary(target, seeds)
-        play = await _play(target, seeds)
+        play = await _play(target, seeds, prompts_only=False)
+        prompts = await _play(target, seeds, prompts_only=True)
     finally:
         await running.stop(grace=0.5)
-    assert unary["scores"] == play["scores"], "the same games must end the same"
+    assert unary["scores"] == play["scores"] == prompts["scores"], (
+        "the same games must end the same"
+    )
+
+    def rate(run: dict[str, Any]) -> float:
+        return float(run["moves"] / run["seconds"])
+
     return {
         "games": games,
         "unary": {k: v for k, v in unary.items() if k != "scores"},
         "play": {k: v for k, v in play.items() if k != "scores"},
-        "speedup": (play["moves"] / play["seconds"]) / (unary["moves"] / unary["seconds"]),
+        "play_prompts_only": {k: v for k, v in prompts.items() if k != "scores"},
+        "speedup": rate(play) / rate(unary),
+        "speedup_prompts_only": rate(prompts) / rate(unary),
     }
 
 

@@ -6,7 +6,8 @@
 ``run(deals)`` returns a dict: games/s for the same greedy-vs-strong games through an
 embedded gRPC server (on Play streams and by the unary loop) and in process;
 ``transports``: the same games against a server in its own process (in-memory
-store), Play streams against the unary loop in the same run: games/s, the server's
+store), Play streams (prompts only, as the runner plays; and with every event,
+``play_events``) against the unary loop in the same run: games/s, the server's
 CPU time per move (from /proc, as bench_service reports it) and whether the scores
 are the same; mean penalty per game with 95% bootstrap
 intervals for random/greedy/strong over ``deals`` duplicate deal sets (round robin,
@@ -24,7 +25,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from clients.botrunner import TRANSPORTS
+from clients.botrunner import TRANSPORTS, Transport
 from clients.tournament.tournament import Config
 from clients.tournament.tournament import run as run_tournament
 from engine.rulesets import WHISKERTRAIL
@@ -108,10 +109,15 @@ def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
     args, port = glintwick_server("memory")
     out: dict[str, Any] = {"deals": deals, "concurrency": concurrency, "store": "memory"}
     scores: dict[str, list[list[int]]] = {}
+    modes: list[tuple[str, Transport, bool]] = [
+        *((t, t, True) for t in TRANSPORTS),
+        ("play_events", "play", False),
+    ]
     with process(args, port) as server:
-        for transport in TRANSPORTS:
+        for name, transport, prompts_only in modes:
             warm = Config(SHORT, ["greedy", "strong"], 1, seed=seed + 1, target=server.target)
-            asyncio.run(run_tournament(dataclasses.replace(warm, transport=transport)))
+            warm = dataclasses.replace(warm, transport=transport, prompts_only=prompts_only)
+            asyncio.run(run_tournament(warm))
             config = Config(
                 SHORT,
                 ["greedy", "strong"],
@@ -120,6 +126,7 @@ def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
                 target=server.target,
                 concurrency=concurrency,
                 transport=transport,
+                prompts_only=prompts_only,
             )
             before = cpu_seconds(server.pid)
             mine = time.process_time()
@@ -129,8 +136,8 @@ def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
             after = cpu_seconds(server.pid)
             mine = time.process_time() - mine
             moves = sum(r.moves for r in results)
-            scores[transport] = [r.scores for r in results]
-            out[transport] = {
+            scores[name] = [r.scores for r in results]
+            out[name] = {
                 "games": len(results),
                 "moves": moves,
                 "games_per_s": round(len(results) / seconds, 2),
@@ -145,7 +152,10 @@ def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
     out["play_vs_unary_games_per_s"] = round(
         out["play"]["games_per_s"] / out["unary"]["games_per_s"], 2
     )
-    out["same_scores"] = scores["play"] == scores["unary"]
+    out["play_events_vs_unary_games_per_s"] = round(
+        out["play_events"]["games_per_s"] / out["unary"]["games_per_s"], 2
+    )
+    out["same_scores"] = scores["play"] == scores["unary"] == scores["play_events"]
     return out
 
 

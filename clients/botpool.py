@@ -282,7 +282,9 @@ class BotPool:
             self._added.clear()
             if not self._seats:
                 continue
-            session = self.client.play_session()
+            # prompts only: a house bot decides on the prompt's view, and events would
+            # come once per seat of a game the worker holds several of
+            session = self.client.play_session(prompts_only=True)
             self._session = session
             for seat, _ in list(self._seats.values()):
                 session.add(seat)

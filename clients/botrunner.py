@@ -6,7 +6,9 @@ Two transports (``transport``), so the two can be compared in one run:
   seats on one): the server pushes a prompt whenever a seat may act, with its view
   and its legal actions; the bot chooses and the seat answers with one act at the
   prompt's version.  A stale-version answer (``ABORTED``) is no failure: the game
-  moved on and a fresh prompt follows.
+  moved on and a fresh prompt follows.  The sessions are prompts-only by default (a
+  bot decides on the view: no events are sent; ``prompts_only=False`` gets them, for
+  comparison), and each seat's final view comes with its session's end.
 * ``"unary"``: the unary loop: read the seat's view; if it may act, list its legal
   actions, let the bot choose, submit; otherwise wait for the next item of the seat's
   watch stream (or a poll interval, whichever comes first).
@@ -17,7 +19,8 @@ answers are *illegal* actions, ``DEADLINE_EXCEEDED`` answers are *timeouts*,
 anything else an *error*.  After ``max_failures`` failures in a row it gives up (the
 result says so).
 
-Both end with one ``GetView`` of each seat, the final view (scores, winners).
+The unary loop ends with one ``GetView`` of each seat, the final view (scores,
+winners); the play transport reads it from the session's end (PlayClosed.final_view).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from clients.sdk import CallError, Seat
 from clients.turn import wire_choice
 from engine.rulesets import RuleSet
 from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
 
 Transport = Literal["play", "unary"]
 TRANSPORTS: tuple[Transport, ...] = ("play", "unary")
@@ -150,6 +154,7 @@ async def play_seats(
     rules: RuleSet | None = None,
     max_failures: int = 10,
     in_turn_order: bool = False,
+    prompts_only: bool = True,
 ) -> list[SeatResult]:
     """Play every seat (``bots[i]`` plays ``seats[i]``) on ONE Play stream until each
     one's game is over: one message (the act) per move; the counts and latencies.
@@ -170,7 +175,8 @@ async def play_seats(
         results[(seat.game_id, seat.seat)] = SeatResult(seat.seat, bot.name)
         players[(seat.game_id, seat.seat)] = (bot, rng)
     failures: dict[tuple[str, int], int] = dict.fromkeys(results, 0)
-    async with client.play_session() as session:
+    finals: dict[tuple[str, int], pb.View] = {}
+    async with client.play_session(prompts_only=prompts_only) as session:
         for seat in seats:
             session.add(seat)
         async for prompt in session:
@@ -202,12 +208,17 @@ async def play_seats(
             result.moves += 1
             result.latencies.append(time.perf_counter() - started)
         refused = dict(session.errors)
+        for seat in seats:
+            final = session.final_view(seat)
+            if final is not None:
+                finals[(seat.game_id, seat.seat)] = final
     for seat in seats:
         key = (seat.game_id, seat.seat)
         if key in refused:
             raise refused[key]
         if not results[key].gave_up:
-            view = await seat.view()
+            # (the session's end carries it; a seat given up on reads it)
+            view = finals.get(key) or await seat.view()
             if view.game_over:
                 results[key].final_view = convert.view_from_pb(view)
     return [results[(s.game_id, s.seat)] for s in seats]

@@ -367,10 +367,13 @@ class GlintwickClient:
         return list(response.turns)
 
     def play_session(
-        self, *, on_event: Callable[[Seat, pb.Event], None] | None = None
+        self,
+        *,
+        on_event: Callable[[Seat, pb.Event], None] | None = None,
+        prompts_only: bool = False,
     ) -> PlaySession:
         """A Play stream for many seats (see :class:`PlaySession`)."""
-        return PlaySession(self, on_event=on_event)
+        return PlaySession(self, on_event=on_event, prompts_only=prompts_only)
 
     async def spectate(self, game_id: str) -> pb.View:
         return await self.call(self.stub.GetView, pb.GetViewRequest(game_id=game_id))
@@ -446,6 +449,8 @@ class Seat:
         self.token = token
         self.version = 0
         self.on_behalf = on_behalf  # the token is the operator's: name the seat in each call
+        #: the seat's view of its game's end, once :meth:`play` ended with the game
+        self.final_view: pb.View | None = None
 
     def _named(self) -> dict[str, int]:
         return {"seat": self.seat} if self.on_behalf else {}
@@ -513,21 +518,30 @@ class Seat:
         return await self._call(self.client.stub.FillWithBots, request)
 
     async def play(
-        self, *, on_event: Callable[[Seat, pb.Event], None] | None = None
+        self,
+        *,
+        on_event: Callable[[Seat, pb.Event], None] | None = None,
+        prompts_only: bool = False,
     ) -> AsyncIterator[Prompt]:
         """The natural way to play: a prompt whenever the seat may act, until the game is
         over (one Play stream; see :class:`PlaySession`, which plays many seats on one).
 
             async for prompt in seat.play():
                 await prompt.act(prompt.legal_actions[0])
+
+        ``prompts_only``: no events (see :class:`PlaySession`); the seat's final view is
+        then :attr:`final_view` once the loop ends.
         """
-        async with PlaySession(self.client, on_event=on_event) as session:
+        async with PlaySession(
+            self.client, on_event=on_event, prompts_only=prompts_only
+        ) as session:
             session.add(self)
             async for prompt in session:
                 yield prompt
             error = session.errors.get((self.game_id, self.seat))
             if error is not None:
                 raise error
+            self.final_view = session.final_view(self)
 
     def watch(self, from_version: int = 0) -> AsyncIterator[pb.WatchGameResponse]:
         """The seat's watch (a house seat's is a spectator's: WatchGame names no seat)."""
@@ -579,11 +593,19 @@ class _Playing:
     open: bool = True
     error: CallError | None = None
     failures: int = 0
+    prompts_only: bool = False
+    prompt_version: int = -1  # the newest prompt received
+    prompted: int = -1  # the newest prompt yielded (prompts only)
+    final_view: pb.View | None = None
 
     def subscribe(self) -> pb.PlayRequest:
         request = pb.PlaySubscribe(game_id=self.seat.game_id, seat=self.seat.seat)
         request.token = self.seat.token
-        if self.cursor:
+        if self.prompts_only:
+            # no cursors: after the newest version seen (a prompt at it comes again)
+            request.prompts_only = True
+            request.from_version = max(self.from_version, self.seen_version, self.prompt_version)
+        elif self.cursor:
             request.after_cursor = self.cursor
         else:
             request.from_version = self.from_version
@@ -607,6 +629,13 @@ class PlaySession:
     every seat resumed after the last event it received, and every act still waiting
     for its result sent again with its request id (applied once).  ``on_event(seat,
     event)`` sees every event of every seat, each exactly once.
+
+    ``prompts_only``: the server sends no events (a bot decides on the prompt's view
+    alone; a client holding every seat of a game would otherwise get each move's
+    events once per seat): snapshots, prompts, results and each session's end, with
+    the seat's final view (:meth:`final_view`).  A seat then resumes after the newest
+    version it saw (a prompt's, a snapshot's, an act's result), and a prompt at a
+    version already yielded for the seat is not yielded again.
     """
 
     def __init__(
@@ -614,9 +643,11 @@ class PlaySession:
         client: GlintwickClient,
         *,
         on_event: Callable[[Seat, pb.Event], None] | None = None,
+        prompts_only: bool = False,
     ) -> None:
         self.client = client
         self.on_event = on_event
+        self.prompts_only = prompts_only
         self.errors: dict[tuple[str, int], CallError] = {}
         self._seats: dict[tuple[str, int], _Playing] = {}
         self._prompts: asyncio.Queue[Prompt | None] = asyncio.Queue()
@@ -631,7 +662,9 @@ class PlaySession:
 
     def add(self, seat: Seat, *, after_cursor: str = "", from_version: int = 0) -> None:
         """Play ``seat`` on this session (from its snapshot, or resuming after a cursor)."""
-        playing = _Playing(seat, cursor=after_cursor, from_version=from_version)
+        playing = _Playing(
+            seat, cursor=after_cursor, from_version=from_version, prompts_only=self.prompts_only
+        )
         self._seats[(seat.game_id, seat.seat)] = playing
         self._send(playing.subscribe())
         if self._task is None:
@@ -647,6 +680,12 @@ class PlaySession:
     def cursor(self, seat: Seat) -> str:
         """The cursor of the last event of ``seat`` received (resume a session with it)."""
         return self._seats[(seat.game_id, seat.seat)].cursor
+
+    def final_view(self, seat: Seat) -> pb.View | None:
+        """The seat's view of its game's end (scores, winners), once its session closed
+        because the game is over (PlayClosed.final_view); None before."""
+        playing = self._seats.get((seat.game_id, seat.seat))
+        return playing.final_view if playing is not None else None
 
     def is_open(self, seat: Seat) -> bool:
         """Whether ``seat``'s session is still on (added, and its game not over)."""
@@ -712,6 +751,12 @@ class PlaySession:
             # a prompt the seat has moved past (its act landed, a deadline acted) is stale
             if playing is None or prompt.version < playing.seen_version:
                 continue
+            if playing.prompts_only:
+                # (a resumed prompts-only session prompts again at the version it
+                # resumed from: the prompt yielded already)
+                if prompt.version <= playing.prompted:
+                    continue
+                playing.prompted = prompt.version
             yield prompt
 
     async def close(self) -> None:
@@ -822,6 +867,7 @@ class PlaySession:
         elif kind == "prompt":
             prompt = message.prompt
             playing.seat.version = prompt.version
+            playing.prompt_version = max(playing.prompt_version, prompt.version)
             self._prompts.put_nowait(
                 Prompt(
                     self,
@@ -843,6 +889,8 @@ class PlaySession:
                 )
                 return
             playing.open = False
+            if message.closed.HasField("final_view"):
+                playing.final_view = message.closed.final_view
             if error is not None:
                 playing.error = _play_error(error)
                 self.errors[(message.game_id, message.seat)] = playing.error

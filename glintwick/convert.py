@@ -346,6 +346,46 @@ _64_BIT = frozenset(
 )
 
 
+# how message_to_plain writes a field (one plan per message type, made once)
+_SCALAR, _MESSAGE, _ENUM, _INT64, _BYTES, _MAP, _MAP_OF_MESSAGES = range(7)
+#: per field: its name, repeated, has presence (and is not repeated), kind, enum type
+_Plan = tuple[tuple[str, bool, bool, int, Any], ...]
+_PLANS: dict[Any, _Plan] = {}
+
+
+def _plan(descriptor: Any) -> _Plan:
+    """The fields of a message type as message_to_plain walks them: the descriptor's
+    properties (a map entry's options, presence, the type) read once per type, not once
+    per field of every message converted."""
+    plan = _PLANS.get(descriptor)
+    if plan is not None:
+        return plan
+    rows: list[tuple[str, bool, bool, int, Any]] = []
+    for field in descriptor.fields:
+        enum = None
+        if (
+            field.is_repeated
+            and field.message_type is not None
+            and (field.message_type.GetOptions().map_entry)
+        ):
+            inner = field.message_type.fields_by_name["value"]
+            kind = _MAP_OF_MESSAGES if inner.message_type is not None else _MAP
+        elif field.message_type is not None:
+            kind = _MESSAGE
+        elif field.enum_type is not None:
+            kind, enum = _ENUM, field.enum_type
+        elif field.type in _64_BIT:
+            kind = _INT64
+        elif field.type == FieldDescriptor.TYPE_BYTES:
+            kind = _BYTES
+        else:
+            kind = _SCALAR
+        presence = not field.is_repeated and field.has_presence
+        rows.append((field.name, field.is_repeated, presence, kind, enum))
+    plan = _PLANS[descriptor] = tuple(rows)
+    return plan
+
+
 def message_to_plain(
     message: Message, enum_names: Mapping[str, Mapping[int, str]] | None = None
 ) -> dict[str, Any]:
@@ -356,39 +396,35 @@ def message_to_plain(
     enums it names (by full name), in the same pass."""
     names = enum_names or {}
     out: dict[str, Any] = {}
-    for field in message.DESCRIPTOR.fields:
-        name = field.name
+    for name, repeated, presence, kind, enum in _plan(message.DESCRIPTOR):
+        if presence and not message.HasField(name):
+            continue
         value = getattr(message, name)
-        if field.is_repeated:
-            if field.message_type is not None and field.message_type.GetOptions().map_entry:
-                inner = field.message_type.fields_by_name["value"]
-                out[name] = {
-                    str(k): message_to_plain(v, names) if inner.message_type is not None else v
-                    for k, v in value.items()
-                }
-            elif field.message_type is not None:
+        if repeated:
+            if kind == _MESSAGE:
                 out[name] = [message_to_plain(item, names) for item in value]
-            elif field.enum_type is not None:
-                out[name] = [_enum_name(field.enum_type, v, names) for v in value]
-            elif field.type in _64_BIT:
-                out[name] = [str(v) for v in value]
-            elif field.type == FieldDescriptor.TYPE_BYTES:
-                out[name] = [base64.b64encode(v).decode() for v in value]
-            else:
+            elif kind == _SCALAR:
                 out[name] = list(value)
-            continue
-        if field.has_presence and not message.HasField(name):
-            continue
-        if field.message_type is not None:
-            out[name] = message_to_plain(value, names)
-        elif field.enum_type is not None:
-            out[name] = _enum_name(field.enum_type, value, names)
-        elif field.type in _64_BIT:
-            out[name] = str(value)
-        elif field.type == FieldDescriptor.TYPE_BYTES:
-            out[name] = base64.b64encode(value).decode()
-        else:
+            elif kind == _ENUM:
+                out[name] = [_enum_name(enum, v, names) for v in value]
+            elif kind == _INT64:
+                out[name] = [str(v) for v in value]
+            elif kind == _BYTES:
+                out[name] = [base64.b64encode(v).decode() for v in value]
+            elif kind == _MAP_OF_MESSAGES:
+                out[name] = {str(k): message_to_plain(v, names) for k, v in value.items()}
+            else:
+                out[name] = {str(k): v for k, v in value.items()}
+        elif kind == _SCALAR:
             out[name] = value
+        elif kind == _MESSAGE:
+            out[name] = message_to_plain(value, names)
+        elif kind == _ENUM:
+            out[name] = _enum_name(enum, value, names)
+        elif kind == _INT64:
+            out[name] = str(value)
+        else:
+            out[name] = base64.b64encode(value).decode()
     return out
 
 

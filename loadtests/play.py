@@ -401,10 +401,11 @@ def play_table_stream(
                 return
             yield request
 
+    # prompts only: the bots decide on the prompt's view, and the table holds every seat
+    # (events would come once per seat); the session's end brings the final view
     for seat, token in enumerate(tokens):
-        outgoing.put(
-            pb.PlayRequest(subscribe=pb.PlaySubscribe(game_id=game_id, seat=seat, token=token))
-        )
+        subscribe = pb.PlaySubscribe(game_id=game_id, seat=seat, token=token, prompts_only=True)
+        outgoing.put(pb.PlayRequest(subscribe=subscribe))
     # the stream lasts the whole game: its deadline only keeps a stuck one from hanging
     started = time.perf_counter()
     call = stub.Play(requests(), timeout=deadline * 360)
@@ -434,7 +435,8 @@ def play_table_stream(
 
     sent: dict[str, float] = {}
     acted: float | None = None  # when the last act was sent (for "Play (next prompt)")
-    cursors = [""] * seats
+    seen = [0] * seats  # the newest version each seat saw (where it resumes)
+    final: pb.View | None = None
     open_seats = set(range(seats))
     opened = False
     last: pb.View | None = None
@@ -448,6 +450,7 @@ def play_table_stream(
             if kind == "prompt":
                 prompt = message.prompt
                 last = prompt.view
+                seen[message.seat] = max(seen[message.seat], prompt.version)
                 if acted is not None:
                     # the whole move as the table sees it: act, result, events, prompt
                     report("Play (next prompt)", (arrived - acted) * 1000, 0, None)
@@ -482,11 +485,12 @@ def play_table_stream(
                     report("Play (act)", ms, answer.ByteSize(), failure)
                     raise failure
                 result.moves += 1
+                if message.HasField("seat"):
+                    seen[message.seat] = max(seen[message.seat], answer.version)
                 report("Play (act)", ms, answer.ByteSize(), None)
             elif kind == "snapshot":
                 last = message.snapshot
-            elif kind == "event":
-                cursors[message.seat] = message.event.cursor
+                seen[message.seat] = max(seen[message.seat], message.snapshot.version)
             elif kind == "closed":
                 if message.closed.HasField("error"):
                     error = message.closed.error
@@ -497,13 +501,19 @@ def play_table_stream(
                         report("Play (resubscribed)", 0.0, 0, None)
                         time.sleep(0.05)
                         seat = message.seat
-                        again = pb.PlaySubscribe(game_id=game_id, seat=seat, token=tokens[seat])
-                        if cursors[seat]:
-                            again.after_cursor = cursors[seat]
+                        again = pb.PlaySubscribe(
+                            game_id=game_id,
+                            seat=seat,
+                            token=tokens[seat],
+                            prompts_only=True,
+                            from_version=seen[seat],
+                        )
                         outgoing.put(pb.PlayRequest(subscribe=again))
                         continue
                     report("Play (closed)", 0.0, 0, failure)
                     raise failure
+                if message.closed.HasField("final_view"):
+                    final = message.closed.final_view
                 open_seats.discard(message.seat)
                 if not open_seats:
                     break
@@ -522,7 +532,7 @@ def play_table_stream(
         games.finished(game_id)
     result.finished = not open_seats
     if result.finished:
-        view = face.view(game_id, tokens[0])
+        view = final if final is not None else face.view(game_id, tokens[0])
         result.scores = [p.score for p in view.players]
     elif last is not None:
         result.scores = [p.score for p in last.players]

@@ -413,14 +413,14 @@ def _watch_operation() -> dict[str, Any]:
 
 def _play_sse_event() -> dict[str, Any]:
     """One SSE event of a play session: the message's kind as ``event``, its
-    PlayResponse in JSON as ``data``; an event's ``id`` is its cursor, a snapshot's its
-    version (a prompt and a closed message carry none)."""
+    PlayResponse in JSON as ``data``; an event's ``id`` is its cursor, a snapshot's and
+    a prompt's their version (a closed message carries none)."""
     response = f"a PlayResponse ({_REF}{pb.PlayResponse.DESCRIPTOR.full_name}), in JSON"
     kinds = []
     for name, ident in (
         ("snapshot", {"type": "string", "pattern": "^[0-9]{1,20}$"}),
         ("event", {"type": "string", "minLength": 1}),
-        ("prompt", None),
+        ("prompt", {"type": "string", "pattern": "^[0-9]{1,20}$"}),
         ("closed", None),
     ):
         properties: dict[str, Any] = {
@@ -442,8 +442,9 @@ def _play_operations(schemas: _Schemas) -> dict[str, Any]:
     text = (
         "One seat's play session as Server-Sent Events (the Play RPC): `event:` is the "
         "PlayResponse's kind (snapshot, event, prompt, closed) and `data:` the message in "
-        "JSON; an event's `id:` is its cursor, a snapshot's its version. Starts and resumes "
-        "as the SSE watch does (`fromVersion`, `after`, `Last-Event-ID`)."
+        "JSON; an event's `id:` is its cursor, a snapshot's and a prompt's their version. "
+        "Starts and resumes as the SSE watch does (`fromVersion`, `after`, `Last-Event-ID`); "
+        "`promptsOnly=true` sends no events (snapshot, prompts, closed)."
     )
 
     def query(name: str, field: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -463,6 +464,7 @@ def _play_operations(schemas: _Schemas) -> dict[str, Any]:
                 query("seat", "seat", {"type": "integer", "minimum": 0, "maximum": 999999999}),
                 query("fromVersion", "from_version", {"type": "integer", "minimum": 0}),
                 query("after", "after_cursor", {"type": "string"}),
+                query("promptsOnly", "prompts_only", {"type": "boolean"}),
                 {
                     "name": "Last-Event-ID",
                     "in": "header",

@@ -435,12 +435,16 @@ def _never(_: object) -> bool:
 # PlayResult (a refusal: the usual error body and status).
 
 _PLAY_PARAMETERS = {**_WATCH_PARAMETERS, "seat": "seat"}
+#: the session's own parameters (not the watch's start points)
+_PLAY_OWN = ("seat", "prompts_only", "promptsOnly")
+_FLAGS = {"true": True, "1": True, "false": False, "0": False}
 
 
 def _play_subscribe(request: web.Request) -> pb.PlaySubscribe:
     """The session an SSE request asks for: the watch's start points (``?from_version``,
-    ``?after``, ``Last-Event-ID``) and ``?seat=N`` (a house-bot seat, for the operator)."""
-    query = {k: v for k, v in request.query.items() if k != "seat"}
+    ``?after``, ``Last-Event-ID``), ``?seat=N`` (a house-bot seat, for the operator) and
+    ``?prompts_only=true`` (no events)."""
+    query = {k: v for k, v in request.query.items() if k not in _PLAY_OWN}
     for key in query:
         if key not in _PLAY_PARAMETERS:
             raise invalid(f"unknown query parameter {key[:40]!r}")
@@ -454,6 +458,13 @@ def _play_subscribe(request: web.Request) -> pb.PlaySubscribe:
         if not (text.isascii() and text.isdigit()) or len(text) > 9:
             raise invalid(f"seat must be a seat number, not {text[:40]!r}", "NO_SUCH_SEAT")
         subscribe.seat = int(text)
+    for name in ("prompts_only", "promptsOnly"):
+        flag = request.query.get(name)
+        if flag is not None:
+            value = _FLAGS.get(flag.strip().lower())
+            if value is None:
+                raise invalid(f"{name} must be true or false, not {flag[:40]!r}")
+            subscribe.prompts_only = value
     return subscribe
 
 
@@ -464,6 +475,10 @@ def _play_chunk(item: pb.PlayResponse) -> bytes:
         ident = f"id: {item.event.cursor}\n"
     elif kind == "snapshot":
         ident = f"id: {item.snapshot.version}\n"
+    elif kind == "prompt":
+        # (every event of its version came before it: resuming after the whole version
+        # is exact, and it is how a prompts-only session resumes)
+        ident = f"id: {item.prompt.version}\n"
     return f"event: {kind}\n{ident}data: {json.dumps(_json(item))}\n\n".encode()
 
 

@@ -174,9 +174,11 @@ async def play_grpc(
     rules: RuleSet,
     tournament_seed: int,
     transport: Transport = "play",
+    prompts_only: bool = True,
 ) -> GameResult:
     """One game through the public API: create, join every seat, play them all at once
-    (``"play"``: every seat on one Play stream; ``"unary"``: the unary loop per seat)."""
+    (``"play"``: every seat on one Play stream, prompts only unless ``prompts_only`` is
+    False; ``"unary"``: the unary loop per seat)."""
     started = time.perf_counter()
     preset = PRESETS.get(rules.name)
     wanted: str | Any = (
@@ -191,7 +193,9 @@ async def play_grpc(
     bots = [make_bot(name, spec.bot_seed(tournament_seed, s)) for s, name in enumerate(spec.seats)]
     rngs = [random.Random(bot.seed) for bot in bots]
     if transport == "play":
-        results = await play_seats(seats, bots, rngs, rules=rules, in_turn_order=True)
+        results = await play_seats(
+            seats, bots, rngs, rules=rules, in_turn_order=True, prompts_only=prompts_only
+        )
     else:
         results = await asyncio.gather(
             *(
@@ -230,6 +234,7 @@ async def run_grpc(
     progress: Progress | None = None,
     transport: Transport = "play",
     finished: Finished | None = None,
+    prompts_only: bool = True,
 ) -> list[GameResult]:
     """Every game against the server at ``target``, ``concurrency`` at a time."""
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -237,7 +242,9 @@ async def run_grpc(
 
         async def one(spec: GameSpec) -> GameResult:
             async with gate:
-                result = await play_grpc(client, spec, rules, tournament_seed, transport)
+                result = await play_grpc(
+                    client, spec, rules, tournament_seed, transport, prompts_only
+                )
             if finished:
                 finished(result)
             if progress:

@@ -44,11 +44,20 @@ class Config:
     sprt_margin: float = MARGIN  # H1 of the SPRT: A better by this many points per game
     progress: bool = False
     transport: Transport = "play"  # through a server: Play streams, or the unary loop
+    prompts_only: bool = True  # Play streams without events (the bots read none)
     shard: Shard | None = None  # play only this shard's deal sets, recorded in ``out``
     out: Path | None = None  # where a shard's results file is (shards.Shard.file)
 
     def plan(self) -> Plan:
-        return Plan(self.rules, tuple(self.bots), self.seats, self.schedule, self.deals, self.seed)
+        return Plan(
+            self.rules,
+            tuple(self.bots),
+            self.seats,
+            self.schedule,
+            self.deals,
+            self.seed,
+            self.seating,
+        )
 
 
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
@@ -94,7 +103,8 @@ async def _play(
             config.concurrency,
             progress,
             config.transport,
-            finished,
+            finished=finished,
+            prompts_only=config.prompts_only,
         )
     return run_inprocess(specs, config.rules, config.seed, progress, finished, config.workers)
 

@@ -3349,7 +3349,8 @@ Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
 @_typing.final
 class PlaySubscribe(_message.Message):
     """Starts a seat's session: the seat's view (unless resuming), then every event after
-    the start point as the seat may see it, and a prompt whenever it may act. A second
+    the start point as the seat may see it (none with prompts_only), and a prompt
+    whenever it may act. A second
     subscribe of the same seat on the same stream replaces the first.
     """
 
@@ -3360,6 +3361,7 @@ class PlaySubscribe(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     FROM_VERSION_FIELD_NUMBER: _builtins.int
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
+    PROMPTS_ONLY_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game."""
     seat: _builtins.int
@@ -3379,6 +3381,16 @@ class PlaySubscribe(_message.Message):
     """As WatchGameRequest.after_cursor: every event after that one, exactly (no
     snapshot): how a session cut anywhere, even inside a version, resumes.
     """
+    prompts_only: _builtins.bool
+    """No events: the session sends only its snapshot (unless resuming), a prompt
+    whenever the seat may act (its view is the state to decide on: a round's end
+    shows in the next prompt's view), the results of its acts and its closed
+    message (with the seat's final view when the game is over). For a client that
+    holds every seat of a game and needs only its prompts (a bot, a tournament).
+    It resumes with from_version: the version of the last prompt (or snapshot)
+    received, or of its last act's result; a prompt at that version comes again
+    if the seat may still act there.
+    """
     def __init__(
         self,
         *,
@@ -3387,10 +3399,11 @@ class PlaySubscribe(_message.Message):
         token: _builtins.str = ...,
         from_version: _builtins.int = ...,
         after_cursor: _builtins.str = ...,
+        prompts_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompts_only", b"prompts_only", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -3664,18 +3677,27 @@ class PlayClosed(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ERROR_FIELD_NUMBER: _builtins.int
+    FINAL_VIEW_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def error(self) -> Global___PlayError:
         """Why, when not because the game is over or the seat was unsubscribed."""
+
+    @_builtins.property
+    def final_view(self) -> Global___View:
+        """The seat's view of the game's end (scores, winners, the seed revealed) when
+        the session ended because the game is over; absent otherwise. (What a client
+        would read with GetView: a prompts_only session learns the result here.)
+        """
 
     def __init__(
         self,
         *,
         error: Global___PlayError | None = ...,
+        final_view: Global___View | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "final_view", b"final_view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "final_view", b"final_view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -227,8 +227,11 @@ class PlayStream:
             start = await _start(self._ctx, watch, loaded)
             session.seat = seat
             session.ready.set_result(seat)
-            await self._play(session, seat, loaded, start)
-            await self._send(pb.PlayResponse(game_id=game_id, seat=seat, closed=pb.PlayClosed()))
+            final = await self._play(session, seat, loaded, start, request.prompts_only)
+            closed = pb.PlayClosed()
+            if final is not None:
+                closed.final_view.CopyFrom(view_of(final, seat))
+            await self._send(pb.PlayResponse(game_id=game_id, seat=seat, closed=closed))
         except asyncio.CancelledError:
             raise
         except ServiceError as exc:
@@ -257,9 +260,13 @@ class PlayStream:
         seat = session.seat if session.seat is not None else session.requested
         await self._send(_closed(session.game_id, seat, error))
 
-    async def _play(self, session: _Session, seat: int, loaded: Loaded, start: _Start) -> None:
+    async def _play(
+        self, session: _Session, seat: int, loaded: Loaded, start: _Start, prompts_only: bool
+    ) -> Loaded | None:
         """The watch's loop (:func:`.watch._stream`), with a prompt after each version
-        the seat may act at."""
+        the seat may act at (and no events when ``prompts_only``: the log still drives
+        the session, its entries only read for their versions and the game's end).
+        The game at its end when it is over (its final view closes the session)."""
         ctx, game_id = self._ctx, session.game_id
 
         def message(**kind: object) -> pb.PlayResponse:
@@ -269,8 +276,9 @@ class PlayStream:
             await self._send(message(snapshot=view_of(loaded, seat)))
         version, skip = start.version, start.skip
         if version == 0:
-            for event in _deal_events(loaded.state, seat)[skip:]:
-                await self._send(message(event=event))
+            if not prompts_only:
+                for event in _deal_events(loaded.state, seat)[skip:]:
+                    await self._send(message(event=event))
             version, skip = 1, 0
         prompted = -1
         if skip == 0 and version - 1 == loaded.version:
@@ -280,17 +288,34 @@ class PlayStream:
             items = await _wait_log(ctx, game_id, version - 1)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
-                first = skip if item.version == version else 0
-                for index in range(first, len(entry.events)):
-                    event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
-                    await self._send(message(event=convert.place_event(event, index)))
+                if not prompts_only:
+                    first = skip if item.version == version else 0
+                    for index in range(first, len(entry.events)):
+                        event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
+                        await self._send(message(event=convert.place_event(event, index)))
                 version, skip = item.version + 1, 0
                 if any(e.type == "game_ended" for e in entry.events):
                     last = item.version
             if items and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
-            if not items and (last is not None or await ctx.store.load(game_id) is None):
-                return  # finished, or expired from the store
+            if not items and last is None and await ctx.store.load(game_id) is None:
+                return None  # expired from the store
+            if not items and last is not None:
+                break
+        assert last is not None
+        return await self._at(game_id, last)
+
+    async def _at(self, game_id: str, version: int) -> Loaded | None:
+        """The game at ``version`` (the cache of the process that committed it, else the
+        store); None if the store has it at another version (or not at all)."""
+        cached = self._ctx.cached(game_id)
+        if cached is not None and cached.version == version:
+            return cached
+        try:
+            loaded = await self._ctx.load(game_id)
+        except ServiceError:
+            return None  # (expired from the store meanwhile)
+        return loaded if loaded.version == version else None
 
     async def _prompt(
         self,
@@ -342,6 +367,15 @@ class PlayStream:
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
         try:
             while True:
+                if not self._outbox.empty() and not stopping.done():
+                    # (what is waiting already is sent without a task and a wait per
+                    # message: a move's result and prompt often come together)
+                    item = self._outbox.get_nowait()
+                    if item is None:
+                        raise shutting_down()
+                    self.sent += 1
+                    yield item
+                    continue
                 getting = asyncio.ensure_future(self._outbox.get())
                 await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
                 if not getting.done():

@@ -76,8 +76,9 @@ async def test_the_bot_runner_plays_a_whole_game(server: Env, transport: Transpo
     assert all(r.final_view is not None and r.final_view["game_over"] for r in results)
     assert all(r.illegal == r.errors == r.timeouts == 0 and not r.gave_up for r in results)
     if transport == "play":
-        # every move was an act on the stream; one GetView per seat reads the final view
-        assert calls == {"GetView": 2}, calls
+        # every move was an act on the stream; the final views came with the sessions'
+        # ends (PlayClosed.final_view): no unary call at all
+        assert not calls, calls
     else:
         assert calls["SubmitAction"] >= len(replay.steps) and calls["ListLegalActions"] > 0
 
@@ -143,16 +144,28 @@ async def test_tournament_scores_are_the_same_on_play_streams_and_the_unary_loop
     try:
         target = f"127.0.0.1:{running.grpc_port}"
         rows: dict[str, list[dict[str, Any]]] = {}
-        for transport in TRANSPORTS:
+        # the play transport prompts only (its default), and with every event
+        modes: list[tuple[str, Transport, bool]] = [
+            *((t, t, True) for t in TRANSPORTS),
+            ("play_events", "play", False),
+        ]
+        for name, transport, prompts_only in modes:
             config = Config(
-                rules, bots, deals=1, seats=seats, seed=11, target=target, transport=transport
+                rules,
+                bots,
+                deals=1,
+                seats=seats,
+                seed=11,
+                target=target,
+                transport=transport,
+                prompts_only=prompts_only,
             )
             summary, results = await run(config)
             assert summary["illegal"] == summary["errors"] == summary["timeouts"] == 0
-            rows[transport] = [r.row() for r in results]
+            rows[name] = [r.row() for r in results]
     finally:
         await running.stop(grace=0.5)
-    assert rows["play"] == rows["unary"]
+    assert rows["play"] == rows["unary"] == rows["play_events"]
     local = run_inprocess(sched.games(bots, seats, 1, 11), rules, 11)
     assert [(r["scores"], r["moves"]) for r in rows["play"]] == [(r.scores, r.moves) for r in local]
 

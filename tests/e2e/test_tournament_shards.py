@@ -144,3 +144,16 @@ def test_merges_that_cannot_be_one_tournament_are_refused(
     # a shard's file of another tournament is not resumed into
     assert main([*shard(short_rules, out, 0, 2, 4)]) == 2
     assert "another tournament" in capsys.readouterr().err
+
+
+def test_a_shard_of_cyclic_seating_merges_as_cyclic(short_rules: Path, tmp_path: Path) -> None:
+    """The seating is part of the tournament a shard file names: its games are those."""
+    bots = ["--bots", "strong,greedy,random", "--seats", "3", "--seating", "cyclic"]
+    for index in range(2):
+        assert main([*shard(short_rules, tmp_path / "s", index, 2, 2), *bots]) == 0
+    merge = ["tournament", "merge", str(tmp_path / "s"), "--out", str(tmp_path / "m")]
+    assert main(merge) == 0
+    one = [*COMMON, "--ruleset", str(short_rules), "--deals", "2", *bots]
+    assert main([*one, "--out", str(tmp_path / "one")]) == 0
+    assert report(tmp_path / "m") == report(tmp_path / "one")
+    assert report(tmp_path / "m")["seating"] == "cyclic"
