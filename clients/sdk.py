@@ -825,6 +825,9 @@ class PlaySession:
                     await asyncio.sleep(self.client.retry.backoff * 2**failures)
                 finally:
                     self._requests = None
+                    # (ends the request iterator, which gRPC reads in a task of its own:
+                    # left waiting on the queue, that task outlives the call)
+                    queue.put_nowait(None)
                     call.cancel()
         except BaseException as exc:
             if not isinstance(exc, asyncio.CancelledError):

@@ -365,6 +365,7 @@ class PlayStream:
     async def responses(self) -> AsyncIterator[pb.PlayResponse]:
         """What to send, until the server stops (then :func:`.watch.shutting_down`)."""
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
+        getting: asyncio.Future[pb.PlayResponse | None] | None = None
         try:
             while True:
                 if not self._outbox.empty() and not stopping.done():
@@ -389,7 +390,10 @@ class PlayStream:
                 self.sent += 1
                 yield item
         finally:
-            stopping.cancel()
+            # (closed while it waits, the generator must not leave its get pending)
+            for waiting in (getting, stopping):
+                if waiting is not None and not waiting.done():
+                    waiting.cancel()
 
     async def close(self) -> None:
         """The stream ended: end every session and pending act."""

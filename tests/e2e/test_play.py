@@ -33,7 +33,15 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from tests.e2e.conftest import StartServer
-from tests.e2e.support import OPERATOR_TOKEN, Env, Mirror, check_clean, check_events, read_sse
+from tests.e2e.support import (
+    OPERATOR_TOKEN,
+    Env,
+    Mirror,
+    check_clean,
+    check_events,
+    read_sse,
+    until,
+)
 from tests.e2e.test_house_bots import in_process_pool
 from tests.e2e.test_replicas import serve_process, wait_serving
 
@@ -603,3 +611,25 @@ async def test_seat_play_against_the_house_bot_pool(start_server: StartServer) -
     assert {e.seat for e in entries} == {0, 1}
     mine = [e.version - 1 for e in entries if e.seat == 0]
     assert versions == mine, "one prompt per move of the seat, at its version"
+
+
+def queue_waits() -> list[asyncio.Task[object]]:
+    """Tasks still waiting on an asyncio queue (a stream's outbox, a request iterator)."""
+    return [t for t in asyncio.all_tasks() if not t.done() and "Queue.get" in repr(t.get_coro())]
+
+
+async def test_a_finished_session_leaves_no_task_waiting(server: Env) -> None:
+    """Once a game is played out on a session (both seats, prompts only) and the session
+    is closed, neither the client's request iterator nor the server's stream is left
+    waiting on its queue (they were, and were destroyed pending at the loop's close)."""
+    _, joined = await server.new_game("whiskertrail", 2, b"no task left")
+    before = set(queue_waits())
+    rng = random.Random(3)
+    async with asyncio.timeout(120):
+        session = server.client.play_session(prompts_only=True)
+        async with session:
+            for seat in joined:
+                session.add(seat)
+            async for prompt in session:
+                await prompt.act(choose(prompt.view, prompt.legal_actions, rng))
+        await until(lambda: not (set(queue_waits()) - before), "the queues' waiters to end")
