@@ -366,6 +366,7 @@ async function pump(t) {
         t.lastCursor = ev.cursor;
         if (t.prompt && version > num(t.prompt.version)) t.prompt = null;
         if (t.view && version > t.modelVersion) applyEvent(t, ev);
+        if (ev.type === "round_started") recordCommitment(t.id, ev.roundStarted.round, ev.roundStarted.commitment);
         const text = describeEvent(t, ev);
         if (text) { t.log.push(text); if (ev.seat !== t.seat || ev.type === "claim_awarded") announce(text); }
       } else if (msg.prompt) {
@@ -387,7 +388,24 @@ async function pump(t) {
   }
 }
 
+// the commitments this browser saw before each deal was played: the replay checks the
+// revealed seed against them (a finished game's stream starts after round 1's deal)
+function recordCommitment(id, round, commitment) {
+  if (!commitment || !round) return;
+  const key = `glintwick.commitments.${id}`;
+  let seen = {};
+  try { seen = JSON.parse(localStorage.getItem(key) || "{}"); } catch { seen = {}; }
+  if (seen[round]) return;
+  seen[round] = commitment;
+  localStorage.setItem(key, JSON.stringify(seen));
+}
+
+function seenCommitments(id) {
+  try { return JSON.parse(localStorage.getItem(`glintwick.commitments.${id}`) || "{}"); } catch { return {}; }
+}
+
 function installView(t, view) {
+  recordCommitment(t.id, view.round, view.commitment);
   view.players = view.players || [];
   view.table = view.table || [];
   view.hand = view.hand || [];
@@ -418,14 +436,15 @@ async function act(t, action, what) {
   render(t);
   try {
     await api.act(t.id, t.token, { seat: t.seat, expectedVersion: version, requestId: crypto.randomUUID(), action });
-    t.prompt = null;
+    // (the next prompt may have come on the stream before this answer)
+    if (t.prompt && t.prompt.version === version) t.prompt = null;
     t.selected = null;
     t.preview = null;
     t.hint = null;
     announce(what);
   } catch (e) {
     t.error = errorText(e);
-    if (e instanceof ApiError && e.status === 409) t.prompt = null;
+    if (e instanceof ApiError && e.status === 409 && t.prompt && t.prompt.version === version) t.prompt = null;
   } finally {
     t.acting = false;
     render(t);
@@ -535,8 +554,8 @@ function tablePanel(t) {
     owners.get(m.owner).push(m);
   }
   const piles = h("div", { class: "piles" },
-    h("div", { class: "pile", id: "stock" }, h("span", { class: "pile-name" }, "Stock"), h("span", {}, `${v.stockSize} card${v.stockSize === 1 ? "" : "s"}`)),
-    h("div", { class: "pile", id: "discard" }, h("span", { class: "pile-name" }, "Discard pile"),
+    h("div", { class: "pile", id: "stock-pile" }, h("span", { class: "pile-name" }, "Stock"), h("span", {}, `${v.stockSize} card${v.stockSize === 1 ? "" : "s"}`)),
+    h("div", { class: "pile", id: "discard-pile" }, h("span", { class: "pile-name" }, "Discard pile"),
       v.discardTop ? cardEl(v.discardTop) : h("span", {}, v.discardSize ? "(a card)" : "empty"),
       h("span", {}, `${v.discardSize} card${v.discardSize === 1 ? "" : "s"}`)));
   const melds = [...owners.entries()].sort((a, b) => a[0] - b[0]).map(([owner, list]) => h("div", { class: "owner" },
@@ -765,21 +784,30 @@ async function replayScreen(id) {
   const events = [];
   try {
     replay = await api.replay(id);
-    await readSse(`/v1/games/${id}:watch`, { onMessage: (kind, _id, data) => { if (kind === "event") events.push(data); } });
+    // every public event after round 1's deal (the event at cursor 0.0)
+    await readSse(`/v1/games/${id}:watch?after=0.0`, { onMessage: (kind, _id, data) => { if (kind === "event") events.push(data); } });
   } catch (e) {
     screen("Replay", h("section", { class: "panel" }, h("h1", {}, "No replay"), h("p", {}, errorText(e))));
     return;
   }
   const game = replay.game;
-  const rounds = [];
+  const seen = seenCommitments(id);
+  const rounds = Object.entries(seen).map(([round, commitment]) => ({ round: Number(round), commitment, seenHere: true }));
   for (const ev of events) {
-    if (ev.type === "round_started") rounds.push({ round: ev.roundStarted.round, commitment: ev.roundStarted.commitment });
+    if (ev.type === "round_started") {
+      const known = rounds.find((x) => x.round === ev.roundStarted.round);
+      if (known) known.commitment = known.commitment === ev.roundStarted.commitment ? known.commitment : "differs from what this browser saw";
+      else rounds.push({ round: ev.roundStarted.round, commitment: ev.roundStarted.commitment });
+    }
     if (ev.type === "round_ended") {
       const r = rounds.find((x) => x.round === ev.roundEnded.round);
       if (r) r.revealed = ev.roundEnded.roundSeed;
     }
   }
+  rounds.sort((a, b) => a.round - b.round);
   const verdicts = await verifyRounds(replay.seed, rounds);
+  const unseen = [];
+  for (let r = 1; r <= game.ruleSet.contracts.length; r++) if (!rounds.some((x) => x.round === r)) unseen.push(r);
   const allOk = verdicts.length > 0 && verdicts.every((v) => v.ok);
   const steps = replay.steps || [];
   const byVersion = new Map();
@@ -804,8 +832,9 @@ async function replayScreen(id) {
     h("section", { class: "panel", "aria-labelledby": "replay-title" },
       h("h1", { id: "replay-title" }, `Replay of ${game.ruleSet.name} table ${id.slice(0, 6)}`),
       h("p", { id: "fairness", class: allOk ? "ok" : "error", role: "status" },
-        allOk ? `Fair deal verified: this browser recomputed all ${verdicts.length} round commitment(s) from the revealed seed with SHA-256, and each matches.`
+        allOk ? `Fair deal verified: this browser recomputed ${verdicts.length} round commitment(s) from the revealed seed with SHA-256, and each matches.`
           : "The deal could NOT be verified: a commitment does not match the revealed seed."),
+      unseen.length ? h("p", { class: "muted" }, `Not checked: round ${unseen.join(", ")} (its commitment was dealt before this browser watched; open the replay from the browser that played it).`) : null,
       h("details", {}, h("summary", {}, "The commitments"),
         h("ul", {}, ...verdicts.map((v) => h("li", {}, `Round ${v.round}: ${v.ok ? "✓" : "✗"} ${v.commitment.slice(0, 16)}…`)))),
       scoreTable(t, "Final scores", { head: ["Player", "Score"], body: (replay.scores || []).map((s, i) => [seatName(game, i, null), s]) }),
