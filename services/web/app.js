@@ -84,8 +84,9 @@ function screen(title, ...children) {
 
 const STRENGTHS = [["random", "Beginner (random)"], ["greedy", "Casual (greedy)"], ["strong", "Strong"]];
 
-// a dev option (docs/WEB.md): ?rounds=N plays the preset's first N contracts only, as a
-// custom rule set; ?seed=HEX deals a chosen seed
+// dev options (docs/WEB.md): ?rounds=N plays the preset's first N contracts only, as a
+// custom rule set (&deal=N deals N cards a round, &players=N lowers the minimum seats);
+// ?seed=HEX deals a chosen seed
 async function rulesFor(name) {
   const rounds = num(params.get("rounds"));
   if (!rounds) return { ruleSetName: name };
@@ -93,6 +94,7 @@ async function rulesFor(name) {
   const preset = { ...ruleSets.find((r) => r.name === name) };
   delete preset.hash;
   preset.contracts = preset.contracts.slice(0, rounds);
+  if (params.get("deal")) preset.contracts = preset.contracts.map((c) => ({ ...c, deal: num(params.get("deal")) }));
   if (params.get("players")) preset.minPlayers = num(params.get("players"));
   return { customRuleSet: preset };
 }
@@ -707,10 +709,10 @@ function handPanel(t) {
   };
   const list = h("ul", { class: "hand", "aria-label": `Your hand, ${cards.length} cards` }, ...cards.map((c, i) => {
     const can = moves.has(c.id);
-    const label = `${cardLabel(c.code)}${can ? "" : ", no move with it now"}`;
+
     const button = h("button", {
       type: "button", class: `card${isRed(c.code) ? " red" : ""}${isJoker(c.code) ? " joker" : ""}${t.selected === c.id ? " chosen" : ""}`,
-      "aria-pressed": t.selected === c.id ? "true" : "false", "aria-label": label, "data-key": `card-${c.id}`, "data-card": c.id, "data-moves": can ? [...moves.get(c.id)].join(" ") : "",
+      "aria-pressed": t.selected === c.id ? "true" : "false", "data-key": `card-${c.id}`, "data-card": c.id, "data-code": c.code, "data-moves": can ? [...moves.get(c.id)].join(" ") : "",
       "aria-disabled": can ? null : "true", draggable: "true",
       onclick: () => { if (!can) return; t.selected = t.selected === c.id ? null : c.id; render(t); },
       onkeydown: (e) => {
@@ -727,7 +729,7 @@ function handPanel(t) {
         t.order.splice(i, 0, id);
         render(t);
       },
-    }, cardFace(c.code));
+    }, h("span", { "aria-hidden": "true" }, cardFace(c.code)), h("span", { class: "sr-only" }, cardLabel(c.code)));
     return h("li", {}, button);
   }));
   const sorter = (mode, text) => h("button", { type: "button", id: `sort-${mode}`, "data-key": `sort-${mode}`, "aria-pressed": t.sort === mode ? "true" : "false",

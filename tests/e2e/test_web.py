@@ -348,7 +348,7 @@ def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
 
 
 def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
-    game_id = start_game(tab, "contract", 4)
+    game_id = start_game(tab, "contract", 4, extra="&deal=7")
     assert "Round 1 of 1" in tab.page.inner_text(".contract")
     done = play_through(tab, claims_wanted=1)
     assert done.claims == 1, done
@@ -363,6 +363,7 @@ def test_a_refresh_resumes_the_game(tab: Tab) -> None:
     tab.page.wait_for_selector("#draw-stock, .hand [data-moves~=discard]")
     tab.page.wait_for_timeout(300)
     hand = sorted(tab.page.locator(".hand button").all_inner_texts())
+    assert hand
     log = tab.page.inner_text(".log")
     tab.shot("before-refresh")
     tab.page.reload()
@@ -377,7 +378,8 @@ def test_a_refresh_resumes_the_game(tab: Tab) -> None:
 def _arranged_game(base: str) -> tuple[str, str]:
     """A two-seat contract round ("one sequence") dealt from an arranged deck: the house
     bot (seat 0, first to play) lays 5♠ 6♠ 7♠ + a joker (standing for 4♠); the player
-    (seat 1) holds 4♠ for the swap, 9♥–Q♥ for its contract and K♥ to lay off."""
+    (seat 1) holds 4♠ for the swap, 9♥–Q♥ for its contract and 8♠ to lay off on the
+    bot's run the turn after (not on the lay-down turn, in contract rummy)."""
     suits = {"C": 0, "D": 1, "H": 2, "S": 3}
 
     def cid(code: str, deck: int = 0) -> int:
@@ -392,7 +394,7 @@ def _arranged_game(base: str) -> tuple[str, str]:
         may_i=False,
     )
     bot = [cid(c) for c in "5S 6S 7S JK 2C 5C 8C JC 2D 5D".split()]
-    human = [cid(c) for c in "4S 9H TH JH QH KH 8D JD KC KD".split()]
+    human = [cid(c) for c in "4S 9H TH JH QH 8S 8D JD KC KD".split()]
     stock = [cid(c, 1) for c in "2C 5C 8C JC 2D 5D 8D JD".split()]
     dealt = [x for pair in zip(bot, human, strict=True) for x in pair]
     rest = [i for i in range(rules.deck_size) if i not in dealt and i not in stock]
@@ -423,26 +425,28 @@ def test_a_joker_swap_and_a_lay_off_by_clicking(tab: Tab) -> None:
     page.wait_for_selector(".meld [aria-label='joker standing for 4 of spades']")
     tab.shot("bot-run")
     page.click("#draw-stock")
-    page.click(".hand [aria-label='4 of spades']")
+    page.click(".hand [data-code='4S']")
     tab.shot("swap-target")
     page.click(".meld button:text('Swap for the joker')")
-    page.wait_for_selector(".hand [aria-label='joker']")
+    page.wait_for_selector(".hand [data-code='JK']")
     tab.shot("swapped")
+    assert "swapped 4 of spades for a joker" in page.inner_text(".log")
+    assert page.locator(".meld .joker").count() == 0  # the bot's run is all naturals now
     page.click("#lay-contract")
     page.wait_for_selector("#confirm-contract")
     page.click("#confirm-contract")
     page.wait_for_selector(".hand [data-moves~=discard]")
-    page.click(".hand [aria-label='8 of diamonds']")
+    page.click(".hand [data-code='8D']")
     page.click("#discard")
     page.wait_for_selector("#draw-stock")  # the bot played its turn
     page.click("#draw-stock")
-    page.click(".hand [aria-label='king of hearts']")
+    page.click(".hand [data-code='8S']")
     tab.shot("lay-off-target")
     page.click(".meld button:text('Lay off')")
-    page.wait_for_selector(".meld [aria-label='king of hearts']")
+    page.wait_for_selector(".meld [aria-label='8 of spades']")
     tab.shot("laid-off")
     log = page.inner_text(".log")
-    assert "swapped 4 of spades for a joker" in log and "laid off king of hearts" in log, log
+    assert "laid off 8 of spades" in log, log
 
 
 def test_no_serious_accessibility_violations(tab: Tab) -> None:
