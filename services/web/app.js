@@ -66,7 +66,7 @@ function cardEl(card, { standsFor, ...attrs } = {}) {
 function seatName(game, seat, mine) {
   const info = game && game.seatInfo ? game.seatInfo[seat] : null;
   let name = info && info.name ? info.name : `Seat ${seat + 1}`;
-  if (info && info.bot) name = `${info.bot[0].toUpperCase()}${info.bot.slice(1)} bot`;
+  if (info && info.bot) name = `${info.bot[0].toUpperCase()}${info.bot.slice(1)} bot ${seat + 1}`;
   return seat === mine ? `${name} (you)` : name;
 }
 
@@ -85,7 +85,8 @@ function screen(title, ...children) {
 const STRENGTHS = [["random", "Beginner (random)"], ["greedy", "Casual (greedy)"], ["strong", "Strong"]];
 
 // dev options (docs/WEB.md): ?rounds=N plays the preset's first N contracts only, as a
-// custom rule set (&deal=N deals N cards a round, &players=N lowers the minimum seats);
+// custom rule set (&from=K starts at the K-th, &deal=N deals N cards a round, &turnCap=N
+// ends a round after N completed turns, &players=N lowers the minimum seats);
 // ?seed=HEX deals a chosen seed
 async function rulesFor(name) {
   const rounds = num(params.get("rounds"));
@@ -93,7 +94,9 @@ async function rulesFor(name) {
   const { ruleSets } = await api.ruleSets();
   const preset = { ...ruleSets.find((r) => r.name === name) };
   delete preset.hash;
-  preset.contracts = preset.contracts.slice(0, rounds);
+  const from = Math.max(1, num(params.get("from")) || 1) - 1;
+  preset.contracts = preset.contracts.slice(from, from + rounds);
+  if (params.get("turnCap")) preset.turnCap = num(params.get("turnCap"));
   if (params.get("deal")) preset.contracts = preset.contracts.map((c) => ({ ...c, deal: num(params.get("deal")) }));
   if (params.get("players")) preset.minPlayers = num(params.get("players"));
   return { customRuleSet: preset };
@@ -308,8 +311,12 @@ function tableScreen(id, { watch = false } = {}) {
   t.root = root;
   screen(watch ? "Watching" : "Your table", root);
   root.append(h("p", { role: "status" }, "Connecting to the table…"));
-  api.getGame(id).then((g) => { t.game = g; render(t); if (!watch) waitForPlayers(t); }).catch((e) => { t.error = errorText(e); render(t); });
-  connect(t);
+  api.getGame(id).then((g) => {
+    t.game = g;
+    render(t);
+    connect(t);
+    if (!watch) waitForPlayers(t);
+  }).catch((e) => { t.error = errorText(e); render(t); });
 }
 
 async function waitForPlayers(t) {
@@ -762,6 +769,10 @@ function gameEndPanel(t) {
   const body = g.scores.map((s, i) => [seatName(t.game, i, t.seat), s, g.winners.includes(i) ? "winner" : ""]);
   return h("section", { class: "panel game-end", id: "game-end", "aria-labelledby": "game-end-title" },
     h("h2", { id: "game-end-title" }, `Game over: ${winners.join(" and ")} ${winners.length > 1 ? "share the win" : "wins"}`),
+    t.roundEnd ? scoreTable(t, `Round ${t.roundEnd.round} (${t.roundEnd.reason.replace("_", " ")})`, {
+      head: ["Player", "Cards left", "Penalty", "Total"],
+      body: t.roundEnd.scores.map((s, i) => [seatName(t.game, i, t.seat), t.roundEnd.left[i], t.roundEnd.penalties[i] ?? 0, s]),
+    }) : null,
     scoreTable(t, "Final scores", { head: ["Player", "Score", ""], body }),
     h("p", {}, h("a", { href: `#/replay/${t.id}`, id: "replay-link" }, "Replay the game and check its deals"), " · ", h("a", { href: "#/" }, "New game")));
 }
@@ -841,10 +852,10 @@ async function replayScreen(id) {
         h("ul", {}, ...verdicts.map((v) => h("li", {}, `Round ${v.round}: ${v.ok ? "✓" : "✗"} ${v.commitment.slice(0, 16)}…`)))),
       scoreTable(t, "Final scores", { head: ["Player", "Score"], body: (replay.scores || []).map((s, i) => [seatName(game, i, null), s]) }),
       h("div", { class: "buttons", role: "group", "aria-label": "Step through the game" },
-        h("button", { type: "button", id: "replay-first", onclick: () => go(0) }, "⏮ First"),
+        h("button", { type: "button", id: "replay-first", onclick: () => go(0) }, "First"),
         h("button", { type: "button", id: "replay-prev", onclick: () => go(at - 1) }, "◀ Previous"),
         h("button", { type: "button", id: "replay-next", onclick: () => go(at + 1) }, "Next ▶"),
-        h("button", { type: "button", id: "replay-last", onclick: () => go(steps.length) }, "Last ⏭")),
+        h("button", { type: "button", id: "replay-last", onclick: () => go(steps.length) }, "Last")),
       stepView));
 }
 

@@ -166,6 +166,7 @@ class Clicks:
     layoffs: int = 0
     contracts: int = 0
     rounds_seen: int = 0
+    end_turns: int = 0
 
 
 def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = None) -> Clicks:
@@ -201,11 +202,13 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
             if tab.click("#draw-stock"):
                 done.moves += 1
         elif tab.visible(".hand [data-moves~=layOff]"):
-            if tab.click(".hand [data-moves~=layOff]") and tab.click(".meld button:text('Lay off')"):
+            picked = tab.click(".hand [data-moves~=layOff]")
+            if picked and tab.click(".meld button:text('Lay off')"):
                 done.layoffs += 1
         elif tab.visible("#end-turn"):
             if tab.click("#end-turn"):
                 done.moves += 1
+                done.end_turns += 1
         elif tab.visible(".hand [data-moves~=discard]"):
             if tab.click(".hand [data-moves~=discard] >> nth=-1") and tab.click("#discard"):
                 done.moves += 1
@@ -341,20 +344,27 @@ def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
     done = play_through(tab)
     assert done.moves > 0
     assert "Game over" in tab.page.inner_text("#game-end")
-    scores = tab.page.locator("#game-end table tbody tr").count()
+    scores = tab.page.locator("#game-end table:last-of-type tbody tr").count()
     assert scores == 2
     check_secrecy(tab, game_id, short("whiskertrail", 2), 2, seed)
     check_replay_screen(tab)
 
 
 def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
-    game_id = start_game(tab, "contract", 4, extra="&deal=7")
+    game_id = start_game(tab, "contract", 4, extra="&deal=7&turnCap=24")
     assert "Round 1 of 1" in tab.page.inner_text(".contract")
     done = play_through(tab, claims_wanted=1)
     assert done.claims == 1, done
     steps = replay_steps(tab.base, game_id)
     assert any(s.get("seat", 0) == 0 and "claim" in s["action"] for s in steps)
     check_replay_screen(tab)
+
+
+def test_contract_round_7_ends_turns_without_discards(tab: Tab) -> None:
+    start_game(tab, "contract", 4, extra="&from=7&turnCap=12")
+    assert "no discards this round" in tab.page.inner_text(".contract")
+    done = play_through(tab)
+    assert done.end_turns >= 1 and "Game over" in tab.page.inner_text("#game-end"), done
 
 
 def test_a_refresh_resumes_the_game(tab: Tab) -> None:
@@ -393,9 +403,13 @@ def _arranged_game(base: str) -> tuple[str, str]:
         min_players=2,
         may_i=False,
     )
-    bot = [cid(c) for c in "5S 6S 7S JK 2C 5C 8C JC 2D 5D".split()]
-    human = [cid(c) for c in "4S 9H TH JH QH 8S 8D JD KC KD".split()]
-    stock = [cid(c, 1) for c in "2C 5C 8C JC 2D 5D 8D JD".split()]
+
+    def cids(codes: str, deck: int = 0) -> list[int]:
+        return [cid(c, deck) for c in codes.split()]
+
+    bot = cids("5S 6S 7S JK 2C 5C 8C JC 2D 5D")
+    human = cids("4S 9H TH JH QH 8S 8D JD KC KD")
+    stock = cids("2C 5C 8C JC 2D 5D 8D JD", deck=1)
     dealt = [x for pair in zip(bot, human, strict=True) for x in pair]
     rest = [i for i in range(rules.deck_size) if i not in dealt and i not in stock]
     request = pb.CreateGameFromDeckRequest(
