@@ -480,9 +480,12 @@ function render(t) {
   if (!t.watch) parts.push(actionsPanel(t), handPanel(t));
   parts.push(logPanel(t), linksPanel(t));
   t.root.replaceChildren(...parts.filter(Boolean));
-  if (focusedKey) {
-    const again = t.root.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`);
-    if (again) again.focus();
+  const again = focusedKey ? t.root.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`) : null;
+  if (again) again.focus();
+  else if (focusedKey || document.activeElement === document.body) {
+    // the focused control went with the move: keyboard users land on the next choice
+    const next = t.root.querySelector(".actions button, .round-end button");
+    if (next && t.prompt) next.focus({ preventScroll: true });
   }
 }
 
@@ -610,6 +613,12 @@ function actionsPanel(t) {
   const section = h("section", { class: "actions", "aria-labelledby": "actions-title" });
   const waiting = v.gameOver ? "The game is over." : t.acting ? "Sending your move…" :
     v.phase === "claim" ? "A May I? window is open." : `Waiting for ${seatName(t.game, v.current, t.seat)}.`;
+  const free = t.game.seatInfo.filter((s) => !s.joined).length;
+  if (free && !v.gameOver) {
+    // (the engine would take a move now, but nobody else could answer it yet)
+    section.append(h("h2", { id: "actions-title" }, "The game starts when every seat is taken"));
+    return section;
+  }
   section.append(h("h2", { id: "actions-title" }, actions.length ? (v.phase === "claim" ? "May I?" : "Your move") : waiting));
   if (!actions.length) return section;
   if (v.phase === "claim") { section.append(claimPanel(t, actions)); return section; }
