@@ -619,7 +619,7 @@ function actionsPanel(t) {
     section.append(h("h2", { id: "actions-title" }, "The game starts when every seat is taken"));
     return section;
   }
-  section.append(h("h2", { id: "actions-title" }, actions.length ? (v.phase === "claim" ? "May I?" : "Your move") : waiting));
+  section.append(h("h2", { id: "actions-title" }, actions.length ? (v.phase === "claim" ? "Out of turn" : "Your move") : waiting));
   if (!actions.length) return section;
   if (v.phase === "claim") { section.append(claimPanel(t, actions)); return section; }
   const buttons = h("div", { class: "buttons" });

@@ -265,11 +265,31 @@ def replay_steps(base: str, game_id: str) -> list[dict[str, Any]]:
     return steps
 
 
-def short(rules: str, seats: int) -> RuleSet:
+def short(rules: str, seats: int, deal: int | None = None, turn_cap: int | None = None) -> RuleSet:
+    """The rule set the page makes of ``?rounds=1`` (``&deal=``, ``&turnCap=``)."""
     preset = PRESETS[rules]
+    contracts = preset.contracts[:1]
+    if deal is not None:
+        contracts = tuple(dataclasses.replace(c, deal=deal) for c in contracts)
     return dataclasses.replace(
-        preset, contracts=preset.contracts[:1], min_players=min(seats, preset.min_players)
+        preset,
+        contracts=contracts,
+        min_players=min(seats, preset.min_players),
+        turn_cap=preset.turn_cap if turn_cap is None else turn_cap,
     )
+
+
+def stream_events(tab: Tab) -> list[dict[str, Any]]:
+    """Every event of the play streams the page received, in order."""
+    events = []
+    for response in tab.responses:
+        if ":play" in response.url and response.request.method == "GET":
+            for line in response.body().decode().split("\n"):
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if "event" in message:
+                        events.append(message["event"])
+    return events
 
 
 def check_secrecy(tab: Tab, game_id: str, rules: RuleSet, seats: int, seed: str) -> int:
@@ -351,10 +371,16 @@ def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
 
 
 def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
-    game_id = start_game(tab, "contract", 4, extra="&deal=7&turnCap=24")
+    seed = "6d61792d69"
+    game_id = start_game(tab, "contract", 4, extra=f"&deal=7&turnCap=24&seed={seed}")
     assert "Round 1 of 1" in tab.page.inner_text(".contract")
     done = play_through(tab, claims_wanted=1)
     assert done.claims == 1, done
+    awarded = [e for e in stream_events(tab) if e["type"] == "claim_awarded"]
+    mine = [e for e in awarded if e.get("seat", 0) == 0]
+    assert mine and len(mine[0]["claimAwarded"]["penalty"]) == 1, awarded
+    # the claim's penalty card reached this seat's stream only (and nothing else secret)
+    check_secrecy(tab, game_id, short("contract", 4, deal=7, turn_cap=24), 4, seed)
     steps = replay_steps(tab.base, game_id)
     assert any(s.get("seat", 0) == 0 and "claim" in s["action"] for s in steps)
     check_replay_screen(tab)
@@ -365,6 +391,29 @@ def test_contract_round_7_ends_turns_without_discards(tab: Tab) -> None:
     assert "no discards this round" in tab.page.inner_text(".contract")
     done = play_through(tab)
     assert done.end_turns >= 1 and "Game over" in tab.page.inner_text("#game-end"), done
+
+
+def test_house_bots_move_at_the_chosen_pace(tab: Tab) -> None:
+    """At 300 ms a move, the bot's draw and discard show one after the other, the
+    discard at least two paces after the player's own."""
+    start_game(tab, "whiskertrail", 2, extra="&seed=7061636531")
+    page = tab.page
+    page.select_option("#pace", "300")
+    page.click("#draw-stock")
+    page.click(".hand [data-moves~=discard] >> nth=0")
+    page.click("#discard")
+    started = time.monotonic()
+    seen: dict[str, float] = {}
+    while "discarded" not in seen and time.monotonic() - started < 10:
+        log = page.inner_text(".log")
+        for what in ("drew", "discarded"):
+            if f"Greedy bot 2 {what}" in log and what not in seen:
+                seen[what] = time.monotonic() - started
+        page.wait_for_timeout(40)
+    assert seen.keys() == {"drew", "discarded"}, seen
+    assert seen["discarded"] - seen["drew"] >= 0.2, seen  # one at a time
+    assert seen["discarded"] >= 0.55, seen
+    tab.shot("paced")
 
 
 def test_a_refresh_resumes_the_game(tab: Tab) -> None:
