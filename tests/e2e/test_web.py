@@ -221,8 +221,8 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
     raise AssertionError(f"no game end after {MAX_STEPS} steps: {done}")
 
 
-def start_game(tab: Tab, rules: str, seats: int, *, extra: str = "") -> str:
-    query = f"?rounds=1&pace=0{extra}"
+def start_game(tab: Tab, rules: str, seats: int, *, extra: str = "", rounds: int = 1) -> str:
+    query = f"?rounds={rounds}&pace=0{extra}"
     if rules == "contract" and seats != 4:
         query += f"&players={seats}"
     tab.page.goto(f"{tab.base}/{query}")
@@ -265,10 +265,12 @@ def replay_steps(base: str, game_id: str) -> list[dict[str, Any]]:
     return steps
 
 
-def short(rules: str, seats: int, deal: int | None = None, turn_cap: int | None = None) -> RuleSet:
-    """The rule set the page makes of ``?rounds=1`` (``&deal=``, ``&turnCap=``)."""
+def short(
+    rules: str, seats: int, deal: int | None = None, turn_cap: int | None = None, rounds: int = 1
+) -> RuleSet:
+    """The rule set the page makes of ``?rounds=N`` (``&deal=``, ``&turnCap=``)."""
     preset = PRESETS[rules]
-    contracts = preset.contracts[:1]
+    contracts = preset.contracts[:rounds]
     if deal is not None:
         contracts = tuple(dataclasses.replace(c, deal=deal) for c in contracts)
     return dataclasses.replace(
@@ -358,15 +360,17 @@ def test_the_page_and_its_assets_are_served_with_a_self_only_policy(base_url: st
 
 def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
     seed = "77656231"
-    game_id = start_game(tab, "whiskertrail", 2, extra=f"&seed={seed}")
-    assert "Lantern Gate: two sets of three" in tab.page.inner_text(".contract")
-    assert tab.page.locator(".route li").count() == 1  # the cut route: its first stop
+    game_id = start_game(tab, "whiskertrail", 2, extra=f"&seed={seed}", rounds=2)
+    assert "Stop 1 of 2 · Lantern Gate: two sets of three" in tab.page.inner_text(".contract")
+    assert tab.page.locator(".route li").all_inner_texts() == ["Lantern Gate", "Silk Bridge"]
     done = play_through(tab)
-    assert done.moves > 0
+    assert done.moves > 0 and done.rounds_seen == 1, done  # the round-end table, continued
+    assert "Stop 2 of 2 · Silk Bridge: one run of five" in tab.page.inner_text(".contract")
+    assert tab.page.locator(".route li.done").all_inner_texts() == ["✓ Lantern Gate"]
     assert "Game over" in tab.page.inner_text("#game-end")
     scores = tab.page.locator("#game-end table:last-of-type tbody tr").count()
     assert scores == 2
-    check_secrecy(tab, game_id, short("whiskertrail", 2), 2, seed)
+    check_secrecy(tab, game_id, short("whiskertrail", 2, rounds=2), 2, seed)
     check_replay_screen(tab)
 
 
