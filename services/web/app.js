@@ -8,7 +8,7 @@ import {
   cardFace, cardLabel, describeContract, isJoker, isRed, meldStandsFor, meldTitle,
   sortCards, standsForFace, standsForLabel,
 } from "./cards.js";
-import { verifyRounds } from "./fair.js";
+import { dealFrom, roundSeed, shuffledDeck, verifyRounds } from "./fair.js";
 
 const $app = document.getElementById("app");
 const $live = document.getElementById("live");
@@ -375,7 +375,11 @@ async function pump(t) {
         t.lastCursor = ev.cursor;
         if (t.prompt && version > num(t.prompt.version)) t.prompt = null;
         if (t.view && version > t.modelVersion) applyEvent(t, ev);
-        if (ev.type === "round_started") recordCommitment(t.id, ev.roundStarted.round, ev.roundStarted.commitment);
+        if (ev.type === "round_started") {
+          const rs = ev.roundStarted;
+          recordCommitment(t.id, rs.round, rs.commitment);
+          if (rs.hand && rs.hand.length) recordDeal(t.id, rs.round, rs.hand, rs.upcard);
+        }
         const text = describeEvent(t, ev);
         if (text) { t.log.push(text); if (ev.seat !== t.seat || ev.type === "claim_awarded") announce(text); }
       } else if (msg.prompt) {
@@ -407,6 +411,21 @@ function recordCommitment(id, round, commitment) {
   if (seen[round]) return;
   seen[round] = commitment;
   localStorage.setItem(key, JSON.stringify(seen));
+}
+
+// the seat's own dealt hand and the upcard of each round, as dealt: the replay checks
+// them against the deal it recomputes from the revealed seed
+function recordDeal(id, round, hand, upcard) {
+  const key = `glintwick.deals.${id}`;
+  let seen = {};
+  try { seen = JSON.parse(localStorage.getItem(key) || "{}"); } catch { seen = {}; }
+  if (seen[round]) return;
+  seen[round] = { hand: hand.map((c) => c.id).sort((a, b) => a - b), upcard: upcard ? upcard.id : null };
+  localStorage.setItem(key, JSON.stringify(seen));
+}
+
+function seenDeals(id) {
+  try { return JSON.parse(localStorage.getItem(`glintwick.deals.${id}`) || "{}"); } catch { return {}; }
 }
 
 function seenCommitments(id) {
@@ -828,6 +847,7 @@ async function replayScreen(id) {
   }
   rounds.sort((a, b) => a.round - b.round);
   const verdicts = await verifyRounds(replay.seed, rounds);
+  const deals = await checkDeals(id, game, replay, events);
   const unseen = [];
   for (let r = 1; r <= game.ruleSet.contracts.length; r++) if (!rounds.some((x) => x.round === r)) unseen.push(r);
   const allOk = verdicts.length > 0 && verdicts.every((v) => v.ok);
@@ -856,6 +876,7 @@ async function replayScreen(id) {
       h("p", { id: "fairness", class: allOk ? "ok" : "error", role: "status" },
         allOk ? `Fair deal verified: this browser recomputed ${verdicts.length} round commitment(s) from the revealed seed with SHA-256, and each matches.`
           : "The deal could NOT be verified: a commitment does not match the revealed seed."),
+      h("p", { id: "deal-check", class: deals.ok ? "ok" : deals.checked ? "error" : "muted" }, deals.text),
       unseen.length ? h("p", { class: "muted" }, `Not checked: round ${unseen.join(", ")} (its commitment was dealt before this browser watched; open the replay from the browser that played it).`) : null,
       h("details", {}, h("summary", {}, "The commitments"),
         h("ul", {}, ...verdicts.map((v) => h("li", {}, `Round ${v.round}: ${v.ok ? "✓" : "✗"} ${v.commitment.slice(0, 16)}…`)))),
@@ -866,6 +887,42 @@ async function replayScreen(id) {
         h("button", { type: "button", id: "replay-next", onclick: () => go(at + 1) }, "Next ▶"),
         h("button", { type: "button", id: "replay-last", onclick: () => go(steps.length) }, "Last")),
       stepView));
+}
+
+// Recompute every round's deal from the revealed seed (docs/SHUFFLE.md) and compare it
+// with what this browser was dealt (its seat's hand, the upcard) and with the upcards
+// of the public round_started events.
+async function checkDeals(id, game, replay, events) {
+  if (game.arranged) return { ok: false, checked: 0, text: "This game was dealt from arranged decks: there is no shuffle to check." };
+  const rules = game.ruleSet;
+  const size = num(rules.decks) * 52 + num(rules.jokers);
+  const dealt = seenDeals(id);
+  const mine = stored(id);
+  const upcards = {};
+  for (const ev of events) if (ev.type === "round_started" && ev.roundStarted.upcard) upcards[ev.roundStarted.round] = ev.roundStarted.upcard.id;
+  const played = new Set(events.filter((e) => e.type === "round_started").map((e) => e.roundStarted.round));
+  if (Object.keys(dealt).length) played.add(1);
+  let checked = 0;
+  const bad = [];
+  for (const round of [...played].sort((a, b) => a - b)) {
+    const contract = rules.contracts[round - 1];
+    const deck = await shuffledDeck(await roundSeed(replay.seed, round), 0, size);
+    const deal = dealFrom(deck, game.seats, round, num(contract.deal), rules.initialUpcard);
+    const seen = dealt[round];
+    if (seen && mine) {
+      checked += 1;
+      const hand = [...deal.hands[mine.seat]].sort((a, b) => a - b);
+      if (JSON.stringify(hand) !== JSON.stringify(seen.hand)) bad.push(`round ${round}: your hand`);
+      if (seen.upcard !== null && seen.upcard !== deal.upcard) bad.push(`round ${round}: the upcard`);
+    }
+    if (upcards[round] !== undefined) {
+      checked += 1;
+      if (upcards[round] !== deal.upcard) bad.push(`round ${round}: the upcard`);
+    }
+  }
+  if (bad.length) return { ok: false, checked, text: `The recomputed deal does NOT match: ${bad.join(", ")}.` };
+  if (!checked) return { ok: false, checked, text: "No deal this browser saw to compare with the recomputed shuffle." };
+  return { ok: true, checked, text: `Deals recomputed from the seed: ${mine && Object.keys(dealt).length ? "your dealt hands and " : ""}the upcards match (${checked} check(s)).` };
 }
 
 // ------------------------------------------------------------------ routing

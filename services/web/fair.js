@@ -57,3 +57,48 @@ export async function verifyRounds(seedHex, rounds) {
   }
   return verdicts;
 }
+
+// The deal itself (docs/SHUFFLE.md, "Algorithm"): the deck's ids in increasing order,
+// Fisher–Yates driven by the word stream SHA-256(round_seed || uint32_be(epoch) ||
+// uint64_be(block)), four big-endian 64-bit words a block, rejection keeping uniform(n)
+// free of modulo bias. Returns the stock, top first.
+const TWO64 = 1n << 64n;
+
+function uint64be(n) {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigUint64(0, n, false);
+  return b;
+}
+
+export async function shuffledDeck(roundSeedBytes, epoch, size) {
+  const items = Array.from({ length: size }, (_, i) => i);
+  const words = [];
+  let block = 0n;
+  const next = async () => {
+    if (!words.length) {
+      const digest = await sha256(concat(roundSeedBytes, uint32be(epoch), uint64be(block)));
+      block += 1n;
+      const view = new DataView(digest.buffer);
+      for (let k = 0; k < 4; k++) words.push(view.getBigUint64(8 * k, false));
+    }
+    return words.shift();
+  };
+  for (let i = size - 1; i > 0; i--) {
+    const n = BigInt(i + 1);
+    const limit = TWO64 - (TWO64 % n);
+    let x = await next();
+    while (x >= limit) x = await next();
+    const j = Number(x % n);
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items;
+}
+
+// one card at a time to each seat from the round's first seat ((round - 1) mod seats),
+// then (where the rules turn one up) the upcard
+export function dealFrom(deck, seats, round, perSeat, upcard) {
+  const first = (round - 1) % seats;
+  const hands = Array.from({ length: seats }, () => []);
+  for (let j = 0; j < seats * perSeat; j++) hands[(first + j) % seats].push(deck[j]);
+  return { hands, upcard: upcard ? deck[seats * perSeat] : null };
+}

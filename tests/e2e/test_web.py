@@ -254,6 +254,11 @@ def check_replay_screen(tab: Tab) -> None:
     tab.page.wait_for_selector("#fairness")
     text = tab.page.inner_text("#fairness")
     assert "Fair deal verified" in text, text
+    deals = tab.page.locator("#deal-check")
+    assert deals.get_attribute("class") == "ok", deals.inner_text()
+    assert "your dealt hands and the upcards match" in deals.inner_text() or (
+        "the upcards match" in deals.inner_text()
+    )
     for _ in range(3):
         tab.page.click("#replay-next")
     assert "Move 3 of" in tab.page.inner_text("#replay-step")
@@ -372,6 +377,19 @@ def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
     assert scores == 2
     check_secrecy(tab, game_id, short("whiskertrail", 2, rounds=2), 2, seed)
     check_replay_screen(tab)
+    # the check can fail: a commitment other than the one dealt, a dealt hand other than
+    # the seed's, and the page says so
+    tab.page.evaluate(
+        "id => { localStorage.setItem(`glintwick.commitments.${id}`, JSON.stringify({1: '00'}));"
+        " const d = JSON.parse(localStorage.getItem(`glintwick.deals.${id}`));"
+        " d[1].hand[0] = 107; localStorage.setItem(`glintwick.deals.${id}`, JSON.stringify(d)); }",
+        game_id,
+    )
+    tab.page.reload()
+    tab.page.wait_for_selector("#fairness")
+    assert "could NOT be verified" in tab.page.inner_text("#fairness")
+    assert "does NOT match: round 1: your hand" in tab.page.inner_text("#deal-check")
+    tab.shot("replay-tampered")
 
 
 def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
@@ -581,6 +599,25 @@ def test_friends_a_spectator_a_hint_and_the_keyboard(tab: Tab, browser: Browser)
     page.keyboard.press("Enter")
     page.wait_for_selector(".log >> text=Ada (you) discarded")
     tab.shot("keyboard-discard")
+
+
+def test_the_page_recomputes_the_documented_shuffle(tab: Tab) -> None:
+    """docs/SHUFFLE.md's test vector, in the browser: round seed, commitment, stock."""
+    tab.page.goto(f"{tab.base}/#/lobby")
+    found = tab.page.evaluate(
+        """async () => {
+          const fair = await import("/static/fair.js");
+          const seed = fair.toHex(new TextEncoder().encode("example-seed"));
+          const roundSeed = await fair.roundSeed(seed, 1);
+          const deck = await fair.shuffledDeck(roundSeed, 0, 108);
+          return [fair.toHex(roundSeed), await fair.commitment(roundSeed), deck.slice(0, 12)];
+        }"""
+    )
+    assert found == [
+        "4e7c0aa0b5a04ce9c694e2a85bb9a6dd207e08f74b977c2e9f834e4b98f6810b",
+        "a42fd27b9f432a6c61a66838a1f1c174adb4b801c94b20faebd48d69045860cb",
+        [32, 83, 0, 107, 63, 20, 90, 41, 78, 34, 59, 79],
+    ]
 
 
 def test_no_serious_accessibility_violations(tab: Tab) -> None:
