@@ -14,6 +14,7 @@ and never sends a request off its origin.  Screenshots of each step are written 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -21,6 +22,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -454,6 +456,74 @@ def test_a_refresh_resumes_the_game(tab: Tab) -> None:
     assert "Stop 1 of 1" in tab.page.inner_text(".contract") and log
     done = play_through(tab)
     assert "Game over" in tab.page.inner_text("#game-end"), done
+
+
+class Proxy:
+    """A TCP relay to the server whose connections the test can cut: a dropped
+    connection, as a flaky network drops it."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            self.open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        for connection in self.open:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        self.open.clear()
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+
+def test_a_dropped_connection_resumes_after_its_last_event(browser: Browser, base_url: str) -> None:
+    proxy = Proxy(int(base_url.rsplit(":", 1)[1]))
+    shots = SHOTS / "test_a_dropped_connection_resumes_after_its_last_event"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    try:
+        tab = Tab(context.new_page(), f"http://127.0.0.1:{proxy.port}", shots)
+        start_game(tab, "whiskertrail", 2)
+        play_through(tab, stop_after=2)
+        proxy.cut()
+        tab.page.wait_for_selector("text=reconnecting…")
+        tab.shot("dropped")
+        tab.page.wait_for_selector("text=reconnecting…", state="detached")
+        resumed = [u for u in tab.requests if ":play?after=" in u]
+        assert resumed, tab.requests[-5:]
+        done = play_through(tab)
+        assert "Game over" in tab.page.inner_text("#game-end"), done
+        assert not tab.errors, tab.errors
+    finally:
+        context.close()
+        proxy.close()
 
 
 def _arranged_game(base: str) -> tuple[str, str]:
