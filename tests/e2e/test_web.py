@@ -35,7 +35,7 @@ from google.protobuf import json_format
 from engine.rulesets import PRESETS, Contract, MeldKind, MeldRequirement, RuleSet
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
-from tests.e2e.support import Mirror, check_clean
+from tests.e2e.support import Mirror, Rules, check_clean
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, Response  # noqa: E402
@@ -337,6 +337,18 @@ def check_secrecy(tab: Tab, game_id: str, rules: RuleSet, seats: int, seed: str)
                     check_clean(rules, item, mirror.view_rules(0, version), what)
             checked += 1
     assert checked > 10, "the page's play stream was not recorded"
+    # every other answer the page had before the game was over (the game, the lobby,
+    # the solver's previews and hints): cards the seat knew at some point, no seed
+    ever_known = frozenset().union(*(point.known[0] for point in mirror.points))
+    seeds = mirror.points[0].forbidden
+    for response in tab.responses:
+        url = response.url
+        if ":play" in url or ":watch" in url or url.endswith("/replay"):
+            continue
+        if "application/json" not in (response.headers.get("content-type") or ""):
+            continue
+        check_clean(rules, response.json(), Rules(ever_known, frozenset(), seeds), url)
+        checked += 1
     return checked
 
 
