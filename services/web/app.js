@@ -858,15 +858,38 @@ async function replayScreen(id) {
     if (!byVersion.has(v)) byVersion.set(v, []);
     byVersion.get(v).push(ev);
   }
-  const t = { game, seat: null };
+  // the public table after each move: round 1's deal as the rules make it (its upcard
+  // recomputed from the seed), then every public event applied (as the play screen does)
+  const t = { game, seat: null, view: null };
+  const rules = game.ruleSet;
+  const first = rules.contracts[0];
+  const upcard = await replayUpcard(game, replay.seed);
+  const size = num(rules.decks) * 52 + num(rules.jokers);
+  const dealt = game.seats * num(first.deal);
+  t.view = {
+    rules: rules.name, seats: game.seats, round: 1, rounds: rules.contracts.length, contract: first,
+    players: Array.from({ length: game.seats }, () => ({ handSize: 0, opened: false, score: 0 })),
+    table: [], hand: [], phase: "draw", current: 0, toAct: [],
+  };
+  applyEvent(t, { type: "round_started", roundStarted: {
+    round: 1, rounds: rules.contracts.length, contract: first, firstSeat: 0, handSize: num(first.deal),
+    stockSize: size - dealt - (rules.initialUpcard ? 1 : 0), upcard } });
+  if (rules.initialUpcard && !upcard) t.view.discardSize = 1;
+  const states = [structuredClone(t.view)];
+  for (let v = 1; v <= steps.length; v++) {
+    for (const ev of byVersion.get(v) || []) applyEvent(t, ev);
+    states.push(structuredClone(t.view));
+  }
   let at = 0;
   const stepView = h("div", { id: "replay-step", "aria-live": "polite" });
   const show = () => {
     const step = steps[at - 1];
     const evs = byVersion.get(at) || [];
+    t.view = states[at];
     stepView.replaceChildren(
       h("h2", {}, at === 0 ? "The deal" : `Move ${at} of ${steps.length}: ${seatName(game, step.seat, null)}${step.byDeadline ? " (by deadline)" : ""}`),
-      h("ul", {}, ...evs.map((ev) => describeEvent(t, ev)).filter(Boolean).map((x) => h("li", {}, x))));
+      h("ul", {}, ...evs.map((ev) => describeEvent(t, ev)).filter(Boolean).map((x) => h("li", {}, x))),
+      contractPanel(t), seatsPanel(t), tablePanel(t));
   };
   const go = (n) => { at = Math.max(0, Math.min(steps.length, n)); show(); };
   show();
@@ -887,6 +910,22 @@ async function replayScreen(id) {
         h("button", { type: "button", id: "replay-next", onclick: () => go(at + 1) }, "Next ▶"),
         h("button", { type: "button", id: "replay-last", onclick: () => go(steps.length) }, "Last")),
       stepView));
+}
+
+function codeOf(id, decks) {
+  if (id >= decks * 52) return "JK";
+  const n = id % 52;
+  return `${"A23456789TJQK"[n % 13]}${"CDHS"[Math.floor(n / 13)]}`;
+}
+
+// round 1's upcard, recomputed from the seed (a finished game's stream starts after it)
+async function replayUpcard(game, seed) {
+  const rules = game.ruleSet;
+  if (!rules.initialUpcard || game.arranged) return null;
+  const size = num(rules.decks) * 52 + num(rules.jokers);
+  const deck = await shuffledDeck(await roundSeed(seed, 1), 0, size);
+  const id = dealFrom(deck, game.seats, 1, num(rules.contracts[0].deal), true).upcard;
+  return { id, code: codeOf(id, num(rules.decks)) };
 }
 
 // Recompute every round's deal from the revealed seed (docs/SHUFFLE.md) and compare it

@@ -265,6 +265,10 @@ def check_replay_screen(tab: Tab) -> None:
         tab.page.click("#replay-next")
     assert "Move 3 of" in tab.page.inner_text("#replay-step")
     tab.shot("replay")
+    tab.page.click("#replay-last")  # the table as the game ended: the winner holds nothing
+    winners = tab.page.locator("#replay-step .seat:has-text(' 0 cards')")
+    assert winners.count() >= 1, tab.page.inner_text("#replay-step")
+    tab.shot("replay-last")
 
 
 def replay_steps(base: str, game_id: str) -> list[dict[str, Any]]:
