@@ -302,7 +302,8 @@ function tableScreen(id, { watch = false } = {}) {
   const t = {
     id, seat: mine ? mine.seat : null, token: mine ? mine.token : null, watch,
     game: null, view: null, prompt: null, queue: [], log: [], busy: false, closed: false,
-    order: [], sort: localStorage.getItem("glintwick.sort") || "suit", selected: null,
+    order: JSON.parse(sessionStorage.getItem(`glintwick.order.${id}`) || "[]"),
+    sort: localStorage.getItem("glintwick.sort") || "suit", selected: null,
     roundEnd: null, gameEnd: null, lastCursor: "", lastVersion: -1, modelVersion: -1,
     abort: new AbortController(), error: "", preview: null, hint: null, connected: false,
   };
@@ -399,6 +400,20 @@ async function pump(t) {
   } finally {
     t.busy = false;
   }
+  if (t.view && !t.prompt && !t.closed && t.view.discardSize > 0 && !t.view.discardTop) resync(t);
+}
+
+// the events do not say what a taken discard uncovered: read the view (GetView) once the
+// stream is idle, and keep it only if nothing moved since
+async function resync(t) {
+  const version = t.lastVersion;
+  try {
+    const view = await api.view(t.id, t.token);
+    if (num(view.version) === t.lastVersion && version === t.lastVersion && !t.queue.length && !t.busy && !t.prompt) {
+      installView(t, view);
+      render(t);
+    }
+  } catch { /* the next prompt brings it */ }
 }
 
 // the commitments this browser saw before each deal was played: the replay checks the
@@ -448,6 +463,7 @@ function handInOrder(t) {
   const kept = t.order.filter((id) => byId.has(id));
   const fresh = sortCards(hand.filter((c) => !kept.includes(c.id)), t.sort).map((c) => c.id);
   t.order = [...kept, ...fresh];
+  sessionStorage.setItem(`glintwick.order.${t.id}`, JSON.stringify(t.order)); // (kept on refresh)
   return t.order.map((id) => byId.get(id));
 }
 

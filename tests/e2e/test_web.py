@@ -461,6 +461,10 @@ def test_a_refresh_resumes_the_game(tab: Tab) -> None:
     play_through(tab, stop_after=3)
     tab.page.wait_for_selector("#draw-stock, .hand [data-moves~=discard]")
     tab.page.wait_for_timeout(300)
+    # the player's own order of the hand survives the refresh too
+    tab.page.locator(".hand button").first.focus()
+    tab.page.keyboard.press("Alt+ArrowRight")
+    order = tab.page.locator(".hand button").evaluate_all("cards => cards.map(c => c.dataset.card)")
     hand = sorted(tab.page.locator(".hand button").all_inner_texts())
     assert hand
     log = tab.page.inner_text(".log")
@@ -469,6 +473,8 @@ def test_a_refresh_resumes_the_game(tab: Tab) -> None:
     tab.page.wait_for_selector("#draw-stock, .hand [data-moves~=discard]")
     tab.shot("after-refresh")
     assert sorted(tab.page.locator(".hand button").all_inner_texts()) == hand
+    after = tab.page.locator(".hand button").evaluate_all("cards => cards.map(c => c.dataset.card)")
+    assert after == order
     assert "Stop 1 of 1" in tab.page.inner_text(".contract") and log
     done = play_through(tab)
     assert "Game over" in tab.page.inner_text("#game-end"), done
