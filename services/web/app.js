@@ -515,6 +515,8 @@ function render(t) {
   if (!t.watch) parts.push(actionsPanel(t), handPanel(t));
   parts.push(logPanel(t), linksPanel(t));
   t.root.replaceChildren(...parts.filter(Boolean));
+  const log = t.root.querySelector(".log ol");
+  if (log) log.scrollTop = log.scrollHeight; // the latest move in view
   const again = focusedKey ? t.root.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`) : null;
   if (again) again.focus();
   else if (focusedKey || document.activeElement === document.body) {
@@ -824,7 +826,7 @@ function gameEndPanel(t) {
 function logPanel(t) {
   return h("section", { class: "log", "aria-labelledby": "log-title" },
     h("h2", { id: "log-title" }, "What happened"),
-    h("ol", {}, ...t.log.slice(-8).map((line) => h("li", {}, line))));
+    h("ol", { tabindex: "0", "aria-label": "Every move so far, the latest last" }, ...t.log.map((line) => h("li", {}, line))));
 }
 
 function linksPanel(t) {

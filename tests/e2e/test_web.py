@@ -174,8 +174,8 @@ class Clicks:
 def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = None) -> Clicks:
     """Play the seat by clicking what the page offers until the game-end screen: the
     contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
-    ``claims_wanted`` (else pass), the end of a turn, else a discard of the last card
-    that may be discarded."""
+    fewer than ``claims_wanted`` were won (else pass), the end of a turn, else a discard
+    of the last card that may be discarded."""
     done = Clicks()
     for step in range(MAX_STEPS):
         if tab.visible("#game-end"):
@@ -188,7 +188,9 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
             done.rounds_seen += 1
             tab.click("#continue")
         elif tab.visible("#claim"):
-            if done.claims < claims_wanted:
+            # (a seat before this one may claim the card too, and win it: claim again)
+            won = tab.page.locator(".log li:has-text('Ada (you) takes')").count()
+            if won < claims_wanted and done.claims < claims_wanted + 3:
                 tab.shot("may-i")
                 if tab.click("#claim"):
                     done.claims += 1
@@ -415,7 +417,7 @@ def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
     game_id = start_game(tab, "contract", 4, extra=f"&deal=7&turnCap=24&seed={seed}")
     assert "Round 1 of 1" in tab.page.inner_text(".contract")
     done = play_through(tab, claims_wanted=1)
-    assert done.claims == 1, done
+    assert done.claims >= 1, done
     awarded = [e for e in stream_events(tab) if e["type"] == "claim_awarded"]
     mine = [e for e in awarded if e.get("seat", 0) == 0]
     assert mine and len(mine[0]["claimAwarded"]["penalty"]) == 1, awarded
