@@ -580,14 +580,16 @@ function seatsPanel(t) {
 function meldActions(t, meld) {
   // the lay-offs and joker swaps of the selected card onto this meld
   const out = [];
+  const held = t.view.hand.find((c) => c.id === t.selected);
+  const face = held ? cardFace(held.code) : "";
   for (const a of legal(t)) {
     if (a.layOff && a.layOff.meld === meld.index && a.layOff.card === t.selected) {
       const end = a.layOff.end === "RUN_END_LOW" ? " at the low end" : a.layOff.end === "RUN_END_HIGH" ? " at the high end" : "";
       out.push(h("button", { type: "button", class: "small", "data-key": `off-${meld.index}-${a.layOff.end}`, onclick: () => act(t, a, "Laid off.") },
-        `Lay off here${end}`));
+        `Lay off ${face} here${end}`));
     }
     if (a.swapJoker && a.swapJoker.meld === meld.index && a.swapJoker.card === t.selected) {
-      out.push(h("button", { type: "button", class: "small", "data-key": `swap-${meld.index}`, onclick: () => act(t, a, "Swapped the joker.") }, "Swap for the joker"));
+      out.push(h("button", { type: "button", class: "small", "data-key": `swap-${meld.index}`, onclick: () => act(t, a, "Swapped the joker.") }, `Swap ${face} for the joker`));
     }
   }
   return out;

@@ -606,7 +606,7 @@ def test_a_joker_swap_and_a_lay_off_by_clicking(tab: Tab) -> None:
     page.click("#draw-stock")
     page.click(".hand [data-code='4S']")
     tab.shot("swap-target")
-    page.click(".meld button:text('Swap for the joker')")
+    page.click(".meld button:text('for the joker')")
     page.wait_for_selector(".hand [data-code='JK']")
     tab.shot("swapped")
     assert "swapped 4 of spades for a joker" in page.inner_text(".log")
