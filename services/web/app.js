@@ -202,6 +202,13 @@ function joinScreen(id) {
 
 // ------------------------------------------------------------------ the table model
 
+// the discard pile as far as this page saw it laid (the top of a fresh view only): what a
+// taken discard uncovers, when the page saw it discarded
+function takeDiscard(v) {
+  v.pile.pop();
+  v.discardTop = v.pile.length ? v.pile[v.pile.length - 1] : null;
+}
+
 // The page keeps the last full view (a snapshot or a prompt's) and applies the public
 // events after it, so other seats' moves show one at a time, at the chosen pace.
 function applyEvent(t, ev) {
@@ -215,6 +222,7 @@ function applyEvent(t, ev) {
     case "round_started":
       v.round = data.round; v.rounds = data.rounds; v.contract = data.contract; v.table = [];
       v.discardTop = data.upcard || null; v.discardSize = data.upcard ? 1 : 0; v.stockSize = data.stockSize;
+      v.pile = data.upcard ? [data.upcard] : [];
       for (const pl of v.players) { pl.handSize = data.handSize; pl.opened = false; }
       if (data.hand && data.hand.length) v.hand = data.hand;
       else if (t.seat !== null) v.hand = [];
@@ -223,7 +231,7 @@ function applyEvent(t, ev) {
     case "turn_started": v.current = seat; v.phase = "draw"; v.claim = null; break;
     case "drew":
       p.handSize += 1; v.stockSize = data.stockSize; v.discardSize = data.discardSize;
-      if (data.source === "DRAW_SOURCE_DISCARD") v.discardTop = null;
+      if (data.source === "DRAW_SOURCE_DISCARD") takeDiscard(v);
       if (mine && data.card) v.hand.push(data.card);
       v.phase = "play";
       break;
@@ -243,17 +251,17 @@ function applyEvent(t, ev) {
       if (mine) { removeFromHand([data.card.id]); v.hand.push(data.joker); }
       break;
     case "discarded":
-      p.handSize -= 1; v.discardTop = data.card; v.discardSize = data.discardSize;
+      p.handSize -= 1; v.discardTop = data.card; v.discardSize = data.discardSize; v.pile.push(data.card);
       if (mine) removeFromHand([data.card.id]);
       break;
     case "claim_window_opened": v.phase = "claim"; v.claim = { card: data.card, seats: data.seats || [], discarder: seat }; break;
     case "claim_awarded":
       p.handSize += 1 + num(data.penaltyCards); v.stockSize -= num(data.penaltyCards);
-      v.discardSize -= 1; v.discardTop = null;
+      v.discardSize -= 1; takeDiscard(v);
       if (mine) { v.hand.push(data.card); for (const c of data.penalty || []) v.hand.push(c); }
       break;
     case "claim_window_closed": v.claim = null; break;
-    case "stock_reshuffled": v.stockSize = data.cards; v.discardSize = 1; break;
+    case "stock_reshuffled": v.stockSize = data.cards; v.discardSize = 1; v.pile = v.discardTop ? [v.discardTop] : []; break;
     case "round_ended":
       t.roundEnd = { round: data.round, reason: data.reason, penalties: data.penalties || [], scores: data.scores || [],
         left: v.players.map((pl) => pl.handSize), contract: v.contract };
@@ -452,6 +460,9 @@ function installView(t, view) {
   view.players = view.players || [];
   view.table = view.table || [];
   view.hand = view.hand || [];
+  const kept = t.view && t.view.pile && t.view.round === view.round ? t.view.pile : [];
+  const same = view.discardTop && kept.length && kept[kept.length - 1].id === view.discardTop.id;
+  view.pile = same ? kept : view.discardTop ? [view.discardTop] : [];
   t.view = view;
   t.modelVersion = num(view.version);
   if (view.gameOver && !t.gameEnd) t.gameEnd = { scores: view.players.map((p) => p.score), winners: view.winners || [], seed: view.seed };
