@@ -383,9 +383,29 @@ def test_the_page_and_its_assets_are_served_with_a_self_only_policy(base_url: st
     assert missing.value.code == 404
 
 
+def offered_matches_legal(tab: Tab, game_id: str) -> None:
+    """What the page offers is what ListLegalActions lists for the seat now: the draws
+    as buttons, the cards that may be discarded (or laid off, or swapped) as enabled."""
+    token = tab.page.evaluate(f"JSON.parse(localStorage.getItem('glintwick.seat.{game_id}')).token")
+    legal = api(tab.base, f"/v1/games/{game_id}/legalActions", token=token)["actions"]
+    sources = {a["draw"]["source"] for a in legal if "draw" in a}
+    assert tab.visible("#draw-stock") == ("DRAW_SOURCE_STOCK" in sources)
+    assert tab.visible("#draw-discard") == ("DRAW_SOURCE_DISCARD" in sources)
+    movable = {a[k]["card"] for a in legal for k in ("discard", "layOff", "swapJoker") if k in a}
+    enabled = tab.page.locator(".hand button:not([aria-disabled])").evaluate_all(
+        "cards => cards.map(c => Number(c.dataset.card))"
+    )
+    assert set(enabled) == movable
+    assert tab.visible("#lay-contract") == any("layContract" in a for a in legal)
+
+
 def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
     seed = "77656231"
     game_id = start_game(tab, "whiskertrail", 2, extra=f"&seed={seed}", rounds=2)
+    offered_matches_legal(tab, game_id)
+    tab.page.click("#draw-stock")
+    tab.page.wait_for_selector(".hand [data-moves~=discard]")
+    offered_matches_legal(tab, game_id)
     assert "Stop 1 of 2 · Lantern Gate: two sets of three" in tab.page.inner_text(".contract")
     assert tab.page.locator(".route li").all_inner_texts() == ["Lantern Gate", "Silk Bridge"]
     done = play_through(tab)
@@ -416,6 +436,7 @@ def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
     seed = "6d61792d69"
     game_id = start_game(tab, "contract", 4, extra=f"&deal=7&turnCap=24&seed={seed}")
     assert "Round 1 of 1" in tab.page.inner_text(".contract")
+    offered_matches_legal(tab, game_id)  # no discard-pile draw in contract rummy
     done = play_through(tab, claims_wanted=1)
     assert done.claims >= 1, done
     awarded = [e for e in stream_events(tab) if e["type"] == "claim_awarded"]
