@@ -634,7 +634,13 @@ def test_a_joker_swap_and_a_lay_off_by_clicking(tab: Tab) -> None:
     assert page.locator(".meld .joker").count() == 0  # the bot's run is all naturals now
     page.click("#lay-contract")
     page.wait_for_selector("#confirm-contract")
+    preview = page.locator(".preview .meld-cards").all_inner_texts()
+    assert preview, "no melds previewed"
+    tab.shot("contract-preview")
     page.click("#confirm-contract")
+    # the melds laid are the ones previewed
+    page.wait_for_selector(".owner:has-text('Ada (you)') .meld")
+    assert page.locator(".owner:has-text('Ada (you)') .meld-cards").all_inner_texts() == preview
     page.wait_for_selector(".hand [data-moves~=discard]")
     page.click(".hand [data-code='8D']")
     page.click("#discard")
