@@ -10,7 +10,7 @@ buf: $(STAMP)
 	$(BIN)/buf lint
 	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.2.0.binpb
 
-.PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server loadtest
+.PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server chromium loadtest
 
 install: $(STAMP)
 
@@ -57,7 +57,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) redis-server
+pytest: $(STAMP) redis-server chromium
 	$(BIN)/pytest -m "not slow"
 
 ## The tests start their own redis-server on a free port: install Debian's if missing.
@@ -67,6 +67,15 @@ redis-server:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
+## The browser table's tests (tests/e2e/test_web.py) drive Debian's Chromium through
+## Playwright (which cannot download its own browser here): install it if missing.
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  echo "installing chromium (Debian package)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 ## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)

@@ -36,6 +36,7 @@ from services.api import Caller, GameService, new_request_id
 from services.errors import ServiceError, invalid, store_unavailable
 from services.grpc_api import snake
 from services.openapi import http_rules, openapi_document
+from services.static import add_routes as add_static_routes
 from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
 from services.usecases.limits import MAX_HTTP_BODY_BYTES
@@ -635,4 +636,5 @@ def build_app(
     app.router.add_get("/openapi.json", openapi)
     app.router.add_get("/metrics", metrics_endpoint)
     app.router.add_get("/healthz", healthz)
+    add_static_routes(app)  # the browser table (docs/WEB.md)
     return app
