@@ -73,6 +73,7 @@ from typing import Any, TypeVar, cast
 
 import hiredis
 import redis.asyncio as aioredis
+import structlog
 from redis.asyncio.connection import AbstractConnection, parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, ReadOnlyError, RedisError
@@ -90,6 +91,8 @@ from services.store.base import (
 )
 
 T = TypeVar("T")
+
+log = structlog.get_logger("glintwick.store")
 
 DEADLINES_KEY = "glintwick:deadlines"
 ACTIVE_KEY = "glintwick:active"
@@ -315,6 +318,13 @@ def _rows(rows: list[Any]) -> list[LogItem]:
     ]
 
 
+def _reader_ended(task: asyncio.Task[None]) -> None:
+    """The log reader only ends by close (a cancel); anything else is a bug, logged
+    here (the next waiter starts a new reader)."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("redis_log_reader_failed", error=repr(error), exc_info=error)
+
+
 def _cancel_if_asked() -> None:
     """Raise the cancel of this task that redis-py swallowed, if it did: a cancel that
     lands in the zero-second ``asyncio.timeout`` of its connection check (a pool's
@@ -446,6 +456,7 @@ class RedisStore(GameStore):
         if self._dispatcher is None or self._dispatcher.done():
             self._wanted = asyncio.Event()
             self._dispatcher = asyncio.create_task(self._dispatch(), name="redis-log-reader")
+            self._dispatcher.add_done_callback(_reader_ended)
         waiter = _Waiter(after, asyncio.get_running_loop().create_future())
         followed = self._followed.get(game_id)
         if followed is None:
@@ -526,7 +537,8 @@ class RedisStore(GameStore):
                 # (another error of Redis, a refused command: as unreachable, for the
                 # waiters, and tried again after the backoff, not the reader's end)
                 self._in_flight = None
-                await self._reader.disconnect(nowait=True)
+                with contextlib.suppress(*_UNREACHABLE, RedisError):
+                    await self._reader.disconnect(nowait=True)
                 if not isinstance(exc, StoreUnavailableError):
                     exc = StoreUnavailableError(str(exc) or type(exc).__name__)
                 self._fail_waiters(exc)
