@@ -40,7 +40,9 @@ log of every game that has a waiter, plus its own wake stream:
 
 A waiter registers its future (game, version) *first*, then reads the log without
 blocking; entries found there are its answer, otherwise it awaits the future (up to
-its timeout), which the dispatcher resolves with the entries after its version.  A
+its timeout), which the dispatcher resolves with the entries after its version.
+(A waiter whose game the read in flight names at its version or before skips that
+read: the ``XREAD`` in flight answers any entry after it, whenever committed.)  A
 waiter whose game is not in the read in flight (or is there at a later version)
 adds an entry to the wake stream (one per read in flight, whoever asks), so that
 the read returns at once and is issued again with the game in it.  Every read
@@ -297,6 +299,8 @@ class _Waiter:
 
     after: int
     future: asyncio.Future[list[LogItem]]
+    # registered while the read in flight named its game at ``after`` or before
+    covered: bool = False
 
 
 @dataclass(eq=False)
@@ -436,10 +440,13 @@ class RedisStore(GameStore):
         # registered before the read: an entry committed after the read is the reader's
         waiter = self._register(game_id, after_version)
         try:
-            items = await self.read_log(game_id, after_version)
-            if items:
-                return items
-            _cancel_if_asked()
+            # (the read in flight names the game at this version or before: it answers
+            # any entry after it, committed before it or since, so no read of our own)
+            if not waiter.covered:
+                items = await self.read_log(game_id, after_version)
+                if items:
+                    return items
+                _cancel_if_asked()
             try:
                 async with asyncio.timeout(timeout):  # (not wait_for: see StoreMonitor.run)
                     return await waiter.future
@@ -469,8 +476,11 @@ class RedisStore(GameStore):
         if self._wanted is not None:
             self._wanted.set()
         in_flight = self._in_flight
-        if in_flight is not None and in_flight.get(game_id, after + 1) > after:
-            self._wake()  # the read in flight would not answer this waiter
+        if in_flight is not None:
+            if in_flight.get(game_id, after + 1) > after:
+                self._wake()  # the read in flight would not answer this waiter
+            else:
+                waiter.covered = True
         return waiter
 
     def _unregister(self, game_id: str, waiter: _Waiter) -> None:
