@@ -35,7 +35,7 @@ dedicated connection and loops on ``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over t
 log of every game that has a waiter, plus its own wake stream:
 
 * ``glintwick:wake:{<random hex>}`` — stream, this store's own (a fresh name per
-  RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL`` after its
+  RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL_MS`` after its
   last entry (``PEXPIRE`` with each ``XADD``): a dead process leaves nothing behind.
 
 A waiter registers its future (game, version) *first*, then reads the log without
