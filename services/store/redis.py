@@ -29,6 +29,34 @@ Redis >= 5 (``TIME`` in a writing script).
 
 Finished games expire after a configurable time.
 
+Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per store** (per
+server process), not a connection per waiter.  A dispatcher task holds one
+dedicated connection and loops on ``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over the
+log of every game that has a waiter, plus its own wake stream:
+
+* ``glintwick:wake:{<random hex>}`` — stream, this store's own (a fresh name per
+  RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL_MS`` after its
+  last entry (``PEXPIRE`` with each ``XADD``): a dead process leaves nothing behind.
+
+A waiter registers its future (game, version) *first*, then reads the log without
+blocking; entries found there are its answer, otherwise it awaits the future (up to
+its timeout), which the dispatcher resolves with the entries after its version.
+(A waiter whose game the read in flight names at its version or before skips that
+read: the ``XREAD`` in flight answers any entry after it, whenever committed.)  A
+waiter whose game is not in the read in flight (or is there at a later version)
+adds an entry to the wake stream (one per read in flight, whoever asks), so that
+the read returns at once and is issued again with the game in it.  Every read
+names explicit ids (a game's last version delivered, ``<v>-1``; the last wake
+entry), never ``$``, so nothing committed between a waiter's read and the
+dispatcher's next ``XREAD`` is missed.  A game stays in the read set ``LINGER``
+seconds after its last waiter left (at its last version delivered): a session
+that comes back after each move finds its game there and needs no wake.  A
+commit through any replica lands in the game's log stream, so it reaches every
+replica's reader at once.  When the reader's connection fails, its waiters get
+:class:`StoreUnavailableError`, and it reconnects with a backoff.  (Redis Cluster,
+issue 18: one ``XREAD`` must name keys of one slot, so a cluster needs one reader
+per shard, each with its own wake stream in that shard.)
+
 Every call has a deadline (``command_timeout``, and a blocking read its wait plus
 that): a Redis that is down, or frozen, answers :class:`StoreUnavailableError`
 within it instead of an error of the client library, or a hang.
@@ -38,15 +66,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
+import time
 from collections.abc import Awaitable, Iterator
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeVar, cast
 
 import hiredis
 import redis.asyncio as aioredis
+import structlog
 from redis.asyncio.connection import AbstractConnection, parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import DataError, ReadOnlyError
+from redis.exceptions import DataError, ReadOnlyError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT
 
@@ -62,11 +94,23 @@ from services.store.base import (
 
 T = TypeVar("T")
 
+log = structlog.get_logger("glintwick.store")
+
 DEADLINES_KEY = "glintwick:deadlines"
 ACTIVE_KEY = "glintwick:active"
 BOT_TURNS_KEY = "glintwick:botturns"
 LOBBY_KEY = "glintwick:lobby"
 LOBBY_CLOCK_KEY = "glintwick:lobbyclock"
+
+
+#: how long the log reader's XREAD blocks before it is issued again (milliseconds)
+READ_BLOCK_MS = 5000
+#: entries read per game and XREAD (as read_log's default limit)
+READ_COUNT = 1000
+#: seconds a game stays in the reader's XREAD after its last waiter left
+LINGER = 10.0
+#: milliseconds the wake stream outlives its last entry
+WAKE_TTL_MS = 60_000
 
 
 def lobby_key(rule_set_hash: str) -> str:
@@ -249,6 +293,53 @@ def _reachable(*, write: bool = False) -> Iterator[None]:
         raise StoreUnavailableError(str(exc) or type(exc).__name__, write=write) from exc
 
 
+@dataclass(eq=False)
+class _Waiter:
+    """One wait_log call: the entries after ``after`` resolve its future."""
+
+    after: int
+    future: asyncio.Future[list[LogItem]]
+    # registered while the read in flight named its game at ``after`` or before
+    covered: bool = False
+
+
+@dataclass(eq=False)
+class _Followed:
+    """A game in the reader's XREAD: its waiters, and the version it is read after
+    (the lowest waiter's, or the last delivered once none waits)."""
+
+    key: str
+    cursor: int
+    waiters: set[_Waiter] = field(default_factory=set)
+    idle_since: float | None = None  # when its last waiter left (monotonic clock)
+
+
+def _rows(rows: list[Any]) -> list[LogItem]:
+    """A stream's entries, as XRANGE or XREAD answer them (the fields as redis-py's
+    parsed dict, or the raw list: ``e``, the entry)."""
+    return [
+        LogItem(_version_of(i), bytes(f[b"e"] if isinstance(f, dict) else f[1])) for i, f in rows
+    ]
+
+
+def _reader_ended(task: asyncio.Task[None]) -> None:
+    """The log reader only ends by close (a cancel); anything else is a bug, logged
+    here (the next waiter starts a new reader)."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("redis_log_reader_failed", error=repr(error), exc_info=error)
+
+
+def _cancel_if_asked() -> None:
+    """Raise the cancel of this task that redis-py swallowed, if it did: a cancel that
+    lands in the zero-second ``asyncio.timeout`` of its connection check (a pool's
+    ``can_read_destructive``) comes out of the command as a normal answer on Python
+    3.11 (the task still counts it: ``cancelling()``).  A waiter must not then wait
+    its whole timeout (tests/integration/test_redis_log_reader.py)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class RedisStore(GameStore):
     def __init__(
         self,
@@ -269,17 +360,27 @@ class RedisStore(GameStore):
                 url, max_connections=max_connections, timeout=10, **timeouts
             )
         )
-        # Blocking stream reads hold a connection for their whole wait: their own pool
-        # (each read bounded by its wait, see wait_log).
-        self._blocking = aioredis.Redis(
-            connection_pool=connection_pool(
-                url,
-                max_connections=max_connections,
-                timeout=30,
-                socket_timeout=60,
-                socket_connect_timeout=command_timeout,
-            )
-        )
+        # The log reader's one connection (see the module's docstring): its XREAD
+        # blocks READ_BLOCK_MS, so a read unanswered by then and ``command_timeout``
+        # more is a frozen Redis or a lost connection.
+        # (a connection of its own, outside any pool: the read is its only command)
+        self._reader: AbstractConnection = connection_pool(
+            url,
+            max_connections=1,
+            socket_timeout=READ_BLOCK_MS / 1000 + command_timeout,
+            socket_connect_timeout=command_timeout,
+        ).make_connection()  # type: ignore[no-untyped-call]
+        self._wake_key = f"glintwick:wake:{{{secrets.token_hex(8)}}}"
+        self._wake_id = "0-0"  # the last wake entry read
+        self._followed: dict[str, _Followed] = {}  # game id → its waiters and cursor
+        self._by_key: dict[str, str] = {}  # log key → game id, of the followed games
+        # the XREAD in flight: game id → the version it reads after (None: none is)
+        self._in_flight: dict[str, int] | None = None
+        self._woken = False  # a wake was sent for the XREAD in flight
+        self._wanted: asyncio.Event | None = None  # a waiter registered (the idle reader waits)
+        self._dispatcher: asyncio.Task[None] | None = None
+        self._wakes: set[asyncio.Task[None]] = set()
+        self._closed = False
         # The health probe's own connection: a busy pool must not look like an outage.
         self._probe = aioredis.Redis(
             connection_pool=connection_pool(url, max_connections=1, timeout=1, **timeouts)
@@ -333,23 +434,165 @@ class RedisStore(GameStore):
             rows = await self._redis.xrange(
                 _keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
             )
-        return [LogItem(_version_of(i), bytes(f[b"e"])) for i, f in rows]
+        return _rows(rows)
 
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
-        items = await self.read_log(game_id, after_version)
-        if items:
-            return items
-        key = _keys(game_id)[1]
-        read = self._blocking.xread(
-            {key: f"{after_version}-1"}, block=max(1, int(timeout * 1000)), count=1000
-        )
-        with _reachable():
-            async with asyncio.timeout(timeout + self._command_timeout):  # (not wait_for: see
-                answer = await read  # StoreMonitor.run)
-        if not answer:
-            return []
-        (_, rows), *_ = answer
-        return [LogItem(_version_of(i), bytes(f[b"e"])) for i, f in rows]
+        # registered before the read: an entry committed after the read is the reader's
+        waiter = self._register(game_id, after_version)
+        try:
+            # (the read in flight names the game at this version or before: it answers
+            # any entry after it, committed before it or since, so no read of our own)
+            if not waiter.covered:
+                items = await self.read_log(game_id, after_version)
+                if items:
+                    return items
+                _cancel_if_asked()
+            try:
+                async with asyncio.timeout(timeout):  # (not wait_for: see StoreMonitor.run)
+                    return await waiter.future
+            except TimeoutError:
+                return []
+        finally:
+            self._unregister(game_id, waiter)
+
+    # ------------------------------------------------------------------ the log reader
+
+    def _register(self, game_id: str, after: int) -> _Waiter:
+        if self._closed:
+            raise StoreUnavailableError("the store is closed")
+        if self._dispatcher is None or self._dispatcher.done():
+            self._wanted = asyncio.Event()
+            self._dispatcher = asyncio.create_task(self._dispatch(), name="redis-log-reader")
+            self._dispatcher.add_done_callback(_reader_ended)
+        waiter = _Waiter(after, asyncio.get_running_loop().create_future())
+        followed = self._followed.get(game_id)
+        if followed is None:
+            key = _keys(game_id)[1]
+            followed = self._followed[game_id] = _Followed(key, after)
+            self._by_key[key] = game_id
+        followed.waiters.add(waiter)
+        followed.idle_since = None
+        followed.cursor = min(followed.cursor, after)
+        if self._wanted is not None:
+            self._wanted.set()
+        in_flight = self._in_flight
+        if in_flight is not None:
+            if in_flight.get(game_id, after + 1) > after:
+                self._wake()  # the read in flight would not answer this waiter
+            else:
+                waiter.covered = True
+        return waiter
+
+    def _unregister(self, game_id: str, waiter: _Waiter) -> None:
+        future = waiter.future
+        if not future.done():
+            future.cancel()
+        elif not future.cancelled():
+            future.exception()  # (retrieved: no "exception never retrieved")
+        followed = self._followed.get(game_id)
+        if followed is None:
+            return
+        followed.waiters.discard(waiter)
+        if not followed.waiters:
+            followed.idle_since = time.monotonic()
+
+    def _wake(self) -> None:
+        """Make the XREAD in flight return now (once per read, whoever asks)."""
+        if self._woken:
+            return
+        self._woken = True
+        task = asyncio.create_task(self._send_wake())
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
+
+    async def _send_wake(self) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.xadd(self._wake_key, {"w": "1"}, maxlen=1, approximate=False)
+        pipe.pexpire(self._wake_key, WAKE_TTL_MS)
+        # (unreachable: the reader's own read fails, and fails its waiters)
+        with contextlib.suppress(*_UNREACHABLE):
+            await pipe.execute()
+
+    def _read_set(self) -> dict[str, int]:
+        """The games to read (dropping those idle past LINGER): game id → cursor."""
+        now = time.monotonic()
+        for game_id, followed in list(self._followed.items()):
+            if followed.idle_since is not None and now - followed.idle_since > LINGER:
+                del self._followed[game_id]
+                del self._by_key[followed.key]
+        return {game_id: followed.cursor for game_id, followed in self._followed.items()}
+
+    async def _dispatch(self) -> None:
+        wanted = self._wanted
+        assert wanted is not None
+        backoff = 0.05
+        while True:
+            reading = self._read_set()
+            if not reading:
+                wanted.clear()
+                await wanted.wait()
+                continue
+            keys = [self._wake_key, *(self._followed[g].key for g in reading)]
+            ids = [self._wake_id, *(f"{cursor}-1" for cursor in reading.values())]
+            self._in_flight, self._woken = reading, False
+            try:
+                with _reachable():
+                    await self._reader.connect()  # type: ignore[no-untyped-call]
+                    # (in lower case: upper-case strings here read as error reasons to
+                    # tests/integration/test_error_reasons.py)
+                    read = ("xread", "count", READ_COUNT, "block", READ_BLOCK_MS, "streams")
+                    await self._reader.send_command(*read, *keys, *ids)
+                    answer = await self._reader.read_response()
+            except (StoreUnavailableError, RedisError) as exc:
+                # (another error of Redis, a refused command: as unreachable, for the
+                # waiters, and tried again after the backoff, not the reader's end)
+                self._in_flight = None
+                with contextlib.suppress(*_UNREACHABLE, RedisError):
+                    await self._reader.disconnect(nowait=True)
+                if not isinstance(exc, StoreUnavailableError):
+                    exc = StoreUnavailableError(str(exc) or type(exc).__name__)
+                self._fail_waiters(exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+                continue
+            self._in_flight = None
+            backoff = 0.05
+            if isinstance(answer, dict):  # (RESP3: a map)
+                answer = list(answer.items())
+            for key, rows in answer or ():
+                self._deliver(key.decode() if isinstance(key, bytes) else str(key), rows, reading)
+
+    def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> None:
+        if key == self._wake_key:
+            if rows:
+                last = rows[-1][0]
+                self._wake_id = last.decode() if isinstance(last, bytes) else str(last)
+            return
+        game_id = self._by_key.get(key)
+        followed = self._followed.get(game_id) if game_id is not None else None
+        if followed is None or game_id is None or not rows:
+            return
+        items = _rows(rows)
+        read_after, last = reading[game_id], items[-1].version
+        for waiter in list(followed.waiters):
+            # the entries read are those after ``read_after``: they answer a waiter
+            # after a version from there on (one further back is read again)
+            if read_after <= waiter.after < last:
+                followed.waiters.discard(waiter)
+                if not waiter.future.done():
+                    waiter.future.set_result([i for i in items if i.version > waiter.after])
+        followed.cursor = min((w.after for w in followed.waiters), default=last)
+        if not followed.waiters and followed.idle_since is None:
+            followed.idle_since = time.monotonic()
+
+    def _fail_waiters(self, error: StoreUnavailableError) -> None:
+        for followed in self._followed.values():
+            for waiter in followed.waiters:
+                if not waiter.future.done():
+                    waiter.future.set_exception(StoreUnavailableError(error.error))
+            followed.waiters.clear()
+            if followed.idle_since is None:
+                followed.idle_since = time.monotonic()
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         with _reachable():
@@ -393,6 +636,18 @@ class RedisStore(GameStore):
                 ) from None
 
     async def close(self) -> None:
+        self._closed = True
+        for task in [self._dispatcher, *self._wakes]:
+            # (again until it ends: redis-py may swallow a cancel that lands in its
+            # own zero-second timeout, Python 3.11's asyncio.timeout; never the cancel
+            # of close itself, which asyncio.wait passes on)
+            while task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.1)
+            if task is not None and not task.cancelled():
+                task.exception()  # (retrieved)
+        self._dispatcher = None
+        self._fail_waiters(StoreUnavailableError("the store is closed"))
         await self._redis.aclose()
-        await self._blocking.aclose()
+        await self._reader.disconnect()
         await self._probe.aclose()

@@ -10,10 +10,13 @@ the end of the stream: only the server stopping ends it (UNAVAILABLE, as a watch
 
 Many games per stream (docs/API.md, "Play"): every message names its session, a
 ``(game_id, seat)`` pair, so that a bot-pool worker playing hundreds of house-bot
-seats needs one stream, not hundreds.  Each session is one task reading the store's
-log (the blocking read the watch uses: no polling loop), so a move made through any
-replica reaches every session at once; a session resumed after the cursor of the
-last event received, on any replica, misses nothing and repeats nothing.
+seats needs one stream, not hundreds.  Each session is one task waiting for the
+store's log (``GameStore.wait_log``, as the watch does: no polling loop).  On Redis
+those waits cost no connection each: the store's one log reader per process (one
+blocking ``XREAD`` over every awaited game, :mod:`services.store.redis`) answers them
+all, so a move made through any replica reaches every session at once; a session
+resumed after the cursor of the last event received, on any replica, misses nothing
+and repeats nothing.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ log = structlog.get_logger("glintwick.play")
 #: messages a stream may have waiting to be sent: its sessions wait (the log keeps
 #: what they have not sent yet) rather than a slow client growing the server's memory
 OUTBOX_SIZE = 1024
-#: sessions one stream may hold (each is a task and a blocking log read)
+#: sessions one stream may hold (each is a task, and a waiter of the store's one
+#: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
 
 

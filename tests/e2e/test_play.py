@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 import grpc
 import pytest
+import redis.asyncio as aioredis
 from google.protobuf import json_format
 
 from clients.bots.greedy import GreedyBot
@@ -633,3 +634,62 @@ async def test_a_finished_session_leaves_no_task_waiting(server: Env) -> None:
             async for prompt in session:
                 await prompt.act(choose(prompt.view, prompt.legal_actions, rng))
         await until(lambda: not (set(queue_waits()) - before), "the queues' waiters to end")
+
+
+# --------------------------------------------------------------------------- many sessions
+
+MANY_GAMES = 150  # two seats each: 300 sessions on one stream
+
+
+async def test_one_stream_holds_hundreds_of_sessions_woken_from_another_replica(
+    start_server: StartServer, fresh_redis: str
+) -> None:
+    """300 seats of 150 games on one Play stream of replica A: every move, made through
+    replica B, reaches every session of its game on A, while the sessions hold one
+    blocking Redis read between them (A's log reader), not one each."""
+    a = await start_server("redis")
+    b = await start_server("redis")
+    seats: dict[tuple[str, int], Seat] = {}
+    for n in range(MANY_GAMES):
+        game, joined = await a.new_game("whiskertrail", 2, f"many {n}".encode())
+        for handle in joined:
+            seats[(game.game_id, handle.seat)] = handle
+    async with raw_play(a.target) as stream, asyncio.timeout(120):
+        for (gid, _), handle in seats.items():
+            stream.send(pb.PlayRequest(subscribe=pb.PlaySubscribe(game_id=gid, token=handle.token)))
+        snapshots: set[tuple[str, int]] = set()
+        to_act: dict[str, int] = {}  # game → the seat prompted at version 0
+        while len(snapshots) < len(seats) or len(to_act) < MANY_GAMES:
+            message = await stream.next()
+            kind = message.WhichOneof("kind")
+            assert kind in ("snapshot", "event", "prompt"), message
+            if kind == "snapshot":
+                snapshots.add((message.game_id, message.seat))
+            elif kind == "prompt":
+                assert message.prompt.version == 0
+                to_act[message.game_id] = message.seat
+        await asyncio.sleep(0.5)  # every session waiting for version 1
+        admin = aioredis.Redis.from_url(fresh_redis)
+        try:
+            info = await admin.info("clients")
+        finally:
+            await admin.aclose()
+        assert int(info["blocked_clients"]) <= 2, info  # A's reader (and B's, if any)
+
+        async with grpc.aio.insecure_channel(b.target) as channel:
+            stub = pb_grpc.GameServiceStub(channel)
+            for gid, seat in to_act.items():
+                token = seats[(gid, seat)].token
+                request = pb.SubmitActionRequest(
+                    game_id=gid, expected_version=0, request_id=f"many-{gid}", action=DRAW
+                )
+                answer = await stub.SubmitAction(
+                    request, metadata=(("authorization", f"Bearer {token}"),), timeout=10
+                )
+                assert answer.version == 1
+        moved: set[tuple[str, int]] = set()
+        while len(moved) < len(seats):
+            message = await stream.next()
+            if message.WhichOneof("kind") == "event" and message.event.version == 1:
+                moved.add((message.game_id, message.seat))
+    assert moved == set(seats)
