@@ -36,12 +36,12 @@ def mean_penalties(bots: list[str], deals: int, seed: int) -> dict[str, float]:
 
 
 def test_registry_knows_the_builtin_bots() -> None:
-    assert {"random", "greedy", "strong", "montecarlo", "oracle"} <= set(BOTS)
+    assert {"random", "greedy", "strong", "expert", "montecarlo", "oracle"} <= set(BOTS)
     with pytest.raises(ValueError, match="unknown bot"):
         make_bot("nobody")
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "strong", "montecarlo"])
+@pytest.mark.parametrize("name", ["random", "greedy", "strong", "expert", "montecarlo"])
 def test_bots_play_contract_legally(name: str) -> None:
     """Every choice is one of the legal actions offered (May I?, swaps, no-discard round)."""
     rules = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[-2:])
@@ -191,7 +191,7 @@ EXAMPLE = ROOT / "docs" / "examples" / "lowball_bot.py"
 
 
 def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
-    assert known_bots() == ["greedy", "montecarlo", "oracle", "random", "strong"]
+    assert known_bots() == ["expert", "greedy", "montecarlo", "oracle", "random", "strong"]
     assert resolve("strong") is StrongBot and isinstance(make_bot("greedy", 3), GreedyBot)
     assert make_bot("strong", 3).seed == 3
 
@@ -211,7 +211,11 @@ def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
 @pytest.mark.parametrize(
     ("source", "spec", "message"),
     [
-        ("", "nobody", r"unknown bot 'nobody'; known: greedy, montecarlo, oracle, random, strong"),
+        (
+            "",
+            "nobody",
+            r"unknown bot 'nobody'; known: expert, greedy, montecarlo, oracle, random, strong",
+        ),
         ("", "no_such_module_here:Bot", r"cannot import no_such_module_here: ModuleNotFoundError"),
         ("raise RuntimeError('boom')\n", "FILE:Bot", r"cannot import .*: RuntimeError: boom"),
         ("x = 1\n", "FILE:Missing", r"has no Missing"),
