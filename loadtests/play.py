@@ -434,7 +434,10 @@ def play_table_stream(
             yield item
 
     sent: dict[str, float] = {}
-    acted: float | None = None  # when the last act was sent (for "Play (next prompt)")
+    # when the last act was sent, and at which version (for "Play (next prompt)": the
+    # first prompt of a later version; prompts of the same version, which a claim window
+    # sends several seats at once, may have arrived before the act left)
+    acted: tuple[float, int] | None = None
     seen = [0] * seats  # the newest version each seat saw (where it resumes)
     final: pb.View | None = None
     open_seats = set(range(seats))
@@ -451,9 +454,9 @@ def play_table_stream(
                 prompt = message.prompt
                 last = prompt.view
                 seen[message.seat] = max(seen[message.seat], prompt.version)
-                if acted is not None:
+                if acted is not None and prompt.version > acted[1] and arrived >= acted[0]:
                     # the whole move as the table sees it: act, result, events, prompt
-                    report("Play (next prompt)", (arrived - acted) * 1000, 0, None)
+                    report("Play (next prompt)", (arrived - acted[0]) * 1000, 0, None)
                     acted = None
                 to_act = list(prompt.view.to_act)
                 if not prompt.legal_actions or (to_act and to_act[0] != message.seat):
@@ -470,7 +473,8 @@ def play_table_stream(
                     action=action,
                 )
                 games.submitting(game_id, prompt.version + 1)
-                sent[act.request_id] = acted = time.perf_counter()
+                sent[act.request_id] = now = time.perf_counter()
+                acted = (now, prompt.version)
                 outgoing.put(pb.PlayRequest(act=act))
             elif kind == "result":
                 answer = message.result
