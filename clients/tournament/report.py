@@ -147,9 +147,17 @@ def pairs_chart(summary: Mapping[str, Any], path: Path) -> None:
             xs = [sign * d for d in spread["mean_differences"]]
             ax.plot(xs, [y] * len(xs), "x", color="tab:orange")
     ax.axvline(0, color="grey", linewidth=0.8)
+    widest = max((max(abs(p["ci_low"]), abs(p["ci_high"])) for p in pairs), default=0.0)
+    if widest > 300:
+        # a random bot's hundreds of points would flatten every other pair: a scale
+        # linear near 0 and logarithmic beyond keeps both readable
+        ax.set_xscale("symlog", linthresh=20)
     ax.set_yticks(range(len(pairs)), [f"{p['a']} - {p['b']}" for p in pairs])
     ax.invert_yaxis()
-    ax.set_xlabel("paired difference, penalty points per game (95% interval; x: per seat order)")
+    ax.set_xlabel(
+        "paired difference, points per game (95% interval; x: each seat order)"
+        + ("; symlog" if widest > 300 else "")
+    )
     ax.set_title(f"{summary['ruleset']} seed {summary['seed']} ({summary['ruleset_hash'][:8]})")
     fig.tight_layout()
     fig.savefig(path)
