@@ -38,6 +38,7 @@ from engine.actions import (
 from engine.cards import SUITS, Card
 from engine.errors import InvalidActionError
 from engine.events import PAYLOADS, SECRETS, Event, EventType
+from engine.game import GameState
 from engine.melds import End, Meld
 from engine.rulesets import Contract, MeldKind, RuleSet
 from engine.views import PublicView, SeatView
@@ -699,3 +700,17 @@ def _set_value(target: Value, value: Any) -> None:
 
 def legal_actions_to_pb(actions: Sequence[Action]) -> list[pb.Action]:
     return [action_to_pb(a) for a in actions]
+
+
+def replay_events(replay: pb.Replay) -> list[Event]:
+    """Re-run a replay from its seed with the engine; the events of every step (for checks)."""
+    rules = rules_from_pb(replay.game.rule_set)
+    orders = {d.round: list(d.cards) for d in replay.decks}
+    state = GameState.new_game(
+        rules, replay.game.seats, seed_from_hex(replay.seed), stock_orders=orders or None
+    )
+    events: list[Event] = []
+    for step in replay.steps:
+        state, produced = state.apply_action(step.seat, action_from_pb(step.action))
+        events.extend(produced)
+    return events

@@ -121,16 +121,7 @@ def round_end_reasons(events: Sequence[Event]) -> list[str]:
 def replayed_round_ends(replay: pb.Replay) -> list[str]:
     """How each round of a finished game ended, from its replay (GetReplay: the seed
     and every action, re-run on the engine), as a client outside the server learns it."""
-    rules = convert.rules_from_pb(replay.game.rule_set)
-    orders = {d.round: list(d.cards) for d in replay.decks}
-    state = GameState.new_game(
-        rules, replay.game.seats, convert.seed_from_hex(replay.seed), stock_orders=orders or None
-    )
-    reasons: list[str] = []
-    for step in replay.steps:
-        state, events = state.apply_action(step.seat, convert.action_from_pb(step.action))
-        reasons.extend(round_end_reasons(events))
-    return reasons
+    return round_end_reasons(convert.replay_events(replay))
 
 
 def run_inprocess(

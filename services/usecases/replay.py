@@ -1,10 +1,9 @@
-"""The replay of a finished game (with its seed), and re-running one on the engine."""
+"""The replay of a finished game (with its seed); :func:`replay_events` re-runs one on
+the engine (in :mod:`glintwick.convert`, which clients share)."""
 
 from __future__ import annotations
 
-from engine.events import Event
-from engine.game import GameState
-from glintwick import convert
+from glintwick.convert import replay_events
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services.errors import precondition
@@ -47,15 +46,4 @@ async def get_replay(ctx: Context, request: pb.GetReplayRequest, caller: Caller)
     return replay
 
 
-def replay_events(replay: pb.Replay) -> list[Event]:
-    """Re-run a replay from its seed with the engine; the events of every step (for checks)."""
-    rules = convert.rules_from_pb(replay.game.rule_set)
-    orders = {d.round: list(d.cards) for d in replay.decks}
-    state = GameState.new_game(
-        rules, replay.game.seats, convert.seed_from_hex(replay.seed), stock_orders=orders or None
-    )
-    events: list[Event] = []
-    for step in replay.steps:
-        state, produced = state.apply_action(step.seat, convert.action_from_pb(step.action))
-        events.extend(produced)
-    return events
+__all__ = ["get_replay", "replay_events"]
