@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from clients.bots.base import Situation
 from clients.bots.greedy import fits_table, greedy_action, missing, progress_action
-from clients.bots.strong import Kind, StrongBot, live_outs
+from clients.bots.strong import Kind, StrongBot, best_discard, live_outs
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, PassClaim
 from engine.cards import Card
 from engine.game.moves import canonical_extra_melds
@@ -140,20 +140,13 @@ class ExpertBot(StrongBot):
     def _closed_discard(
         self, sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]
     ) -> Discard:
-        by_id = {c.id: c for c in sit.hand}
         free = sit.rules.draw_from_discard  # the next seat takes it without a penalty card
-        judged: dict[Kind, tuple[int, int]] = {}
-        best: tuple[tuple[int, int, int, int, int], Discard] | None = None
-        for action in discards:
-            c = by_id[action.card]
-            if c.kind not in judged:
-                rest = tuple(x for x in sit.hand if x is not c)
-                judged[c.kind] = live_outs(rest, sit, seen)
-            m, live = judged[c.kind]
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
             danger = 1 if self.danger and sit.table and fits_table(c, sit) else 0
             penalty = -sit.rules.penalty(c)
-            key = (m, danger, -live, penalty, c.id) if free else (m, -live, danger, penalty, c.id)
-            if best is None or key < best[0]:
-                best = (key, action)
-        assert best is not None
-        return best[1]
+            if free:
+                return (missing, danger, -live, penalty, c.id)
+            return (missing, -live, danger, penalty, c.id)
+
+        return best_discard(sit, discards, seen, rank)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from clients.bots.base import Bot, Situation
 from clients.bots.greedy import LIMIT, greedy_action, progress_action
@@ -46,22 +46,37 @@ def live_outs(hand: Sequence[Card], sit: Situation, seen: Counter[Kind]) -> tupl
     return missing, live
 
 
-def outs_discard(sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]) -> Discard:
-    """The discard that leaves the fewest missing, then the most live outs, then sheds most."""
+#: how a discard ranks (lowest first): from the card, and the ``missing`` count and
+#: live outs of the hand it leaves
+DiscardRank = Callable[[Card, int, int], tuple[int, ...]]
+
+
+def best_discard(
+    sit: Situation, discards: Sequence[Discard], seen: Counter[Kind], rank: DiscardRank
+) -> Discard:
+    """The discard ``rank`` puts first, judging each distinct card kind's leave once."""
     by_id = {c.id: c for c in sit.hand}
     judged: dict[Kind, tuple[int, int]] = {}
-    best: tuple[tuple[int, int, int, int], Discard] | None = None
+    best: tuple[tuple[int, ...], Discard] | None = None
     for action in discards:
         c = by_id[action.card]
         if c.kind not in judged:
             rest = tuple(x for x in sit.hand if x is not c)
             judged[c.kind] = live_outs(rest, sit, seen)
-        missing, live = judged[c.kind]
-        key = (missing, -live, -sit.rules.penalty(c), c.id)
+        key = rank(c, *judged[c.kind])
         if best is None or key < best[0]:
             best = (key, action)
     assert best is not None
     return best[1]
+
+
+def outs_discard(sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]) -> Discard:
+    """The discard that leaves the fewest missing, then the most live outs, then sheds most."""
+
+    def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+        return (missing, -live, -sit.rules.penalty(c), c.id)
+
+    return best_discard(sit, discards, seen, rank)
 
 
 class StrongBot(Bot):
