@@ -15,7 +15,7 @@ import shutil
 import ssl
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiohttp
@@ -165,20 +165,30 @@ def test_bad_tls_files_are_one_line_and_exit_2(
 # --------------------------------------------------------------------------- CORS
 
 
+@contextlib.asynccontextmanager
+async def preflight_of_a_post(
+    session: aiohttp.ClientSession, path: str
+) -> AsyncIterator[aiohttp.ClientResponse]:
+    """A browser's preflight of a POST with credentials from the allowed origin: answered
+    (204) for that origin, POST allowed."""
+    async with session.options(
+        path,
+        headers={
+            "Origin": ALLOWED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    ) as preflight:
+        assert preflight.status == 204
+        assert preflight.headers["Access-Control-Allow-Origin"] == ALLOWED
+        assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+        yield preflight
+
+
 async def test_cors_answers_an_allowed_origin_only(start_server: StartServer) -> None:
     env = await start_server(cors_origins=frozenset({ALLOWED}))
     async with aiohttp.ClientSession(env.http) as session:
-        async with session.options(
-            "/v1/games",
-            headers={
-                "Origin": ALLOWED,
-                "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "authorization, content-type",
-            },
-        ) as preflight:
-            assert preflight.status == 204
-            assert preflight.headers["Access-Control-Allow-Origin"] == ALLOWED
-            assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+        async with preflight_of_a_post(session, "/v1/games") as preflight:
             allowed_headers = preflight.headers["Access-Control-Allow-Headers"].lower()
             for header in ("authorization", "content-type", "x-request-id", "last-event-id"):
                 assert header in allowed_headers
@@ -261,17 +271,8 @@ async def test_cors_covers_the_http_play_session(start_server: StartServer) -> N
     path = f"/v1/games/{game.game_id}:play"
     auth = {"Authorization": f"Bearer {seat.token}", "Origin": ALLOWED}
     async with aiohttp.ClientSession(env.http) as session:
-        async with session.options(
-            path,
-            headers={
-                "Origin": ALLOWED,
-                "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "authorization, content-type",
-            },
-        ) as preflight:
-            assert preflight.status == 204
-            assert preflight.headers["Access-Control-Allow-Origin"] == ALLOWED
-            assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+        async with preflight_of_a_post(session, path):
+            pass
         async with asyncio.timeout(20), session.get(path, headers=auth) as stream:
             assert stream.status == 200
             assert stream.headers["Access-Control-Allow-Origin"] == ALLOWED
