@@ -160,6 +160,9 @@ def results(path: Path) -> list[GameResult]:
     plan, shard, rows = read(path)
     specs = {s.index: s for s in plan.games() if shard.holds(s)}
     found = {int(r["index"]): r for r in rows}
+    strays = sorted(found.keys() - specs.keys())
+    if strays:
+        raise ShardError(f"{path}: game {strays[0]} is not one of shard {shard.index}'s")
     return [_result(found[i], specs[i], plan) for i in sorted(found)]
 
 
@@ -179,7 +182,11 @@ class ShardWriter:
             self._truncate_a_cut_line()
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(plan.header(shard)) + "\n")
+            # the header whole or not at all: a kill while it is written leaves no file
+            # that can never be resumed
+            partial = path.with_name(path.name + ".partial")
+            partial.write_text(json.dumps(plan.header(shard)) + "\n")
+            partial.replace(path)
 
     def _truncate_a_cut_line(self) -> None:
         data = self.path.read_bytes()
@@ -229,6 +236,9 @@ def merge(paths: Iterable[Path]) -> tuple[Plan, list[GameResult]]:
     if len(counts) != 1 or sorted(shards) != list(range(next(iter(counts)))):
         raise ShardError(f"the shards are not 0..n-1 of one n: {sorted(shards.items())}")
     specs = plan.games()
+    strays = sorted(rows.keys() - {s.index for s in specs})
+    if strays:
+        raise ShardError(f"game {strays[0]} of the results is not one of the tournament's")
     missing = [s.index for s in specs if s.index not in rows]
     if missing:
         raise ShardError(f"{len(missing)} games are missing (first: game {missing[0]})")

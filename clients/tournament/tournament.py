@@ -158,11 +158,15 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             n = min(batch, config.deals - done)
             specs = sched.games([a, b], config.seats, n, config.seed, "gauntlet", first_deal=done)
             played = await _play(config, specs, bar)
-            for sets in per_deal_set(played).values():
+            used: set[tuple[int, int]] = set()
+            for key, sets in per_deal_set(played).items():
                 test.add(sets[a], sets[b])
+                used.add(key)
                 if test.decision != "undecided":
                     break
-            results.extend(played)
+            # the report covers the deal sets the test saw, no more (a batch's others
+            # were played, not counted)
+            results.extend(r for r in played if r.spec.deal_set in used)
             done += n
         for i, r in enumerate(results):
             r.spec = dataclasses.replace(r.spec, index=i)

@@ -127,7 +127,9 @@ function startScreen() {
     try {
       const n = num(seats.value);
       const body = { ...(await rulesFor(rules.value)), seats: n, deadlines: { claimSeconds: 20 } };
-      if (params.get("seed")) body.seed = params.get("seed");
+      // a chosen seed deals hands its chooser can know: for games against house bots
+      // only, never a table friends join (docs/WEB.md, "Dev options")
+      if (params.get("seed") && withBots) body.seed = params.get("seed");
       if (withBots) {
         body.bots = {};
         for (let s = 1; s < n; s++) body.bots[s] = strength.value;
@@ -313,7 +315,7 @@ function tableScreen(id, { watch = false } = {}) {
     game: null, view: null, prompt: null, queue: [], log: [], busy: false, closed: false,
     order: JSON.parse(sessionStorage.getItem(`glintwick.order.${id}`) || "[]"),
     sort: localStorage.getItem("glintwick.sort") || "suit", selected: null,
-    roundEnd: null, gameEnd: null, lastCursor: "", lastVersion: -1, modelVersion: -1,
+    roundEnd: null, gameEnd: null, lastCursor: "", receivedCursor: "", streamOver: false, lastVersion: -1, modelVersion: -1,
     abort: new AbortController(), error: "", preview: null, hint: null, connected: false,
   };
   current = t;
@@ -341,14 +343,26 @@ async function connect(t) {
   let failures = 0;
   while (!t.closed) {
     const base = t.watch ? `/v1/games/${t.id}:watch` : `/v1/games/${t.id}:play`;
-    const path = t.lastCursor ? `${base}?after=${encodeURIComponent(t.lastCursor)}` : base;
+    // resume after the last event *received*, not the last shown: at a pace above 0 the
+    // queue still holds events, which the server must not send again
+    const cursor = t.receivedCursor || t.lastCursor;
+    const path = cursor ? `${base}?after=${encodeURIComponent(cursor)}` : base;
     try {
       await readSse(path, {
         token: t.token, signal: t.abort.signal,
         onOpen: () => { failures = 0; t.connected = true; },
-        onMessage: (kind, ident, data) => { t.queue.push({ kind, data }); pump(t); },
+        onMessage: (kind, ident, data) => {
+          const ev = t.watch ? (kind === "event" ? data : null) : data.event;
+          if (ev && ev.cursor) t.receivedCursor = ev.cursor;
+          // the stream is over for good once the game has ended (its session closed
+          // without an error): nothing to reconnect for while the queue plays out
+          if ((ev && ev.type === "game_ended") || (kind === "closed" && !(data.closed && data.closed.error))) {
+            t.streamOver = true;
+          }
+          t.queue.push({ kind, data }); pump(t);
+        },
       });
-      if (t.gameEnd || t.closed) return;
+      if (t.gameEnd || t.closed || t.streamOver) return;
     } catch (e) {
       if (t.closed) return;
       if (e instanceof ApiError && (e.status === 401 || e.status === 404)) {

@@ -69,12 +69,14 @@ async def test_sprt_stops_when_decided() -> None:
         seats=2,
         seed=3,
         sprt=("greedy", "random"),
-        concurrency=2,
+        concurrency=14,  # batches of 7 deal sets: the test stops inside one
     )
     summary, results = await run(config)
     assert summary["sprt"]["decision"] == "H1"
     assert summary["sprt"]["deal_sets"] < 40
-    assert len(results) < 80
+    # the report covers exactly the deal sets the test counted
+    assert len(results) == 2 * summary["sprt"]["deal_sets"]
+    assert {p["deal_sets"] for p in summary["pairs"]} == {summary["sprt"]["deal_sets"]}
 
 
 async def test_the_sprt_of_a_four_seat_game_does_not_favour_the_bot_named_first() -> None:

@@ -139,6 +139,14 @@ def test_merges_that_cannot_be_one_tournament_are_refused(
     capsys.readouterr()
     assert "another tournament" in refused(out / "shard-0-of-2.jsonl", other)
     assert "twice" in refused(out, out / "shard-1-of-2.jsonl")
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    for index in range(2):
+        name = f"shard-{index}-of-2.jsonl"
+        (stray / name).write_text((out / name).read_text())
+    with (stray / "shard-1-of-2.jsonl").open("a") as f:  # a game no schedule has
+        f.write(json.dumps({"index": 9999, "seats": [], "seed": ""}) + "\n")
+    assert "not one of the tournament's" in refused(stray)
     (tmp_path / "junk.jsonl").write_text("not json\n")
     assert "no tournament header" in refused(tmp_path / "junk.jsonl")
     # a shard's file of another tournament is not resumed into
