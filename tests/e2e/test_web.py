@@ -225,8 +225,10 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
     raise AssertionError(f"no game end after {MAX_STEPS} steps: {done}")
 
 
-def start_game(tab: Tab, rules: str, seats: int, *, extra: str = "", rounds: int = 1) -> str:
-    query = f"?rounds={rounds}&pace=0{extra}"
+def start_game(
+    tab: Tab, rules: str, seats: int, *, extra: str = "", rounds: int = 1, pace: int = 0
+) -> str:
+    query = f"?rounds={rounds}&pace={pace}{extra}"
     if rules == "contract" and seats != 4:
         query += f"&players={seats}"
     tab.page.goto(f"{tab.base}/{query}")
@@ -766,3 +768,18 @@ def _axe(tab: Tab, source: str) -> list[dict[str, Any]]:
         for v in result["violations"]
         if v["impact"] in ("serious", "critical")
     ]
+
+
+def test_a_paced_game_shows_every_event_once_to_its_end(tab: Tab) -> None:
+    """At a pace above 0 the stream's events wait in the page's queue; when the game ends
+    (the session closes) while they wait, the page must not connect again after the
+    last event *shown* and have the server send the waiting ones a second time."""
+    start_game(tab, "whiskertrail", 2, extra="&deal=6&seed=70616365", pace=100)
+    play_through(tab)
+    log = tab.page.inner_text(".log")
+    assert log.count("Round 1 is over") == 1, log[-600:]
+    assert log.count("The game is over.") == 1, log[-600:]
+    numbered = [line.split(".", 1)[1] for line in log.splitlines() if line[:1].isdigit()]
+    # no tail of the log repeated (every event of a move told once)
+    tail = numbered[-6:]
+    assert all(numbered.count(line) == 1 for line in tail if "turn" not in line), tail
