@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 
 from clients.bots.base import Bot, Situation
 from clients.bots.strong import StrongBot
+from clients.turn import engine_turn
 from engine.actions import Action, Discard
 from engine.game import GameState
 from engine.rulesets import RuleSet
@@ -79,7 +80,7 @@ class OracleBot(Bot):
         trial_base, trial_rng = copy.deepcopy(self.base), _copy(rng)
         base_action = trial_base.choose(situation, legal, trial_rng)
         candidates = [base_action, *_distinct(situation, legal, exclude=base_action)]
-        values = [self._rollout(state, seat, situation, legal, a, rng) for a in candidates]
+        values = [self._rollout(state, seat, a, trial_base, trial_rng) for a in candidates]
         self.searched += 1
         best = min(range(len(candidates)), key=lambda i: (values[i], i))
         chosen = base_action
@@ -107,23 +108,21 @@ class OracleBot(Bot):
         self,
         state: GameState,
         seat: int,
-        situation: Situation,
-        legal: Sequence[Action],
         action: Action,
+        base: StrongBot,
         rng: random.Random,
     ) -> float:
         """This seat's penalty for the round if it takes ``action`` now and then plays
-        like its base, every other seat playing as it really would."""
+        like its base (``base`` and ``rng``: the base and its generator just past this
+        decision), every other seat playing as it really would."""
         players: list[Bot] = []
         generators: list[random.Random] = []
         for s, bot in enumerate(self.bots):
             if s == seat:
-                me = copy.deepcopy(self.base)
-                mine = _copy(rng)
-                me.choose(situation, legal, mine)  # the step the real base takes now
+                me = copy.deepcopy(base)
                 me.remember(action)
                 players.append(me)
-                generators.append(mine)
+                generators.append(_copy(rng))
             else:
                 # (another oracle at the table is simulated by its base: no nested search)
                 players.append(copy.deepcopy(bot.base if isinstance(bot, OracleBot) else bot))
@@ -132,9 +131,7 @@ class OracleBot(Bot):
         now, _ = state.apply_action(seat, action)
         while not now.is_terminal() and now.round_number == start_round:
             who = now.to_act[0]
-            moves = now.legal_actions(who)
-            choice = players[who].choose(Situation.from_state(now, who), moves, generators[who])
-            now, _ = now.apply_action(who, choice)
+            now, _, _ = engine_turn(now, who, players[who], generators[who])
         return float(now.scores[seat] - start_score)
 
 
