@@ -312,14 +312,19 @@ class PlayStream:
     async def _at(self, game_id: str, version: int) -> Loaded | None:
         """The game at ``version`` (the cache of the process that committed it, else the
         store); None if the store has it at another version (or not at all)."""
-        cached = self._ctx.cached(game_id)
-        if cached is not None and cached.version == version:
-            return cached
         try:
-            loaded = await self._ctx.load(game_id)
+            loaded = await self._current(game_id, version)
         except ServiceError:
             return None  # (expired from the store meanwhile)
         return loaded if loaded.version == version else None
+
+    async def _current(self, game_id: str, version: int) -> Loaded:
+        """The game as it is, read from this process's cache when that holds ``version``
+        (the process that committed a move remembers it: no store read there)."""
+        cached = self._ctx.cached(game_id)
+        if cached is not None and cached.version == version:
+            return cached
+        return await self._ctx.load(game_id)
 
     async def _prompt(
         self,
@@ -332,13 +337,8 @@ class PlayStream:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them)."""
-        ctx = self._ctx
         if loaded is None or loaded.version != version:
-            # the process that committed the move remembers it: no store read there
-            cached = ctx.cached(session.game_id)
-            loaded = cached if cached is not None and cached.version == version else None
-            if loaded is None:
-                loaded = await ctx.load(session.game_id)
+            loaded = await self._current(session.game_id, version)
         if loaded.version != version:
             return -1
         state = loaded.state
