@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -39,6 +40,11 @@ class ServerOptions:
     tls_key: str | None = None
     # the web origins whose pages may call the HTTP face (CORS); "*": any
     cors_origins: frozenset[str] = frozenset()
+    # a gRPC connection is closed (GOAWAY) after this many seconds, and its calls
+    # in flight get the grace to finish: clients then reconnect, and round_robin
+    # over a headless Service spreads them again over replicas added since
+    max_connection_age: float = 300.0
+    max_connection_age_grace: float = 30.0
 
 
 def bot_names(text: str) -> frozenset[str]:
@@ -124,6 +130,20 @@ def store_url(text: str) -> str:
     )
 
 
+def with_password(url: str, password: str | None) -> str:
+    """``url`` with ``password`` (``--store-password``) as its credential, when it has
+    none of its own: the URL may sit where anyone reads it, the password in a Secret."""
+    if not password or url == "memory":
+        return url
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is not None:
+        return url  # the URL's own credential wins: the operator wrote it there
+    user = urllib.parse.quote(parts.username or "", safe="")
+    secret = urllib.parse.quote(password, safe="")
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:{secret}@{host}"))
+
+
 class _Repeatable(argparse.Action):
     """A repeatable flag whose first use replaces its default (from the environment)
     rather than adding to it, as every other flag's value replaces its variable's."""
@@ -160,6 +180,12 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         type=optional_address,
     )
     add("--store", "GLINTWICK_STORE", "memory", "'memory' or redis://host:port/db", type=store_url)
+    add(
+        "--store-password",
+        "GLINTWICK_STORE_PASSWORD",
+        None,
+        "the store's password, when its URL has none (e.g. from a Kubernetes Secret)",
+    )
     add(
         "--workers",
         "GLINTWICK_WORKERS",
@@ -242,6 +268,21 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         ),
     )
     add(
+        "--max-connection-age",
+        "GLINTWICK_MAX_CONNECTION_AGE",
+        "300",
+        "seconds a gRPC connection lives before the server asks the client to reconnect"
+        " (clients then spread again over replicas added since)",
+        type=positive_float,
+    )
+    add(
+        "--max-connection-age-grace",
+        "GLINTWICK_MAX_CONNECTION_AGE_GRACE",
+        "30",
+        "seconds the calls of a connection past its age get to finish (long streams resume)",
+        type=non_negative_float,
+    )
+    add(
         "--log-format",
         "GLINTWICK_LOG_FORMAT",
         "auto",
@@ -263,7 +304,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
     return ServerOptions(
         grpc_address=args.grpc,
         http_address=args.http,
-        store=args.store,
+        store=with_password(args.store, args.store_password),
         workers=args.workers,
         operator_token=args.operator_token or None,
         bot_pool_token=args.bot_pool_token or None,
@@ -279,4 +320,6 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         tls_cert=args.tls_cert or None,
         tls_key=args.tls_key or None,
         cors_origins=cors_origins(args.cors_origin),
+        max_connection_age=args.max_connection_age,
+        max_connection_age_grace=args.max_connection_age_grace,
     )

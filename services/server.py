@@ -256,8 +256,9 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
     server = grpc.aio.server(
         options=[
             ("grpc.so_reuseport", 1 if options.reuse_port else 0),
-            ("grpc.max_connection_age_ms", 5 * 60 * 1000),
-            ("grpc.max_connection_age_grace_ms", 30 * 1000),
+            # (--max-connection-age: clients reconnect, and so spread over new replicas)
+            ("grpc.max_connection_age_ms", round(options.max_connection_age * 1000)),
+            ("grpc.max_connection_age_grace_ms", round(options.max_connection_age_grace * 1000)),
             # (gRPC's default, set here so that GetLimits tells what is enforced)
             ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ]
