@@ -303,6 +303,7 @@ def bots(args: argparse.Namespace) -> int:
     import signal
 
     from clients.botpool import BotPool, PoolConfigError
+    from clients.pool_health import start_health
     from clients.sdk import GlintwickClient
     from services.server import configure_logging
 
@@ -329,11 +330,15 @@ def bots(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 transport=args.transport,
             )
+            health = await start_health(pool, args.health) if args.health else None
             try:
                 await pool.run(stop)
             except PoolConfigError as exc:
                 sys.stderr.write(f"glintwick bots: the server refuses the credential: {exc}\n")
                 return 1
+            finally:
+                if health is not None:
+                    await health.cleanup()
         return 0
 
     return asyncio.run(main())
@@ -479,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
         non_negative_float,
         non_negative_int,
         one_of,
+        optional_address,
         positive_float,
         positive_int,
     )
@@ -591,7 +597,21 @@ def build_parser() -> argparse.ArgumentParser:
     pool.add_argument(
         "--target",
         default=env_default("GLINTWICK_TARGET", "127.0.0.1:50051"),
-        help=flag_help("the server's gRPC host:port", "GLINTWICK_TARGET"),
+        help=flag_help(
+            "the server's gRPC host:port, or dns:///host:port (calls go round-robin over"
+            " every address the name has: a headless Service's pods)",
+            "GLINTWICK_TARGET",
+        ),
+    )
+    pool.add_argument(
+        "--health",
+        type=optional_address,
+        default=env_default("GLINTWICK_BOT_HEALTH", ""),
+        help=flag_help(
+            "host:port of an HTTP health endpoint for probes: /livez (the worker's loop"
+            " goes round) and /readyz (listing the bot turns works); '' for none",
+            "GLINTWICK_BOT_HEALTH",
+        ),
     )
     pool.add_argument(
         "--bot-pool-token",

@@ -139,6 +139,8 @@ class BotPool:
         # when listing starts failing and one when it works again
         self._wait = poll_seconds
         self._failing = False
+        # when the loop last went round (time.monotonic()): a liveness probe's clock
+        self.heartbeat = time.monotonic()
         # the play transport: the seats subscribed on the stream (with their bot's
         # strategy), the leases held (turn, until when) and each seat's newest prompt
         self._session: PlaySession | None = None
@@ -147,6 +149,11 @@ class BotPool:
         self._prompts: dict[tuple[str, int], Prompt] = {}
         self._wake = asyncio.Event()  # list now (a prompt waits for its lease, a move done)
         self._added = asyncio.Event()  # a seat to subscribe while no stream is open
+
+    @property
+    def listing_fails(self) -> bool:
+        """Whether the last ListBotTurns failed (the server unreachable, its store down)."""
+        return self._failing
 
     # ------------------------------------------------------------------ the loop
 
@@ -166,6 +173,7 @@ class BotPool:
         reader = asyncio.create_task(self._read()) if self.transport == "play" else None
         try:
             while not stop.is_set():
+                self.heartbeat = time.monotonic()
                 self._wake.clear()
                 await self._fill()
                 waiting: set[asyncio.Future[Any]] = {stopping, *self._inflight.values()}
