@@ -15,6 +15,7 @@ docs/OPERATIONS.md.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -73,13 +74,18 @@ ALL_DOCUMENTS = [d for p in MANIFESTS for d in _documents(p)]
 def _built(overlay: Path) -> list[Doc]:
     """``kubectl kustomize overlay``: the objects the overlay applies (offline)."""
     kubectl = shutil.which("kubectl")
-    if kubectl is None:
+    if kubectl is None:  # (Debian's kubectl package is on every machine of the project)
         pytest.skip("kubectl (its built-in kustomize) is not installed")
+    return [d for d in yaml.safe_load_all(_kustomize(kubectl, overlay)) if d]
+
+
+@functools.cache
+def _kustomize(kubectl: str, overlay: Path) -> str:
     out = subprocess.run(
         [kubectl, "kustomize", str(overlay)], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0, out.stderr
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+    return out.stdout
 
 
 # ------------------------------------------------------------------ the operator's resources
