@@ -273,6 +273,8 @@ async def fill_with_bots(ctx: Context, request: pb.FillWithBotsRequest, caller: 
         free = [i for i, s in enumerate(loaded.record.seats) if not s.joined]
         if not free:
             return game_message(loaded)  # already full: nothing to do (idempotent)
+        if loaded.state.is_terminal():  # (as JoinGame: an abandoned table's seats went)
+            raise precondition("GAME_OVER", "the game is over")
         record = spb.StoredGame()
         record.CopyFrom(loaded.record)
         for i in free:

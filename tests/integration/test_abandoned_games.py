@@ -164,7 +164,7 @@ async def test_every_move_starts_the_idle_clock_again(setup: Setup) -> None:
 async def test_an_unjoined_table_ends_sooner_and_leaves_the_lobby(setup: Setup) -> None:
     service, clock = setup.service, setup.clock
     waiting = await service.create_game(create(), Caller())
-    await service.join_game(pb.JoinGameRequest(game_id=waiting.game_id), Caller())
+    joined = await service.join_game(pb.JoinGameRequest(game_id=waiting.game_id), Caller())
     full, _ = await full_game(service)
     assert await lobby(service) == [waiting.game_id]
 
@@ -176,6 +176,10 @@ async def test_an_unjoined_table_ends_sooner_and_leaves_the_lobby(setup: Setup) 
     with pytest.raises(ServiceError) as refused:  # its free seat went with it
         await service.join_game(pb.JoinGameRequest(game_id=waiting.game_id), Caller())
     assert refused.value.reason == "GAME_OVER"
+    fill = pb.FillWithBotsRequest(game_id=waiting.game_id, strategy="greedy")
+    with pytest.raises(ServiceError) as not_filled:
+        await service.fill_with_bots(fill, Caller(token=joined.token))
+    assert not_filled.value.reason == "GAME_OVER"
     # the full table waits for its first move for the longer limit
     assert not (await service.get_view(pb.GetViewRequest(game_id=full), Caller())).game_over
 
