@@ -30,6 +30,7 @@ from engine.melds import End, Meld, meld_from_json, meld_json
 from engine.rulesets import Contract, MeldKind, MeldRequirement
 
 __all__ = [
+    "GAME_ENDINGS",
     "PAYLOADS",
     "SECRETS",
     "Event",
@@ -67,6 +68,7 @@ class EventType(StrEnum):
     TURN_ENDED = "turn_ended"
     ROUND_ENDED = "round_ended"
     GAME_ENDED = "game_ended"
+    GAME_ABANDONED = "game_abandoned"
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +373,18 @@ class GameEnded(Payload):
     seed: str
 
 
+@dataclass(frozen=True, slots=True)
+class GameAbandoned(Payload):
+    """seat None: the game ended without a winner in ``round`` (nobody moved for the
+    server's abandonment time: :meth:`engine.game.GameState.abandon`).  ``scores``:
+    the completed rounds' (the round in play is not scored); ``seed``: hex, revealed."""
+
+    TYPE = EventType.GAME_ABANDONED
+    round: int
+    scores: tuple[int, ...]
+    seed: str
+
+
 _PUBLIC_CLASSES: tuple[type[Payload], ...] = (
     RoundStarted,
     TurnStarted,
@@ -390,7 +404,10 @@ _PUBLIC_CLASSES: tuple[type[Payload], ...] = (
     TurnEnded,
     RoundEnded,
     GameEnded,
+    GameAbandoned,
 )
+#: the event types that end a game (the last event of its last version)
+GAME_ENDINGS: frozenset[str] = frozenset({EventType.GAME_ENDED, EventType.GAME_ABANDONED})
 #: each event type's public payload class
 PAYLOADS: Mapping[EventType, type[Payload]] = {c.TYPE: c for c in _PUBLIC_CLASSES}
 #: the event types with a secret part, and its class

@@ -116,6 +116,7 @@ class PublicView:
     commitment: str
     winners: tuple[int, ...] | None  # once the game is over
     seed: str | None  # hex, once the game is over
+    abandoned: bool  # the game ended abandoned (GameState.abandon): over, no winners
 
     @property
     def game_over(self) -> bool:
@@ -159,6 +160,7 @@ class PublicView:
         }
         if self.seed is not None:
             view["seed"] = self.seed
+        view["abandoned"] = self.abandoned
         return view
 
 
@@ -227,6 +229,7 @@ def _public_fields(state: GameState) -> dict[str, Any]:
         "commitment": commitment(round_seed(state.seed, state.round_number)),
         "winners": state.winners() if over else None,
         "seed": state.seed.hex() if over else None,
+        "abandoned": state.abandoned,
     }
 
 

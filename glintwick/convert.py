@@ -287,6 +287,7 @@ def _fill_view(message: pb.View, view: PublicView) -> None:
     message.turns_completed = view.turns_completed
     message.action_count = view.action_count
     message.game_over = view.game_over
+    message.abandoned = view.abandoned
     message.commitment = view.commitment
     if view.winners is not None:
         message.winners.extend(view.winners)
@@ -713,4 +714,6 @@ def replay_events(replay: pb.Replay) -> list[Event]:
     for step in replay.steps:
         state, produced = state.apply_action(step.seat, action_from_pb(step.action))
         events.extend(produced)
+    if replay.abandoned:
+        events.extend(state.abandon()[1])
     return events

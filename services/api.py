@@ -119,8 +119,9 @@ class GameService:
 
     # ------------------------------------------------------------------ deadlines
 
-    async def expire_deadlines(self) -> int:
-        """Apply default actions for every passed deadline; returns how many were applied."""
+    async def expire_deadlines(self) -> deadlines.Swept:
+        """Apply default actions for every passed deadline, and end the games idle past
+        their idle deadline as abandoned; says how many of each."""
         return await deadlines.expire_deadlines(self._ctx)
 
     # ------------------------------------------------------------------ watching

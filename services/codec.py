@@ -300,6 +300,7 @@ _FIELDS: tuple[_Scalar | _Optional | _Repeated | _Nested, ...] = (
         lambda m: {str(o.round): list(o.cards) for o in m.stock_orders},
         _update_stock_orders,
     ),
+    _Scalar("abandoned"),
 )
 # (the rule set, apart: written from the message the caller shares, read as given)
 STATE_FIELDS = frozenset(field.name for field in _FIELDS) | {"rules"}

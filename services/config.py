@@ -21,6 +21,10 @@ class ServerOptions:
     operator_token: str | None = None
     bot_pool_token: str | None = None  # accepted for the house-bot calls only
     finished_ttl: int = 24 * 3600
+    # seconds without a move after which a game ends abandoned, and a table with a
+    # free seat sooner (0: never; docs/OPERATIONS.md, "Abandoned games")
+    abandon_after: float = 3 * 3600.0
+    unjoined_after: float = 30 * 60.0
     rate_per_second: float = 500.0
     rate_burst: int = 1000
     sweep_seconds: float = 0.25
@@ -220,6 +224,20 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         type=positive_int,
     )
     add(
+        "--abandon-after",
+        "GLINTWICK_ABANDON_AFTER",
+        str(3 * 3600),
+        "seconds without a move after which a game ends abandoned (0: never)",
+        type=non_negative_float,
+    )
+    add(
+        "--unjoined-after",
+        "GLINTWICK_UNJOINED_AFTER",
+        str(30 * 60),
+        "seconds after which a table with a seat nobody joined ends abandoned (0: never)",
+        type=non_negative_float,
+    )
+    add(
         "--rate",
         "GLINTWICK_RATE",
         "500",
@@ -310,6 +328,8 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         bot_pool_token=args.bot_pool_token or None,
         house_bots=None if args.house_bots is None else bot_names(args.house_bots),
         finished_ttl=args.finished_ttl,
+        abandon_after=args.abandon_after,
+        unjoined_after=args.unjoined_after,
         rate_per_second=args.rate,
         rate_burst=args.burst,
         bots=not args.no_bots,

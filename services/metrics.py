@@ -19,6 +19,9 @@ GAMES_IN_PLAY = Gauge("glintwick_games_in_play", "Unfinished games in the store"
 DEADLINE_ACTIONS = Counter(
     "glintwick_deadline_actions_total", "Default actions applied at deadlines"
 )
+GAMES_ABANDONED = Counter(
+    "glintwick_games_abandoned_total", "Games ended as abandoned (idle past their idle limit)"
+)
 
 
 # labelled children by (method, code, face): ``labels()`` validates and locks on

@@ -51,6 +51,7 @@ from services.store.base import GameStore, StoreUnavailableError
 from services.store.health import MonitoredStore, StoreMonitor, redacted
 from services.store.memory import MemoryStore
 from services.usecases.limits import MAX_GRPC_MESSAGE_BYTES
+from services.usecases.records import IdleLimits
 
 log = structlog.get_logger("glintwick.server")
 
@@ -204,18 +205,21 @@ class RunningServer:
 
 
 async def _sweep(service: GameService, every: float, monitor: StoreMonitor) -> None:
-    """Apply passed deadlines every ``every`` seconds.  While the store is down it
-    waits for it (the monitor has logged the outage); after an unexpected failure
-    it logs it and waits twice as long each time, up to _SWEEP_BACKOFF_MAX."""
+    """Apply passed deadlines (and end idle games) every ``every`` seconds.  While
+    the store is down it waits for it (the monitor has logged the outage); after an
+    unexpected failure it logs it and waits twice as long each time, up to
+    _SWEEP_BACKOFF_MAX."""
     from services import metrics
 
     pause = every
     while True:
         await monitor.wait_available()
         try:
-            applied = await service.expire_deadlines()
-            if applied:
-                metrics.DEADLINE_ACTIONS.inc(applied)
+            swept = await service.expire_deadlines()
+            if swept.actions:
+                metrics.DEADLINE_ACTIONS.inc(swept.actions)
+            if swept.abandoned:
+                metrics.GAMES_ABANDONED.inc(swept.abandoned)
             pause = every
         except asyncio.CancelledError:
             raise
@@ -251,6 +255,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
             rate_burst=options.rate_burst,
             house_bots=options.house_bots,
             default_house_bot=options.default_house_bot,
+            idle=IdleLimits(options.abandon_after, options.unjoined_after),
         ),
     )
     server = grpc.aio.server(

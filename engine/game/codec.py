@@ -109,6 +109,13 @@ def _orders_in(raw: Any, d: Decoded) -> tuple[tuple[int, tuple[int, ...]], ...]:
     return dealing.check_stock_orders(d["rules"], {int(k): v for k, v in raw.items()})
 
 
+def _abandoned_in(raw: Any, d: Decoded) -> bool:
+    abandoned = checked_bool(raw, "abandoned")
+    if abandoned and d["phase"] is not Phase.GAME_OVER:
+        raise InvalidActionError("only a game over may be abandoned")
+    return abandoned
+
+
 def _count(name: str) -> FieldCodec:
     return FieldCodec(name, _same, lambda raw, _: checked_int(raw, name))
 
@@ -154,6 +161,7 @@ CODECS: dict[str, FieldCodec] = {
     "stock_orders": FieldCodec(
         "stock_orders", lambda orders: {str(r): list(o) for r, o in orders}, _orders_in
     ),
+    "abandoned": FieldCodec("abandoned", _same, _abandoned_in),
 }
 
 _STORED = [f for f in fields(GameState) if f.init]

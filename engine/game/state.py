@@ -62,6 +62,7 @@ class GameState:
     turns_completed: int = 0  # this round
     action_count: int = 0  # actions accepted since the game began
     stock_orders: tuple[tuple[int, tuple[int, ...]], ...] = ()  # arranged decks by round
+    abandoned: bool = False  # GAME_OVER by :meth:`abandon`, not by its last round: no winners
     # the solver's answers for this state's hands (a state never changes, so neither do they)
     _memo: dict[Any, Any] | None = field(default=None, init=False, compare=False, repr=False)
 
@@ -129,7 +130,10 @@ class GameState:
         return tuple(float(-s) for s in self.scores)
 
     def winners(self) -> tuple[int, ...]:
-        """The seats with the lowest cumulative score (all of them on a tie)."""
+        """The seats with the lowest cumulative score (all of them on a tie); none in
+        an abandoned game (docs/DECISIONS.md)."""
+        if self.abandoned:
+            return ()
         best = min(self.scores)
         return tuple(i for i, s in enumerate(self.scores) if s == best)
 
@@ -214,6 +218,14 @@ class GameState:
         if handler is None:
             raise InvalidActionError(f"not an action: {action!r}")
         return handler(self, seat, action)
+
+    def abandon(self) -> Result:
+        """The game over without a winner, where it stands: the ending for a game
+        nobody plays any more.  No seat's action and no clock: who decides that a
+        game is abandoned, and when, is the caller's (the service's idle time,
+        docs/API.md).  One more version (``action_count``), whose one event is
+        ``game_abandoned``; IllegalActionError GAME_OVER when the game is over."""
+        return _transitions.abandon(self)
 
     def check(self, seat: int, action: Action) -> None:
         """Dry run: raises exactly as :meth:`apply_action` would, returns nothing."""

@@ -547,6 +547,28 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
     return final, events
 
 
+def abandon(state: GameState) -> Result:
+    """:meth:`GameState.abandon`: the game over where it stands, the round in play
+    unscored, no winners."""
+    if state.phase is Phase.GAME_OVER:
+        raise IllegalActionError(Reason.GAME_OVER, "the game is over")
+    final = evolve(
+        state,
+        phase=Phase.GAME_OVER,
+        abandoned=True,
+        claim_answers=(),
+        taken_from_discard=None,
+        laid_this_turn=False,
+        action_count=state.action_count + 1,
+    )
+    event = Event(
+        EventType.GAME_ABANDONED,
+        None,
+        {"round": state.round_number, "scores": list(state.scores), "seed": state.seed.hex()},
+    )
+    return final, [event]
+
+
 _Handler = Callable[[GameState, int, Any], Result]
 
 #: each action type's transition

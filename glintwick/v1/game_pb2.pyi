@@ -1155,7 +1155,8 @@ class JoinGameRequest(_message.Message):
     seat: _builtins.int
     """The seat to take: INVALID_ARGUMENT NO_SUCH_SEAT if the game has no such seat,
     FAILED_PRECONDITION SEAT_TAKEN if it is taken. Absent: the first free seat
-    (GAME_FULL when none is).
+    (GAME_FULL when none is). A game over (an abandoned table) has no seat to
+    take: FAILED_PRECONDITION GAME_OVER.
     """
     name: _builtins.str
     """The player's name, public (SeatInfo.name): at most 64 characters
@@ -1477,6 +1478,7 @@ class View(_message.Message):
     HAS_DRAWN_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game's id."""
     version: _builtins.int
@@ -1531,6 +1533,10 @@ class View(_message.Message):
     commitment: _builtins.str
     """The current round's seed commitment, hex SHA-256 (docs/SHUFFLE.md): checkable
     once round_ended reveals the round seed.
+    """
+    abandoned: _builtins.bool
+    """Whether the game ended abandoned (a game_abandoned event: nobody moved for the
+    server's idle limit): game_over is true and winners empty.
     """
     @_builtins.property
     def contract(self) -> Global___Contract:
@@ -1607,10 +1613,11 @@ class View(_message.Message):
         has_drawn: _builtins.bool = ...,
         deadline_unix: _builtins.float = ...,
         commitment: _builtins.str = ...,
+        abandoned: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim", b"claim", "contract", b"contract", "discard_top", b"discard_top", "seat", b"seat", "taken_from_discard", b"taken_from_discard"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "action_count", b"action_count", "claim", b"claim", "commitment", b"commitment", "contract", b"contract", "current", b"current", "deadline_unix", b"deadline_unix", "discard_size", b"discard_size", "discard_top", b"discard_top", "exhaustions", b"exhaustions", "game_id", b"game_id", "game_over", b"game_over", "hand", b"hand", "has_drawn", b"has_drawn", "laid_this_turn", b"laid_this_turn", "may_act", b"may_act", "phase", b"phase", "players", b"players", "round", b"round", "rounds", b"rounds", "rules", b"rules", "rules_hash", b"rules_hash", "seat", b"seat", "seats", b"seats", "seed", b"seed", "stock_size", b"stock_size", "table", b"table", "taken_from_discard", b"taken_from_discard", "to_act", b"to_act", "turns_completed", b"turns_completed", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "abandoned", b"abandoned", "action_count", b"action_count", "claim", b"claim", "commitment", b"commitment", "contract", b"contract", "current", b"current", "deadline_unix", b"deadline_unix", "discard_size", b"discard_size", "discard_top", b"discard_top", "exhaustions", b"exhaustions", "game_id", b"game_id", "game_over", b"game_over", "hand", b"hand", "has_drawn", b"has_drawn", "laid_this_turn", b"laid_this_turn", "may_act", b"may_act", "phase", b"phase", "players", b"players", "round", b"round", "rounds", b"rounds", "rules", b"rules", "rules_hash", b"rules_hash", "seat", b"seat", "seats", b"seats", "seed", b"seed", "stock_size", b"stock_size", "table", b"table", "taken_from_discard", b"taken_from_discard", "to_act", b"to_act", "turns_completed", b"turns_completed", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1758,6 +1765,7 @@ class Event(_message.Message):
     TURN_ENDED_FIELD_NUMBER: _builtins.int
     ROUND_ENDED_FIELD_NUMBER: _builtins.int
     GAME_ENDED_FIELD_NUMBER: _builtins.int
+    GAME_ABANDONED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """the game version this event's action produced"""
     type: _builtins.str
@@ -1846,6 +1854,10 @@ class Event(_message.Message):
     def game_ended(self) -> Global___GameEndedEvent:
         """type "game_ended": a GameEndedEvent"""
 
+    @_builtins.property
+    def game_abandoned(self) -> Global___GameAbandonedEvent:
+        """type "game_abandoned": a GameAbandonedEvent"""
+
     def __init__(
         self,
         *,
@@ -1872,14 +1884,15 @@ class Event(_message.Message):
         turn_ended: Global___TurnEndedEvent | None = ...,
         round_ended: Global___RoundEndedEvent | None = ...,
         game_ended: Global___GameEndedEvent | None = ...,
+        game_abandoned: Global___GameAbandonedEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim_answered", b"claim_answered", "claim_awarded", b"claim_awarded", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "discarded", b"discarded", "drew", b"drew", "extra_meld", b"extra_meld", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_contract", b"laid_contract", "laid_off", b"laid_off", "payload", b"payload", "round_ended", b"round_ended", "round_started", b"round_started", "seat", b"seat", "stock_exhausted", b"stock_exhausted", "stock_not_reshuffled", b"stock_not_reshuffled", "stock_reshuffled", b"stock_reshuffled", "turn_ended", b"turn_ended", "turn_started", b"turn_started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim_answered", b"claim_answered", "claim_awarded", b"claim_awarded", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "discarded", b"discarded", "drew", b"drew", "extra_meld", b"extra_meld", "game_abandoned", b"game_abandoned", "game_ended", b"game_ended", "joker_swapped", b"joker_swapped", "laid_contract", b"laid_contract", "laid_off", b"laid_off", "payload", b"payload", "round_ended", b"round_ended", "round_started", b"round_started", "seat", b"seat", "stock_exhausted", b"stock_exhausted", "stock_not_reshuffled", b"stock_not_reshuffled", "stock_reshuffled", b"stock_reshuffled", "turn_ended", b"turn_ended", "turn_started", b"turn_started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim_answered", b"claim_answered", "claim_awarded", b"claim_awarded", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "cursor", b"cursor", "discarded", b"discarded", "drew", b"drew", "extra_meld", b"extra_meld", "game_ended", b"game_ended", "index", b"index", "joker_swapped", b"joker_swapped", "laid_contract", b"laid_contract", "laid_off", b"laid_off", "payload", b"payload", "round_ended", b"round_ended", "round_started", b"round_started", "seat", b"seat", "stock_exhausted", b"stock_exhausted", "stock_not_reshuffled", b"stock_not_reshuffled", "stock_reshuffled", b"stock_reshuffled", "turn_ended", b"turn_ended", "turn_started", b"turn_started", "type", b"type", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim_answered", b"claim_answered", "claim_awarded", b"claim_awarded", "claim_window_closed", b"claim_window_closed", "claim_window_opened", b"claim_window_opened", "cursor", b"cursor", "discarded", b"discarded", "drew", b"drew", "extra_meld", b"extra_meld", "game_abandoned", b"game_abandoned", "game_ended", b"game_ended", "index", b"index", "joker_swapped", b"joker_swapped", "laid_contract", b"laid_contract", "laid_off", b"laid_off", "payload", b"payload", "round_ended", b"round_ended", "round_started", b"round_started", "seat", b"seat", "stock_exhausted", b"stock_exhausted", "stock_not_reshuffled", b"stock_not_reshuffled", "stock_reshuffled", b"stock_reshuffled", "turn_ended", b"turn_ended", "turn_started", b"turn_started", "type", b"type", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["round_started", "turn_started", "drew", "stock_exhausted", "stock_reshuffled", "stock_not_reshuffled", "laid_contract", "laid_off", "extra_meld", "joker_swapped", "discarded", "claim_window_opened", "claim_answered", "claim_awarded", "claim_window_closed", "turn_ended", "round_ended", "game_ended"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["round_started", "turn_started", "drew", "stock_exhausted", "stock_reshuffled", "stock_not_reshuffled", "laid_contract", "laid_off", "extra_meld", "joker_swapped", "discarded", "claim_window_opened", "claim_answered", "claim_awarded", "claim_window_closed", "turn_ended", "round_ended", "game_ended", "game_abandoned"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
@@ -2475,6 +2488,42 @@ class GameEndedEvent(_message.Message):
 Global___GameEndedEvent: _TypeAlias = GameEndedEvent  # noqa: Y015
 
 @_typing.final
+class GameAbandonedEvent(_message.Message):
+    """game_abandoned (no seat): nobody moved for the server's idle limit (docs/API.md,
+    "Abandoned games"), so the game ended where it stood, without a winner: its own
+    version, after the last move. The game is over (View.abandoned) and expires like
+    a finished one.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    """the round in play, from 1 (not scored)"""
+    seed: _builtins.str
+    """lowercase hex: the game seed, revealed"""
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per seat: the scores of the rounds completed"""
+
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        scores: _abc.Iterable[_builtins.int] | None = ...,
+        seed: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["round", b"round", "scores", b"scores", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameAbandonedEvent: _TypeAlias = GameAbandonedEvent  # noqa: Y015
+
+@_typing.final
 class SubmitActionRequest(_message.Message):
     """An action of a seat, to apply at a version (a seat token or the operator
     credential is required).
@@ -2884,8 +2933,13 @@ class Replay(_message.Message):
     DECKS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
     seed: _builtins.str
     """The game seed, lowercase hex (as CreateGameRequest.seed), revealed."""
+    abandoned: _builtins.bool
+    """The game ended abandoned after its last step (its last version, the
+    game_abandoned event's, has no step): re-run the steps, then GameState.abandon.
+    """
     @_builtins.property
     def game(self) -> Global___Game:
         """The game's public description."""
@@ -2906,7 +2960,7 @@ class Replay(_message.Message):
 
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """The seats with the lowest score."""
+        """The seats with the lowest score (none when the game was abandoned)."""
 
     def __init__(
         self,
@@ -2917,10 +2971,11 @@ class Replay(_message.Message):
         decks: _abc.Iterable[Global___DeckOrder] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
+        abandoned: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decks", b"decks", "game", b"game", "scores", b"scores", "seed", b"seed", "steps", b"steps", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abandoned", b"abandoned", "decks", b"decks", "game", b"game", "scores", b"scores", "seed", b"seed", "steps", b"steps", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -234,7 +234,8 @@ class GameServiceServicer:
 
     def FillWithBots(self, request, context):
         """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
-        full and the bots play. Needs a seat token of the game; idempotent.
+        full and the bots play. Needs a seat token of the game; idempotent. A game
+        that ended with a free seat (abandoned) has none to fill: GAME_OVER.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -82,7 +82,8 @@ class GameServiceStub:
     """A finished game's full action log and its revealed seed."""
     FillWithBots: _grpc.UnaryUnaryMultiCallable[_game_pb2.FillWithBotsRequest, _game_pb2.Game]
     """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
-    full and the bots play. Needs a seat token of the game; idempotent.
+    full and the bots play. Needs a seat token of the game; idempotent. A game
+    that ended with a free seat (abandoned) has none to fill: GAME_OVER.
     """
     ListBotTurns: _grpc.UnaryUnaryMultiCallable[_game_pb2.ListBotTurnsRequest, _game_pb2.ListBotTurnsResponse]
     """The house-bot turns to play now, longest waiting first (operator only): what a
@@ -154,7 +155,8 @@ class GameServiceAsyncStub(GameServiceStub):
     """A finished game's full action log and its revealed seed."""
     FillWithBots: _aio.UnaryUnaryMultiCallable[_game_pb2.FillWithBotsRequest, _game_pb2.Game]  # type: ignore[assignment]
     """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
-    full and the bots play. Needs a seat token of the game; idempotent.
+    full and the bots play. Needs a seat token of the game; idempotent. A game
+    that ended with a free seat (abandoned) has none to fill: GAME_OVER.
     """
     ListBotTurns: _aio.UnaryUnaryMultiCallable[_game_pb2.ListBotTurnsRequest, _game_pb2.ListBotTurnsResponse]  # type: ignore[assignment]
     """The house-bot turns to play now, longest waiting first (operator only): what a
@@ -307,7 +309,8 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_pb2.Game, _abc.Awaitable[_game_pb2.Game]]:
         """Marks every seat nobody has joined as a house bot (AI-filled): the table is then
-        full and the bots play. Needs a seat token of the game; idempotent.
+        full and the bots play. Needs a seat token of the game; idempotent. A game
+        that ended with a free seat (abandoned) has none to fill: GAME_OVER.
         """
 
     @_abc_1.abstractmethod

@@ -1,4 +1,9 @@
-"""The embedded default store: everything in this process, same semantics as Redis."""
+"""The embedded default store: everything in this process, same semantics as Redis.
+
+A finished game expires ``finished_ttl`` after its last write, as Redis expires its
+keys: gone for every reader from then, and its memory freed by the next write (a
+heap of expiry times: a busy server holds no more finished games than one TTL's).
+"""
 
 from __future__ import annotations
 
@@ -35,18 +40,33 @@ class MemoryStore(GameStore):
         self._lobby: dict[str, dict[str, int]] = {}
         self._lobby_clock = 0  # the last position given
         self._changed = asyncio.Condition()
+        self._expiries: list[tuple[float, str]] = []  # a heap: (expires at, game id)
         self._ttl = finished_ttl
         self._clock = clock
 
     def _live(self, game_id: str) -> _Game | None:
         game = self._games.get(game_id)
         if game is not None and game.expires_at is not None and game.expires_at <= self._clock():
-            del self._games[game_id]
-            self._bot_turns.pop(game_id, None)
+            self._drop(game_id)
             return None
         return game
 
+    def _drop(self, game_id: str) -> None:
+        del self._games[game_id]
+        self._bot_turns.pop(game_id, None)
+
+    def _purge(self) -> None:
+        """Free the games expired by now (a heap entry outlived by a later expiry of
+        its game is skipped)."""
+        now, expiries = self._clock(), self._expiries
+        while expiries and expiries[0][0] <= now:
+            expires_at, game_id = heapq.heappop(expiries)
+            game = self._games.get(game_id)
+            if game is not None and game.expires_at == expires_at:
+                self._drop(game_id)
+
     async def create(self, game_id: str, write: Write) -> None:
+        self._purge()
         if self._live(game_id) is not None:
             raise GameExistsError(game_id)
         self._games[game_id] = _Game(1, write.record)
@@ -71,7 +91,9 @@ class MemoryStore(GameStore):
             game.responses[write.idempotency_key] = write.response
         if write.finished:
             game.expires_at = self._clock() + self._ttl
+            heapq.heappush(self._expiries, (game.expires_at, game_id))
         self._index(game_id, write)
+        self._purge()
         async with self._changed:
             self._changed.notify_all()
         return True

@@ -27,7 +27,7 @@ from services import codec
 from services.errors import ServiceError, invalid, not_found
 from services.store.base import GameStore
 
-from .records import Loaded
+from .records import IdleLimits, Loaded
 
 MAX_GAME_ID = 64  # characters of a game_id (the server makes 16)
 
@@ -58,6 +58,8 @@ class ServiceConfig:
     watch_poll_seconds: float = 5.0
     cache_size: int = 4096
     clock: Callable[[], float] = time.time
+    # when a game nobody plays ends abandoned (--abandon-after, --unjoined-after)
+    idle: IdleLimits = field(default_factory=IdleLimits)
     presets: Mapping[str, RuleSet] = field(default_factory=lambda: dict(PRESETS))
     # The house bots a game may seat (None: any name).  The service plays no bot
     # itself: whoever starts it and its bot pool hands it the names that pool plays,

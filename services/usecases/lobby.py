@@ -128,7 +128,8 @@ async def _create(
     try:
         # one write with its index entries: a crash cannot leave a bots-only
         # game unlisted for the bot workers, or its first deadline unindexed
-        await ctx.store.create(game_id, store_write(None, record, state))
+        write = store_write(None, record, state, idle=ctx.config.idle, now=ctx.config.clock())
+        await ctx.store.create(game_id, write)
     except GameExistsError as exc:  # 64 random bits: practically never
         raise conflict() from exc
     log.info("game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders))
@@ -232,6 +233,8 @@ async def join_game(
         raise invalid(f"a player's name has at most {MAX_PLAYER_NAME} characters")
     for _ in range(_SEAT_WRITE_ATTEMPTS):
         loaded = await ctx.load(request.game_id)
+        if loaded.state.is_terminal():  # (an abandoned table's free seats went with it)
+            raise precondition("GAME_OVER", "the game is over")
         record = spb.StoredGame()
         record.CopyFrom(loaded.record)
         if request.HasField("seat"):
@@ -249,7 +252,9 @@ async def join_game(
         record.seats[seat].joined = True
         record.seats[seat].name = request.name
         record.seats[seat].token_hash = token_hash(token)
-        write = store_write(loaded, record, loaded.state)
+        write = store_write(
+            loaded, record, loaded.state, idle=ctx.config.idle, now=ctx.config.clock()
+        )
         if await ctx.store.commit(request.game_id, loaded.revision, write):
             log.info(
                 "seat_joined", game_id=request.game_id, seat=seat, request_id=caller.request_id
@@ -268,13 +273,17 @@ async def fill_with_bots(ctx: Context, request: pb.FillWithBotsRequest, caller: 
         free = [i for i, s in enumerate(loaded.record.seats) if not s.joined]
         if not free:
             return game_message(loaded)  # already full: nothing to do (idempotent)
+        if loaded.state.is_terminal():  # (as JoinGame: an abandoned table's seats went)
+            raise precondition("GAME_OVER", "the game is over")
         record = spb.StoredGame()
         record.CopyFrom(loaded.record)
         for i in free:
             record.seats[i].joined = True
             record.seats[i].bot = strategy
             record.seats[i].name = f"bot:{strategy}"
-        write = store_write(loaded, record, loaded.state)
+        write = store_write(
+            loaded, record, loaded.state, idle=ctx.config.idle, now=ctx.config.clock()
+        )
         if await ctx.store.commit(request.game_id, loaded.revision, write):
             log.info(
                 "seats_filled_with_bots",

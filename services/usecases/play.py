@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from engine.events import GAME_ENDINGS
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
@@ -298,7 +299,7 @@ class PlayStream:
                         event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
                         await self._send(message(event=convert.place_event(event, index)))
                 version, skip = item.version + 1, 0
-                if any(e.type == "game_ended" for e in entry.events):
+                if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
             if items and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)

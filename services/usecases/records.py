@@ -1,13 +1,15 @@
 """A stored game as the use cases see it, and the pure rules of its record.
 
 Everything here is a function of the record and the engine states alone (no
-store, no cache): which house-bot seat may act, when the running deadline passes,
-what a write of a new record must tell the store's indexes.
+store, no cache; the time, where a rule needs it, is given): which house-bot seat
+may act, when the running deadline passes, when an idle game ends abandoned, what
+a write of a new record must tell the store's indexes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +30,23 @@ class Loaded:
     @property
     def version(self) -> int:
         return self.state.action_count
+
+
+@dataclass(frozen=True, slots=True)
+class IdleLimits:
+    """How long a game waits for a move (or a join) before it ends abandoned, in
+    seconds (0: for ever): a table with a seat nobody has joined ``unjoined_after``
+    its last write, any other game ``abandon_after`` its last move (docs/API.md,
+    "Abandoned games")."""
+
+    abandon_after: float = 3 * 3600.0
+    unjoined_after: float = 30 * 60.0
+
+
+# An idle deadline is rounded up to a 64th of its limit (under 3 minutes of 3 hours):
+# the deadline index is then rewritten about once per that step in a busy game, not
+# on every move, and a game still waits at least its whole limit.
+IDLE_STEPS = 64
 
 
 def token_hash(token: str) -> bytes:
@@ -80,18 +99,51 @@ def next_deadline(
     return clock() + seconds
 
 
+def idle_deadline(record: spb.StoredGame, after: GameState, idle: IdleLimits, now: float) -> float:
+    """When a game written at ``now`` ends abandoned if nothing is written first (0:
+    never): ``now`` plus its stage's limit, rounded up to the limit's IDLE_STEPS-th."""
+    if after.is_terminal():
+        return 0.0
+    limit = idle.unjoined_after if has_open_seats(record, after) else idle.abandon_after
+    if limit <= 0:
+        return 0.0
+    step = limit / IDLE_STEPS
+    return math.ceil((now + limit) / step) * step
+
+
+def indexed_deadline(record: spb.StoredGame) -> float | None:
+    """The game's time in the deadline index: the earliest of its running deadline and
+    its idle deadline (None: neither).  The sweeper finds it then, and the record
+    says which has passed (:mod:`.deadlines`)."""
+    turn, idle = record.deadline_unix, record.idle_deadline_unix
+    if turn > 0 and idle > 0:
+        return min(turn, idle)
+    return turn or idle or None
+
+
 def store_write(
     before: Loaded | None,
     record: spb.StoredGame,
     after: GameState,
     *,
+    idle: IdleLimits,
+    now: float,
+    by_deadline: bool = False,
     entry: LogItem | None = None,
     idempotency_key: str | None = None,
     response: bytes | None = None,
 ) -> Write:
     """The store write of ``record`` (holding ``after``) over ``before`` (None: a new
-    game): its deadline, bot-turn and lobby index fields worked out in one place, so
-    no write can forget them (a game missing from the bot-turn index stalls)."""
+    game) at ``now``: its deadline, bot-turn and lobby index fields worked out in one
+    place, so no write can forget them (a game missing from the bot-turn index stalls).
+
+    The record's idle deadline is stamped here too: every write by a player, a bot,
+    a join or the creation starts the idle clock again; a default action of the
+    deadline sweeper (``by_deadline``) does not, so a game everyone left ends
+    abandoned even while its deadlines play for them (docs/DECISIONS.md)."""
+    if before is None or not by_deadline or after.is_terminal():
+        record.idle_deadline_unix = idle_deadline(record, after, idle, now)
+    deadline = indexed_deadline(record)
     bot_turn = bot_seat(record, after) is not None
     bot_turn_before = before is not None and bot_seat(before.record, before.state) is not None
     open_seats = has_open_seats(record, after)
@@ -102,8 +154,8 @@ def store_write(
         idempotency_key=idempotency_key,
         response=response,
         finished=after.is_terminal(),
-        deadline=record.deadline_unix or None,
-        deadline_changed=before is None or record.deadline_unix != before.record.deadline_unix,
+        deadline=deadline,
+        deadline_changed=before is None or deadline != indexed_deadline(before.record),
         bot_turn=bot_turn,
         bot_turn_changed=bot_turn or bot_turn_before,
         open_seats=open_seats,

@@ -23,6 +23,7 @@ async def get_replay(ctx: Context, request: pb.GetReplayRequest, caller: Caller)
         seed=loaded.state.seed.hex(),
         scores=loaded.state.scores,
         winners=loaded.state.winners(),
+        abandoned=loaded.state.abandoned,
         decks=[
             pb.DeckOrder(round=o.round, cards=o.cards) for o in loaded.record.state.stock_orders
         ],
@@ -34,6 +35,9 @@ async def get_replay(ctx: Context, request: pb.GetReplayRequest, caller: Caller)
             break
         for item in items:
             entry = spb.LogEntry.FromString(item.entry)
+            after = item.version
+            if entry.abandoned:  # (the ending of no seat: no step; `abandoned` says it)
+                continue
             replay.steps.append(
                 pb.ReplayStep(
                     version=item.version,
@@ -42,7 +46,6 @@ async def get_replay(ctx: Context, request: pb.GetReplayRequest, caller: Caller)
                     by_deadline=entry.by_deadline,
                 )
             )
-            after = item.version
     return replay
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from engine.events import GAME_ENDINGS
 from engine.game import GameState
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
@@ -131,7 +132,7 @@ async def _stream(
                 event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
                 yield pb.WatchGameResponse(event=convert.place_event(event, index))
             version, skip = item.version + 1, 0
-            if any(e.type == "game_ended" for e in entry.events):
+            if any(e.type in GAME_ENDINGS for e in entry.events):
                 last = item.version
         if not items and (last is not None or await ctx.store.load(game_id) is None):
             return  # finished, or expired from the store

@@ -274,6 +274,10 @@ function applyEvent(t, ev) {
       t.gameEnd = { scores: data.scores || [], winners: data.winners || [], seed: data.seed };
       v.gameOver = true; v.phase = "game_over";
       break;
+    case "game_abandoned":
+      t.gameEnd = { scores: data.scores || [], winners: [], seed: data.seed, abandoned: true };
+      v.gameOver = true; v.abandoned = true; v.phase = "game_over";
+      break;
     default: break;
   }
 }
@@ -299,6 +303,7 @@ function describeEvent(t, ev) {
     case "stock_reshuffled": return `The discard pile was shuffled into a new stock.`;
     case "round_ended": return `Round ${data.round} is over (${data.reason.replace("_", " ")}).`;
     case "game_ended": return `The game is over.`;
+    case "game_abandoned": return `The game ended: nobody moved for too long.`;
     default: return "";
   }
 }
@@ -356,7 +361,7 @@ async function connect(t) {
           if (ev && ev.cursor) t.receivedCursor = ev.cursor;
           // the stream is over for good once the game has ended (its session closed
           // without an error): nothing to reconnect for while the queue plays out
-          if ((ev && ev.type === "game_ended") || (kind === "closed" && !(data.closed && data.closed.error))) {
+          if ((ev && (ev.type === "game_ended" || ev.type === "game_abandoned")) || (kind === "closed" && !(data.closed && data.closed.error))) {
             t.streamOver = true;
           }
           t.queue.push({ kind, data }); pump(t);
@@ -480,7 +485,9 @@ function installView(t, view) {
   view.pile = same ? kept : view.discardTop ? [view.discardTop] : [];
   t.view = view;
   t.modelVersion = num(view.version);
-  if (view.gameOver && !t.gameEnd) t.gameEnd = { scores: view.players.map((p) => p.score), winners: view.winners || [], seed: view.seed };
+  if (view.gameOver && !t.gameEnd) {
+    t.gameEnd = { scores: view.players.map((p) => p.score), winners: view.winners || [], seed: view.seed, abandoned: !!view.abandoned };
+  }
 }
 
 function handInOrder(t) {
@@ -841,13 +848,16 @@ function gameEndPanel(t) {
   const g = t.gameEnd;
   const winners = g.winners.map((w) => seatName(t.game, w, t.seat));
   const body = g.scores.map((s, i) => [seatName(t.game, i, t.seat), s, g.winners.includes(i) ? "winner" : ""]);
+  // (an abandoned game has no winner: nobody moved for the server's idle limit)
+  const title = g.abandoned ? "Game over: abandoned, nobody moved for too long (no winner)"
+    : `Game over: ${winners.join(" and ")} ${winners.length > 1 ? "share the win" : "wins"}`;
   return h("section", { class: "panel game-end", id: "game-end", "aria-labelledby": "game-end-title" },
-    h("h2", { id: "game-end-title" }, `Game over: ${winners.join(" and ")} ${winners.length > 1 ? "share the win" : "wins"}`),
+    h("h2", { id: "game-end-title" }, title),
     t.roundEnd ? scoreTable(t, `Round ${t.roundEnd.round} (${t.roundEnd.reason.replace("_", " ")})`, {
       head: ["Player", "Cards left", "Penalty", "Total"],
       body: t.roundEnd.scores.map((s, i) => [seatName(t.game, i, t.seat), t.roundEnd.left[i], t.roundEnd.penalties[i] ?? 0, s]),
     }) : null,
-    scoreTable(t, "Final scores", { head: ["Player", "Score", ""], body }),
+    scoreTable(t, g.abandoned ? "Scores of the rounds played" : "Final scores", { head: ["Player", "Score", ""], body }),
     h("p", {}, h("a", { href: `#/replay/${t.id}`, id: "replay-link" }, "Replay the game and check its deals"), " · ", h("a", { href: "#/" }, "New game")));
 }
 

@@ -151,7 +151,7 @@ async def test_deadline_actions_keep_the_index() -> None:
     await service.join_game(pb.JoinGameRequest(game_id=game.game_id), Caller())
     assert await listed(service) == []
     clock.now += 6
-    assert await service.expire_deadlines() == 2  # the human's default draw and discard
+    assert (await service.expire_deadlines()).actions == 2  # the human's default draw and discard
     assert [t[1] for t in await listed(service)] == [1 - human]
 
 

@@ -222,23 +222,29 @@ def test_every_event_type_has_its_payload_case_mirroring_its_payload_classes() -
 
 def _played_events() -> Iterator[tuple[Event, int, int]]:
     """Every event of whole games (random and greedy play, presets and custom rule
-    sets with claims and joker swaps), with the version it has and the seat count."""
+    sets with claims and joker swaps), with the version it has and the seat count;
+    and the end of each game abandoned at its 20th version instead."""
     for rules in (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI):
         for game, player in enumerate((RandomBot(1), GreedyBot(1))):
             rng = random.Random(game)
             seats = rules.max_players if game % 2 else rules.min_players
             state, events = GameState.new_game_with_events(rules, seats, f"pb/{game}".encode())
             player.setup(rules, 0)
+            abandoned: list[Event] = []
             while True:
                 for event in events:
                     yield event, state.action_count, seats
                 if state.is_terminal():
                     break
+                if state.action_count == 20:
+                    abandoned = state.abandon()[1]
                 seat = state.to_act[0]
                 action = player.choose(
                     Situation.from_state(state, seat), state.legal_actions(seat), rng
                 )
                 state, events = state.apply_action(seat, action)
+            for event in abandoned:
+                yield event, 21, seats
 
 
 def test_every_played_payload_round_trips_through_its_typed_message() -> None:

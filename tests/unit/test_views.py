@@ -212,6 +212,10 @@ def test_every_event_payload_reads_as_its_typed_class_and_writes_back() -> None:
                     seen.add(event.type)
                 if state.is_terminal():
                     break
+                if state.action_count == 20:  # (the game abandoned there instead)
+                    for event in state.abandon()[1]:
+                        _check_payloads(event, rules.decks)
+                        seen.add(event.type)
                 seat = state.to_act[0]
                 situation = Situation.from_state(state, seat)
                 action = player.choose(situation, state.legal_actions(seat), rng)

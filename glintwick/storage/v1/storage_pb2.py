@@ -26,7 +26,7 @@ from glintwick.v1 import game_pb2 as glintwick_dot_v1_dot_game__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"glintwick/storage/v1/storage.proto\x12\x14glintwick.storage.v1\x1a\x17glintwick/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x16\n\x07\x43\x61rdIds\x12\x0b\n\x03ids\x18\x01 \x03(\r\"l\n\nStoredMeld\x12$\n\x04kind\x18\x01 \x01(\x0e\x32\x16.glintwick.v1.MeldKind\x12\x0c\n\x04rank\x18\x02 \x01(\r\x12\x0c\n\x04suit\x18\x03 \x01(\x05\x12\r\n\x05owner\x18\x04 \x01(\x05\x12\r\n\x05\x63\x61rds\x18\x05 \x03(\r\"\xab\x04\n\x0b\x45ngineState\x12$\n\x05rules\x18\x01 \x01(\x0b\x32\x15.glintwick.v1.RuleSet\x12\r\n\x05seats\x18\x02 \x01(\r\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12\r\n\x05round\x18\x04 \x01(\r\x12\r\n\x05phase\x18\x05 \x01(\t\x12\x0f\n\x07\x63urrent\x18\x06 \x01(\r\x12,\n\x05hands\x18\x07 \x03(\x0b\x32\x1d.glintwick.storage.v1.CardIds\x12\r\n\x05stock\x18\x08 \x03(\r\x12\x10\n\x08\x64iscards\x18\t \x03(\r\x12/\n\x05table\x18\n \x03(\x0b\x32 .glintwick.storage.v1.StoredMeld\x12\x0e\n\x06opened\x18\x0b \x03(\x08\x12\x0e\n\x06scores\x18\x0c \x03(\x05\x12\x1f\n\x12taken_from_discard\x18\r \x01(\rH\x00\x88\x01\x01\x12\x16\n\x0elaid_this_turn\x18\x0e \x01(\x08\x12\x38\n\rclaim_answers\x18\x0f \x03(\x0e\x32!.glintwick.storage.v1.ClaimAnswer\x12\x13\n\x0b\x65xhaustions\x18\x10 \x01(\r\x12\r\n\x05\x65poch\x18\x11 \x01(\r\x12\x17\n\x0fturns_completed\x18\x12 \x01(\r\x12\x14\n\x0c\x61\x63tion_count\x18\x13 \x01(\x04\x12-\n\x0cstock_orders\x18\x14 \x03(\x0b\x32\x17.glintwick.v1.DeckOrderB\x15\n\x13_taken_from_discard\"K\n\nStoredSeat\x12\x0e\n\x06joined\x18\x01 \x01(\x08\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x12\n\ntoken_hash\x18\x04 \x01(\x0c\"\xd5\x01\n\nStoredGame\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x30\n\x05state\x18\x02 \x01(\x0b\x32!.glintwick.storage.v1.EngineState\x12/\n\x05seats\x18\x03 \x03(\x0b\x32 .glintwick.storage.v1.StoredSeat\x12*\n\tdeadlines\x18\x04 \x01(\x0b\x32\x17.glintwick.v1.Deadlines\x12\x10\n\x08\x61rranged\x18\x05 \x01(\x08\x12\x15\n\rdeadline_unix\x18\x06 \x01(\x01\"\xe7\x01\n\x0bStoredEvent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\'\n\x06public\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12=\n\x06secret\x18\x04 \x03(\x0b\x32-.glintwick.storage.v1.StoredEvent.SecretEntry\x1a\x46\n\x0bSecretEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct:\x02\x38\x01\x42\x07\n\x05_seat\"\xab\x01\n\x08LogEntry\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.glintwick.v1.Action\x12\x13\n\x0b\x62y_deadline\x18\x04 \x01(\x08\x12\x31\n\x06\x65vents\x18\x05 \x03(\x0b\x32!.glintwick.storage.v1.StoredEvent\x12\x12\n\nrequest_id\x18\x06 \x01(\t*V\n\x0b\x43laimAnswer\x12\x18\n\x14\x43LAIM_ANSWER_PENDING\x10\x00\x12\x16\n\x12\x43LAIM_ANSWER_CLAIM\x10\x01\x12\x15\n\x11\x43LAIM_ANSWER_PASS\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"glintwick/storage/v1/storage.proto\x12\x14glintwick.storage.v1\x1a\x17glintwick/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x16\n\x07\x43\x61rdIds\x12\x0b\n\x03ids\x18\x01 \x03(\r\"l\n\nStoredMeld\x12$\n\x04kind\x18\x01 \x01(\x0e\x32\x16.glintwick.v1.MeldKind\x12\x0c\n\x04rank\x18\x02 \x01(\r\x12\x0c\n\x04suit\x18\x03 \x01(\x05\x12\r\n\x05owner\x18\x04 \x01(\x05\x12\r\n\x05\x63\x61rds\x18\x05 \x03(\r\"\xbe\x04\n\x0b\x45ngineState\x12$\n\x05rules\x18\x01 \x01(\x0b\x32\x15.glintwick.v1.RuleSet\x12\r\n\x05seats\x18\x02 \x01(\r\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12\r\n\x05round\x18\x04 \x01(\r\x12\r\n\x05phase\x18\x05 \x01(\t\x12\x0f\n\x07\x63urrent\x18\x06 \x01(\r\x12,\n\x05hands\x18\x07 \x03(\x0b\x32\x1d.glintwick.storage.v1.CardIds\x12\r\n\x05stock\x18\x08 \x03(\r\x12\x10\n\x08\x64iscards\x18\t \x03(\r\x12/\n\x05table\x18\n \x03(\x0b\x32 .glintwick.storage.v1.StoredMeld\x12\x0e\n\x06opened\x18\x0b \x03(\x08\x12\x0e\n\x06scores\x18\x0c \x03(\x05\x12\x1f\n\x12taken_from_discard\x18\r \x01(\rH\x00\x88\x01\x01\x12\x16\n\x0elaid_this_turn\x18\x0e \x01(\x08\x12\x38\n\rclaim_answers\x18\x0f \x03(\x0e\x32!.glintwick.storage.v1.ClaimAnswer\x12\x13\n\x0b\x65xhaustions\x18\x10 \x01(\r\x12\r\n\x05\x65poch\x18\x11 \x01(\r\x12\x17\n\x0fturns_completed\x18\x12 \x01(\r\x12\x14\n\x0c\x61\x63tion_count\x18\x13 \x01(\x04\x12-\n\x0cstock_orders\x18\x14 \x03(\x0b\x32\x17.glintwick.v1.DeckOrder\x12\x11\n\tabandoned\x18\x15 \x01(\x08\x42\x15\n\x13_taken_from_discard\"K\n\nStoredSeat\x12\x0e\n\x06joined\x18\x01 \x01(\x08\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x12\n\ntoken_hash\x18\x04 \x01(\x0c\"\xf1\x01\n\nStoredGame\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x30\n\x05state\x18\x02 \x01(\x0b\x32!.glintwick.storage.v1.EngineState\x12/\n\x05seats\x18\x03 \x03(\x0b\x32 .glintwick.storage.v1.StoredSeat\x12*\n\tdeadlines\x18\x04 \x01(\x0b\x32\x17.glintwick.v1.Deadlines\x12\x10\n\x08\x61rranged\x18\x05 \x01(\x08\x12\x15\n\rdeadline_unix\x18\x06 \x01(\x01\x12\x1a\n\x12idle_deadline_unix\x18\x07 \x01(\x01\"\xe7\x01\n\x0bStoredEvent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\'\n\x06public\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12=\n\x06secret\x18\x04 \x03(\x0b\x32-.glintwick.storage.v1.StoredEvent.SecretEntry\x1a\x46\n\x0bSecretEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct:\x02\x38\x01\x42\x07\n\x05_seat\"\xbe\x01\n\x08LogEntry\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.glintwick.v1.Action\x12\x13\n\x0b\x62y_deadline\x18\x04 \x01(\x08\x12\x31\n\x06\x65vents\x18\x05 \x03(\x0b\x32!.glintwick.storage.v1.StoredEvent\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x11\n\tabandoned\x18\x07 \x01(\x08*V\n\x0b\x43laimAnswer\x12\x18\n\x14\x43LAIM_ANSWER_PENDING\x10\x00\x12\x16\n\x12\x43LAIM_ANSWER_CLAIM\x10\x01\x12\x15\n\x11\x43LAIM_ANSWER_PASS\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,22 +35,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_STOREDEVENT_SECRETENTRY']._loaded_options = None
   _globals['_STOREDEVENT_SECRETENTRY']._serialized_options = b'8\001'
-  _globals['_CLAIMANSWER']._serialized_start=1508
-  _globals['_CLAIMANSWER']._serialized_end=1594
+  _globals['_CLAIMANSWER']._serialized_start=1574
+  _globals['_CLAIMANSWER']._serialized_end=1660
   _globals['_CARDIDS']._serialized_start=115
   _globals['_CARDIDS']._serialized_end=137
   _globals['_STOREDMELD']._serialized_start=139
   _globals['_STOREDMELD']._serialized_end=247
   _globals['_ENGINESTATE']._serialized_start=250
-  _globals['_ENGINESTATE']._serialized_end=805
-  _globals['_STOREDSEAT']._serialized_start=807
-  _globals['_STOREDSEAT']._serialized_end=882
-  _globals['_STOREDGAME']._serialized_start=885
-  _globals['_STOREDGAME']._serialized_end=1098
-  _globals['_STOREDEVENT']._serialized_start=1101
-  _globals['_STOREDEVENT']._serialized_end=1332
-  _globals['_STOREDEVENT_SECRETENTRY']._serialized_start=1253
-  _globals['_STOREDEVENT_SECRETENTRY']._serialized_end=1323
-  _globals['_LOGENTRY']._serialized_start=1335
-  _globals['_LOGENTRY']._serialized_end=1506
+  _globals['_ENGINESTATE']._serialized_end=824
+  _globals['_STOREDSEAT']._serialized_start=826
+  _globals['_STOREDSEAT']._serialized_end=901
+  _globals['_STOREDGAME']._serialized_start=904
+  _globals['_STOREDGAME']._serialized_end=1145
+  _globals['_STOREDEVENT']._serialized_start=1148
+  _globals['_STOREDEVENT']._serialized_end=1379
+  _globals['_STOREDEVENT_SECRETENTRY']._serialized_start=1300
+  _globals['_STOREDEVENT_SECRETENTRY']._serialized_end=1370
+  _globals['_LOGENTRY']._serialized_start=1382
+  _globals['_LOGENTRY']._serialized_end=1572
 # @@protoc_insertion_point(module_scope)

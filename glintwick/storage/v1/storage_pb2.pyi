@@ -121,6 +121,7 @@ class EngineState(_message.Message):
     TURNS_COMPLETED_FIELD_NUMBER: _builtins.int
     ACTION_COUNT_FIELD_NUMBER: _builtins.int
     STOCK_ORDERS_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
     seats: _builtins.int
     seed: _builtins.bytes
     round: _builtins.int
@@ -132,6 +133,7 @@ class EngineState(_message.Message):
     epoch: _builtins.int
     turns_completed: _builtins.int
     action_count: _builtins.int
+    abandoned: _builtins.bool
     @_builtins.property
     def rules(self) -> _game_pb2.RuleSet: ...
     @_builtins.property
@@ -173,10 +175,11 @@ class EngineState(_message.Message):
         turns_completed: _builtins.int = ...,
         action_count: _builtins.int = ...,
         stock_orders: _abc.Iterable[_game_pb2.DeckOrder] | None = ...,
+        abandoned: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_taken_from_discard", b"_taken_from_discard", "rules", b"rules", "taken_from_discard", b"taken_from_discard"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_taken_from_discard", b"_taken_from_discard", "action_count", b"action_count", "claim_answers", b"claim_answers", "current", b"current", "discards", b"discards", "epoch", b"epoch", "exhaustions", b"exhaustions", "hands", b"hands", "laid_this_turn", b"laid_this_turn", "opened", b"opened", "phase", b"phase", "round", b"round", "rules", b"rules", "scores", b"scores", "seats", b"seats", "seed", b"seed", "stock", b"stock", "stock_orders", b"stock_orders", "table", b"table", "taken_from_discard", b"taken_from_discard", "turns_completed", b"turns_completed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_taken_from_discard", b"_taken_from_discard", "abandoned", b"abandoned", "action_count", b"action_count", "claim_answers", b"claim_answers", "current", b"current", "discards", b"discards", "epoch", b"epoch", "exhaustions", b"exhaustions", "hands", b"hands", "laid_this_turn", b"laid_this_turn", "opened", b"opened", "phase", b"phase", "round", b"round", "rules", b"rules", "scores", b"scores", "seats", b"seats", "seed", b"seed", "stock", b"stock", "stock_orders", b"stock_orders", "table", b"table", "taken_from_discard", b"taken_from_discard", "turns_completed", b"turns_completed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__taken_from_discard: _TypeAlias = _typing.Literal["taken_from_discard"]  # noqa: Y015
     _WhichOneofArgType__taken_from_discard: _TypeAlias = _typing.Literal["_taken_from_discard", b"_taken_from_discard"]  # noqa: Y015
@@ -223,10 +226,15 @@ class StoredGame(_message.Message):
     DEADLINES_FIELD_NUMBER: _builtins.int
     ARRANGED_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
+    IDLE_DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     arranged: _builtins.bool
     deadline_unix: _builtins.float
     """when the running deadline passes (0: none)"""
+    idle_deadline_unix: _builtins.float
+    """When the game ends abandoned unless it is played (or joined) first: its last
+    move's (or join's) time plus the idle limit of its stage (0: none, or over).
+    """
     @_builtins.property
     def state(self) -> Global___EngineState: ...
     @_builtins.property
@@ -242,10 +250,11 @@ class StoredGame(_message.Message):
         deadlines: _game_pb2.Deadlines | None = ...,
         arranged: _builtins.bool = ...,
         deadline_unix: _builtins.float = ...,
+        idle_deadline_unix: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deadlines", b"deadlines", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arranged", b"arranged", "deadline_unix", b"deadline_unix", "deadlines", b"deadlines", "game_id", b"game_id", "seats", b"seats", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arranged", b"arranged", "deadline_unix", b"deadline_unix", "deadlines", b"deadlines", "game_id", b"game_id", "idle_deadline_unix", b"idle_deadline_unix", "seats", b"seats", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -316,10 +325,13 @@ class LogEntry(_message.Message):
     BY_DEADLINE_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    ABANDONED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     seat: _builtins.int
     by_deadline: _builtins.bool
     request_id: _builtins.str
+    abandoned: _builtins.bool
+    """The game ended abandoned (GameState.abandon): no seat acted, no action."""
     @_builtins.property
     def action(self) -> _game_pb2.Action: ...
     @_builtins.property
@@ -333,10 +345,11 @@ class LogEntry(_message.Message):
         by_deadline: _builtins.bool = ...,
         events: _abc.Iterable[Global___StoredEvent] | None = ...,
         request_id: _builtins.str = ...,
+        abandoned: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "by_deadline", b"by_deadline", "events", b"events", "request_id", b"request_id", "seat", b"seat", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abandoned", b"abandoned", "action", b"action", "by_deadline", b"by_deadline", "events", b"events", "request_id", b"request_id", "seat", b"seat", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
