@@ -227,8 +227,12 @@ class Figures:
     abandoned: int = 0  # tables left for a join whose answer was lost (see new_game)
     play_resumes: int = 0
 
-    def error(self, code: str) -> None:
+    samples: dict[str, str] = field(default_factory=dict)  # a message per reason
+
+    def error(self, code: str, message: str = "") -> None:
         self.errors[code] += 1
+        if message:
+            self.samples.setdefault(code, message[:160])
 
 
 @dataclass
@@ -301,7 +305,8 @@ class Campaign:
             try:
                 return await _cancelled_as_error(call)
             except CallError as exc:
-                self.figures.error(exc.reason if exc.code in RETRIED else exc.code.name)
+                reason = exc.reason if exc.code in RETRIED else exc.code.name
+                self.figures.error(reason, exc.message)
                 if exc.code not in RETRIED or time.monotonic() > deadline:
                     raise
             await asyncio.sleep(delay)
@@ -322,10 +327,7 @@ class Campaign:
         that landed but whose answer was lost is SEAT_TAKEN when retried, and its token
         is gone; that table is left, counted as abandoned, and another made.)"""
         while True:
-            client = self.clients.of(index)
-            rules = convert.rules_to_pb(RULES)
-            create = functools.partial(client.create_game, rules, seats=2, seed=uuid.uuid4().hex)
-            game = await self.retrying(create)
+            game = await self.retrying(functools.partial(self._create, index))
             tokens: list[str] = []
             try:
                 for seat in range(2):
@@ -340,6 +342,11 @@ class Campaign:
             self.games.append(played)
             self.figures.games += 1
             return played
+
+    async def _create(self, index: int) -> pb.Game:
+        # (the slot's client at each try: the drop step replaces closed ones)
+        client = self.clients.of(index)
+        return await client.create_game(convert.rules_to_pb(RULES), seats=2, seed=uuid.uuid4().hex)
 
     async def _join(self, index: int, game_id: str, seat: int) -> str:
         return (await self.clients.of(index).join(game_id, seat=seat)).token
@@ -775,6 +782,7 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
             "moves_per_second": round(figures.moves / elapsed, 1),
             "faults": figures.faults,
             "client_errors_by_reason": dict(figures.errors.most_common()),
+            "client_error_samples": figures.samples,
             "tables_abandoned_at_join": figures.abandoned,
             "watch_resumes": figures.watch_resumes,
             "play_session_reopens": figures.play_resumes,
