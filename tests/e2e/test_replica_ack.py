@@ -35,7 +35,7 @@ def pair() -> Iterator[tuple[RedisProcess, RedisProcess]]:
 async def _replica_has(replica: RedisProcess, key: str, field: str) -> bytes | None:
     client = aioredis.Redis.from_url(replica.url)
     try:
-        value: bytes | None = await client.hget(key, field)  # type: ignore[misc]
+        value: bytes | None = await client.hget(key, field)
         return value
     finally:
         await client.aclose()
