@@ -70,6 +70,7 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from loadtests.redis_process import RedisProcess, free_port
 from services.codec import state_from_pb
+from services.store.base import GameStore
 from services.store.redis import RedisStore
 
 T = TypeVar("T")
@@ -610,15 +611,17 @@ def steps_for(topology: Topology, seconds: float = 5.0) -> list[Step]:
 
 
 def recovery_seconds(acks: Sequence[float], start: float, until: float) -> float | None:
-    """From ``start`` until a second's acknowledged moves are back to half their rate in
-    the 5 s before it (None: not within ``until``)."""
+    """From ``start`` to the first acknowledged move of the first second (windows 0.1 s
+    apart) whose moves are back to half their rate in the 5 s before ``start`` (None:
+    not within ``until``)."""
     before = sum(1 for t in acks if start - 5 <= t < start) / 5
     if before == 0:
         return None
     at = start
     while at + 1 <= until:
-        if sum(1 for t in acks if at <= t < at + 1) >= before / 2:
-            return round(at - start, 2)
+        window = [t for t in acks if at <= t < at + 1]
+        if window and len(window) >= before / 2:
+            return round(min(window) - start, 2)
         at += 0.1
     return None
 
@@ -659,7 +662,7 @@ def check_stream(received: list[tuple[int, int]], expected: list[tuple[int, int]
 
 
 async def check_game(
-    store: RedisStore, client: GlintwickClient, game: Game, verdict: Verdict
+    store: GameStore, client: GlintwickClient, game: Game, verdict: Verdict
 ) -> None:
     snapshot = await store.load(game.game_id)
     if snapshot is None:
