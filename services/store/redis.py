@@ -90,6 +90,7 @@ import hiredis
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.connection import AbstractConnection, parse_url
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, ReadOnlyError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -418,7 +419,7 @@ class RedisStore(GameStore):
         self._confirm = self._redis.register_script(_CONFIRM)
         self._ttl = finished_ttl
 
-    async def _write(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+    async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
         """``script``'s answer; with replica acks, only once enough replicas have it."""
         if not self._ack_replicas:
             with _reachable(write=True):
