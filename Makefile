@@ -10,7 +10,7 @@ buf: $(STAMP)
 	$(BIN)/buf lint
 	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.2.0.binpb
 
-.PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench clean proto redis-server chromium loadtest
+.PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium loadtest
 
 install: $(STAMP)
 
@@ -83,6 +83,16 @@ soak: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+## What each durability mode costs (moves/s, ratio to no persistence, same run) and loses
+## when Redis is SIGKILLed or its primary fails over (docs/OPERATIONS.md, "Durability").
+bench-durability: $(STAMP) redis-server
+	$(BIN)/python -m bench.durability $(DURABILITY_ARGS)
+
+## The fault campaign (docs/FAULTS.md): 200 tables through server and Redis kills, a frozen
+## Redis and clients dropping calls; fails on any lost, doubled or unfinished game.
+faults: $(STAMP) redis-server
+	$(BIN)/python -m bench.faults $(FAULTS_ARGS)
 
 ## Load test (docs/LOADTEST.md): Redis, the server's processes and headless locust, reports in
 ## build/loadtest/; fails on any failed request or a p99 over its limit. LOADTEST_* variables

@@ -49,6 +49,18 @@ class ServerOptions:
     # over a headless Service spreads them again over replicas added since
     max_connection_age: float = 300.0
     max_connection_age_grace: float = 30.0
+    # When a write is acknowledged (docs/OPERATIONS.md, "Durability"): "local" once the
+    # Redis primary applied it; "replica" once ``ack_replicas`` replicas confirmed it
+    # (Redis WAIT, up to ``ack_timeout_ms``; else UNAVAILABLE REPLICA_ACK_TIMEOUT).
+    # The memory store has no replica: it ignores the mode.
+    ack: str = "local"
+    ack_replicas: int = 1
+    ack_timeout_ms: int = 500
+
+    @property
+    def replica_acks(self) -> int:
+        """The replicas each write waits for (0: acknowledged by the primary alone)."""
+        return self.ack_replicas if self.ack == "replica" else 0
 
 
 def bot_names(text: str) -> frozenset[str]:
@@ -301,6 +313,31 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         type=non_negative_float,
     )
     add(
+        "--ack",
+        "GLINTWICK_ACK",
+        "local",
+        "acknowledge a write once the Redis primary applied it (local) or once"
+        " --ack-replicas replicas confirmed it (replica: Redis WAIT); the memory store"
+        " ignores it",
+        choices=["local", "replica"],
+        type=one_of("local", "replica"),
+    )
+    add(
+        "--ack-replicas",
+        "GLINTWICK_ACK_REPLICAS",
+        "1",
+        "with --ack replica: the replicas that must confirm each write",
+        type=positive_int,
+    )
+    add(
+        "--ack-timeout-ms",
+        "GLINTWICK_ACK_TIMEOUT_MS",
+        "500",
+        "with --ack replica: how long a write waits for its replicas before it is"
+        " answered UNAVAILABLE (REPLICA_ACK_TIMEOUT; it may be applied: retry it)",
+        type=positive_int,
+    )
+    add(
         "--log-format",
         "GLINTWICK_LOG_FORMAT",
         "auto",
@@ -342,4 +379,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         cors_origins=cors_origins(args.cors_origin),
         max_connection_age=args.max_connection_age,
         max_connection_age_grace=args.max_connection_age_grace,
+        ack=args.ack,
+        ack_replicas=args.ack_replicas,
+        ack_timeout_ms=args.ack_timeout_ms,
     )

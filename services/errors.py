@@ -95,16 +95,20 @@ STORE_RETRY_SECONDS = 1.0
 def store_unavailable(error: StoreUnavailableError) -> ServiceError:
     """The store cannot be reached: UNAVAILABLE, which clients retry.  After a write
     whose outcome is unknown, a retry with the same request_id is applied once."""
-    if error.write:
+    if error.reason == "REPLICA_ACK_TIMEOUT":
+        message = (
+            "the write was applied on the primary store but not confirmed by its replicas"
+            f" in time ({error.error}): it may be lost if the primary fails now; retry with"
+            " the same request_id (applied once, answered once a replica has it)"
+        )
+    elif error.write:
         message = (
             "the game store became unreachable during the write, which may or may not"
             " have been applied: retry with the same request_id"
         )
     else:
         message = "the game store is unreachable: retry later"
-    return ServiceError(
-        grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message, STORE_RETRY_SECONDS
-    )
+    return ServiceError(grpc.StatusCode.UNAVAILABLE, error.reason, message, STORE_RETRY_SECONDS)
 
 
 def internal() -> ServiceError:

@@ -124,13 +124,22 @@ def loop_name() -> str:
     return "uvloop" if module.startswith("uvloop") else "asyncio"
 
 
-def make_store(url: str, finished_ttl: int) -> GameStore:
+def make_store(
+    url: str, finished_ttl: int, *, ack_replicas: int = 0, ack_timeout_ms: int = 500
+) -> GameStore:
+    """The store of ``url``; ``ack_replicas`` > 0: Redis acknowledges each write once that
+    many replicas have it (the memory store has none: it ignores them)."""
     if url == "memory":
         return MemoryStore(finished_ttl=finished_ttl)
     if url.startswith(("redis://", "rediss://", "unix://")):
         from services.store.redis import RedisStore
 
-        return RedisStore(url, finished_ttl=finished_ttl)
+        return RedisStore(
+            url,
+            finished_ttl=finished_ttl,
+            ack_replicas=ack_replicas,
+            ack_timeout=ack_timeout_ms / 1000,
+        )
     raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// URL")
 
 
@@ -243,7 +252,12 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
     (its URL without credentials, and the error) and serves NOT_SERVING until it
     answers."""
     store_name = redacted(options.store) if store is None else type(store).__name__
-    inner = store or make_store(options.store, options.finished_ttl)
+    inner = store or make_store(
+        options.store,
+        options.finished_ttl,
+        ack_replicas=options.replica_acks,
+        ack_timeout_ms=options.ack_timeout_ms,
+    )
     monitor = StoreMonitor(inner, store_name)
     await monitor.probe()
     service = GameService(

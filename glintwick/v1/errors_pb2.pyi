@@ -177,6 +177,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """The server is stopping; an open watch ends: resume after its last cursor."""
     ERROR_REASON_METHOD_NOT_ALLOWED: _ErrorReason.ValueType  # 112
     """HTTP only, HTTP 405 (UNIMPLEMENTED): the path exists, not with that method."""
+    ERROR_REASON_REPLICA_ACK_TIMEOUT: _ErrorReason.ValueType  # 113
+    """The write was applied on the primary store, but fewer replicas than the server's
+    --ack-replicas confirmed it within --ack-timeout-ms (--ack replica): it may be lost
+    if the primary fails now. Retry with the same request_id: applied once, and
+    answered with success once a replica has it.
+    """
     ERROR_REASON_INTERNAL: _ErrorReason.ValueType  # 120
     """--- INTERNAL (HTTP 500): a server fault, never caused by what a client sends.
     An unexpected fault of the server (a bug), not of the request.
@@ -333,6 +339,12 @@ ERROR_REASON_SHUTTING_DOWN: ErrorReason.ValueType  # 111
 """The server is stopping; an open watch ends: resume after its last cursor."""
 ERROR_REASON_METHOD_NOT_ALLOWED: ErrorReason.ValueType  # 112
 """HTTP only, HTTP 405 (UNIMPLEMENTED): the path exists, not with that method."""
+ERROR_REASON_REPLICA_ACK_TIMEOUT: ErrorReason.ValueType  # 113
+"""The write was applied on the primary store, but fewer replicas than the server's
+--ack-replicas confirmed it within --ack-timeout-ms (--ack replica): it may be lost
+if the primary fails now. Retry with the same request_id: applied once, and
+answered with success once a replica has it.
+"""
 ERROR_REASON_INTERNAL: ErrorReason.ValueType  # 120
 """--- INTERNAL (HTTP 500): a server fault, never caused by what a client sends.
 An unexpected fault of the server (a bug), not of the request.

@@ -81,12 +81,17 @@ class StoreUnavailableError(Exception):
     """The store cannot be reached (refused, dropped, timed out): nothing about the
     game is known from this call.  ``write``: the call was a write whose outcome is
     unknown (it may have been applied: a retry with the same idempotency key is safe,
-    the compare-and-set refuses it a second time)."""
+    the compare-and-set refuses it a second time).  ``reason``: the machine-readable
+    reason clients get (``REPLICA_ACK_TIMEOUT``: a write the primary applied but that
+    fewer replicas than asked confirmed in time, see RedisStore's ``ack_replicas``)."""
 
-    def __init__(self, error: str, *, write: bool = False) -> None:
+    def __init__(
+        self, error: str, *, write: bool = False, reason: str = "STORE_UNAVAILABLE"
+    ) -> None:
         super().__init__(error)
         self.error = error
         self.write = write
+        self.reason = reason
 
 
 class GameStore(ABC):

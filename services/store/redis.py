@@ -60,6 +60,19 @@ per shard, each with its own wake stream in that shard.)
 Every call has a deadline (``command_timeout``, and a blocking read its wait plus
 that): a Redis that is down, or frozen, answers :class:`StoreUnavailableError`
 within it instead of an error of the client library, or a hang.
+
+Acknowledged by replicas (``ack_replicas`` > 0, ``serve --ack replica``;
+docs/OPERATIONS.md, "Durability"): each game write (create, commit) is sent with
+``WAIT ack_replicas ack_timeout`` in one pipeline, on one connection (WAIT counts the
+replicas that have every write of its own connection so far), and answered only
+once that many replicas confirmed it.  Fewer in time: the write stays applied on the
+primary, and the call raises :class:`StoreUnavailableError` with the reason
+``REPLICA_ACK_TIMEOUT`` (``write``: a retry with the same idempotency key is safe).
+A retry meets its stored idempotent response: that answer is given only after a
+WAIT too, behind a rewrite of the same response (``_CONFIRM``: a read alone would
+leave nothing for WAIT to wait for), so a move is never answered with success before
+a replica has it, however it was retried.  The house-bot lease (``bot_turns``) and the
+log reader's wake are not game data: they never wait.
 """
 
 from __future__ import annotations
@@ -77,8 +90,9 @@ import hiredis
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.connection import AbstractConnection, parse_url
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import DataError, ReadOnlyError, RedisError
+from redis.exceptions import DataError, NoScriptError, ReadOnlyError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT
 
@@ -197,6 +211,15 @@ if lease > 0 then
   for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + lease, id) end
 end
 return ids
+"""
+
+
+# KEYS: requests; ARGV: idempotency key.  The stored response, written again (the same
+# bytes) so that the WAIT after it covers the write that stored it (replica acks only).
+_CONFIRM = """
+local response = redis.call('HGET', KEYS[1], ARGV[1])
+if response then redis.call('HSET', KEYS[1], ARGV[1], response) end
+return response
 """
 
 
@@ -347,11 +370,16 @@ class RedisStore(GameStore):
         finished_ttl: int = 24 * 3600,
         max_connections: int = 64,
         command_timeout: float = 2.0,
+        ack_replicas: int = 0,
+        ack_timeout: float = 0.5,
     ) -> None:
         # a Lua compare-and-set takes well under a millisecond: ``command_timeout``
         # only bounds what a frozen Redis (or a lost connection) would make wait
+        # (and a write's WAIT for its replicas, ``ack_timeout`` more)
+        self._ack_replicas = ack_replicas
+        self._ack_timeout_ms = max(1, round(ack_timeout * 1000))
         timeouts: dict[str, Any] = {
-            "socket_timeout": command_timeout,
+            "socket_timeout": command_timeout + (ack_timeout if ack_replicas else 0.0),
             "socket_connect_timeout": command_timeout,
         }
         self._command_timeout = command_timeout
@@ -388,13 +416,42 @@ class RedisStore(GameStore):
         self._create = self._redis.register_script(_CREATE)
         self._commit = self._redis.register_script(_COMMIT)
         self._bot_turns = self._redis.register_script(_BOT_TURNS)
+        self._confirm = self._redis.register_script(_CONFIRM)
         self._ttl = finished_ttl
+
+    async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+        """``script``'s answer; with replica acks, only once enough replicas have it."""
+        if not self._ack_replicas:
+            with _reachable(write=True):
+                return await script(keys=keys, args=args)
+        with _reachable(write=True):
+            # one pipeline, one connection: WAIT counts the replicas that have its
+            # connection's writes.  (EVALSHA by hand: a pipeline's own script
+            # handling asks SCRIPT EXISTS first, a round trip more per write.)
+            for _ in range(2):
+                pipe = self._redis.pipeline(transaction=False)
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+                pipe.wait(self._ack_replicas, self._ack_timeout_ms)
+                try:
+                    answer, confirmed = await pipe.execute()
+                    break
+                except NoScriptError:  # (nothing ran: load it, send again)
+                    await self._redis.script_load(script.script)
+            else:
+                raise StoreUnavailableError("Redis lost the script as it was loaded", write=True)
+        if int(confirmed) < self._ack_replicas:
+            raise StoreUnavailableError(
+                f"{confirmed} of {self._ack_replicas} replica(s) confirmed the write"
+                f" within {self._ack_timeout_ms} ms",
+                write=True,
+                reason="REPLICA_ACK_TIMEOUT",
+            )
+        return answer
 
     async def create(self, game_id: str, write: Write) -> None:
         keys = [_keys(game_id)[0], *_index_keys(write)]
         args: list[Any] = [write.record, game_id, *_index_args(write)]
-        with _reachable(write=True):
-            created = await self._create(keys=keys, args=args)
+        created = await self._write(self._create, keys, args)
         if not created:
             raise GameExistsError(game_id)
 
@@ -422,10 +479,11 @@ class RedisStore(GameStore):
             *_index_args(write),
         ]
         keys = [*_keys(game_id), *_index_keys(write)]
-        with _reachable(write=True):
-            return bool(await self._commit(keys=keys, args=args))
+        return bool(await self._write(self._commit, keys, args))
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
+        if self._ack_replicas:  # (answered as a success: confirmed as a write is)
+            return cast(bytes | None, await self._write(self._confirm, [_keys(game_id)[2]], [key]))
         with _reachable():
             return await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))
 

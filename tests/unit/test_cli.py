@@ -165,6 +165,8 @@ def test_version_and_help_show_defaults_and_variables() -> None:
         ("--workers", "GLINTWICK_WORKERS", "1"),
         ("--rate", "GLINTWICK_RATE", "500"),
         ("--event-loop", "GLINTWICK_EVENT_LOOP", "auto"),
+        ("--ack", "GLINTWICK_ACK", "local"),
+        ("--ack-timeout-ms", "GLINTWICK_ACK_TIMEOUT_MS", "500"),
     ):
         assert flag in serve_help and f"env {variable}; default: {default}]" in serve_help
     bots_help = " ".join(_cli("bots", "--help").stdout.split())
