@@ -44,7 +44,7 @@ from grpc_reflection.v1alpha import reflection
 from engine.solver import SOLVER_FORM
 from glintwick.v1 import game_pb2 as pb
 from services.api import GameService, ServiceConfig
-from services.config import ServerOptions
+from services.config import STORE_SCHEMES, ServerOptions
 from services.grpc_api import Servicer, add_to_server
 from services.rest import HttpRunner, build_app
 from services.store.base import GameStore, StoreUnavailableError
@@ -126,11 +126,11 @@ def loop_name() -> str:
 def make_store(url: str, finished_ttl: int) -> GameStore:
     if url == "memory":
         return MemoryStore(finished_ttl=finished_ttl)
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(STORE_SCHEMES):
         from services.store.redis import RedisStore
 
         return RedisStore(url, finished_ttl=finished_ttl)
-    raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// URL")
+    raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// (or redis+cluster://) URL")
 
 
 class TlsError(ValueError):

@@ -1,5 +1,6 @@
-"""The Redis store's one log reader per process: every ``wait_log`` caller of a
-store is answered by one blocking ``XREAD`` on one connection, however many wait.
+"""The Redis store's log readers, one per index shard with a waiter: every
+``wait_log`` caller of a store is answered by its shard's one blocking ``XREAD`` on one
+connection, however many wait.
 
 Real redis-servers on free ports; a second RedisStore on the same Redis plays
 another replica, whose commits must reach the first one's waiters at once.
@@ -20,7 +21,7 @@ import redis.asyncio as aioredis
 
 from services.store import redis as redis_module
 from services.store.base import LogItem, StoreUnavailableError, Write
-from services.store.redis import READ_BLOCK_MS, RedisStore
+from services.store.redis import READ_BLOCK_MS, RedisStore, shard_of
 from tests.e2e.test_store_outage import redis as outage_redis
 
 WAITERS = 300
@@ -56,7 +57,17 @@ async def until(check: Any, timeout: float = 10.0) -> None:
 
 
 def waiting_on(store: RedisStore) -> int:
-    return sum(len(f.waiters) for f in store._followed.values())
+    return sum(len(f.waiters) for r in store._readers.values() for f in r.followed.values())
+
+
+def reading(store: RedisStore) -> dict[str, int]:
+    """Every game of the XREADs in flight: game id → the version read after."""
+    return {g: v for r in store._readers.values() for g, v in (r.in_flight or {}).items()}
+
+
+def idle(store: RedisStore) -> bool:
+    """No game followed, no read in flight."""
+    return all(not r.followed and r.in_flight is None for r in store._readers.values())
 
 
 async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_replica(
@@ -74,14 +85,14 @@ async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_repl
             await writing.create(game, Write(b"0"))
         before = await clients(redis_url)
         tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
-        await until(lambda: waiting_on(waiting) == WAITERS and waiting._in_flight is not None)
-        await until(lambda: len(waiting._in_flight or ()) == WAITERS)
+        await until(lambda: waiting_on(waiting) == WAITERS and len(reading(waiting)) == WAITERS)
         await asyncio.sleep(0.2)
         info = await clients(redis_url)
-        assert int(info["blocked_clients"]) == 1, info
-        # the waiting store's own connections: its pool (≤ 4) and the reader
-        assert int(info["connected_clients"]) - int(before["connected_clients"]) <= 5, info
-        assert int(info["connected_clients"]) < 10, info
+        shards = len({shard_of(g) for g in games})  # (all 16 of them, with 300 games)
+        assert int(info["blocked_clients"]) == shards, info
+        # the waiting store's own connections: its pool (≤ 4) and a reader per shard
+        assert int(info["connected_clients"]) - int(before["connected_clients"]) <= 4 + shards
+        assert int(info["connected_clients"]) < 10 + shards, info
         assert not any(t.done() for t in tasks)
 
         started = time.monotonic()
@@ -105,7 +116,7 @@ async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
         for game in ("a", "b"):
             await writing.create(game, Write(b"0"))
         on_a = asyncio.create_task(redis_store.wait_log("a", 0, timeout=30))
-        await until(lambda: "a" in (redis_store._in_flight or {}))
+        await until(lambda: "a" in reading(redis_store))
         await asyncio.sleep(0.3)  # blocked in its XREAD
 
         on_b = asyncio.create_task(redis_store.wait_log("b", 0, timeout=30))
@@ -118,17 +129,18 @@ async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
         assert not on_a.done()
 
         # b stays in the read at version 1: coming back needs no wake
-        await until(lambda: (redis_store._in_flight or {}).get("b") == 1)
-        wakes = await redis_store._redis.xrevrange(redis_store._wake_key, count=1)
+        await until(lambda: reading(redis_store).get("b") == 1)
+        wake_key = redis_store._readers[shard_of("b")].wake_key
+        wakes = await redis_store._redis.xrevrange(wake_key, count=1)
         again = asyncio.create_task(redis_store.wait_log("b", 1, timeout=30))
         await until(lambda: waiting_on(redis_store) == 2)
         started = time.monotonic()
         assert await writing.commit("b", 2, Write(b"2", entry=LogItem(2, b"b2")))
         assert [i.entry for i in await again] == [b"b2"]
         assert time.monotonic() - started < PROMPTLY
-        assert await redis_store._redis.xrevrange(redis_store._wake_key, count=1) == wakes
+        assert await redis_store._redis.xrevrange(wake_key, count=1) == wakes
         # the wake stream expires by itself (a dead process leaves nothing behind)
-        ttl = await redis_store._redis.pttl(redis_store._wake_key)
+        ttl = await redis_store._redis.pttl(wake_key)
         assert 0 < ttl <= redis_module.WAKE_TTL_MS
 
         assert await writing.commit("a", 1, Write(b"1", entry=LogItem(1, b"a1")))
@@ -145,9 +157,9 @@ async def test_waiters_behind_the_read_get_every_entry_after_their_version(
         for v in (1, 2):
             assert await writing.commit("g", v, Write(b"x", entry=LogItem(v, f"e{v}".encode())))
         ahead = asyncio.create_task(redis_store.wait_log("g", 5, timeout=30))
-        await until(lambda: (redis_store._in_flight or {}).get("g") == 5)
+        await until(lambda: reading(redis_store).get("g") == 5)
         caught_up = asyncio.create_task(redis_store.wait_log("g", 2, timeout=30))
-        await until(lambda: (redis_store._in_flight or {}).get("g") == 2)
+        await until(lambda: reading(redis_store).get("g") == 2)
         for v in range(3, 7):
             assert await writing.commit("g", v, Write(b"x", entry=LogItem(v, f"e{v}".encode())))
         assert (await caught_up)[0].version == 3  # (the first commit answers it)
@@ -171,7 +183,7 @@ async def test_cancelled_and_timed_out_waiters_leave_nothing_behind(
         assert await redis_store.wait_log("c0", 0, timeout=0.1) == []
         assert waiting_on(redis_store) == 0
         # idle past LINGER: out of the read, and the reader idles with no read at all
-        await until(lambda: not redis_store._followed and redis_store._in_flight is None, 10)
+        await until(lambda: idle(redis_store), 10)
         assert (await clients(redis_url))["blocked_clients"] == 0
         # and it still answers
         waiter = asyncio.create_task(redis_store.wait_log("c7", 0, timeout=30))
@@ -190,7 +202,7 @@ async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
             tasks = [
                 asyncio.create_task(waiting.wait_log(f"k{n}", 0, timeout=30)) for n in range(20)
             ]
-            await until(lambda: len(waiting._in_flight or ()) == 20)
+            await until(lambda: len(reading(waiting)) == 20)
             started = time.monotonic()
             server.stop(signal.SIGKILL)
             for task in tasks:
@@ -210,7 +222,7 @@ async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
                 assert time.monotonic() < deadline, "Redis did not come back"
                 await asyncio.sleep(0.1)
             waiter = asyncio.create_task(waiting.wait_log("k3", 0, timeout=30))
-            await until(lambda: (waiting._in_flight or {}).get("k3") == 0)
+            await until(lambda: reading(waiting).get("k3") == 0)
             assert await writing.commit("k3", 1, Write(b"1", entry=LogItem(1, b"after")))
             assert [i.entry for i in await waiter] == [b"after"]
 
@@ -219,8 +231,8 @@ async def test_close_stops_the_reader_and_fails_its_waiters(redis_url: str) -> N
     store = RedisStore(redis_url)
     await store.create("closing", Write(b"0"))
     waiter = asyncio.create_task(store.wait_log("closing", 0, timeout=30))
-    await until(lambda: store._in_flight is not None)
-    reader = store._dispatcher
+    await until(lambda: "closing" in reading(store))
+    reader = store._readers[shard_of("closing")].task
     await store.close()
     assert reader is not None and reader.done()
     with pytest.raises(StoreUnavailableError):
