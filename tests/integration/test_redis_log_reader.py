@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import signal
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +21,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from loadtests.redis_cluster import RedisCluster
 from services.store import redis as redis_module
 from services.store.base import LogItem, StoreUnavailableError, Write
-from services.store.redis import READ_BLOCK_MS, RedisStore, shard_of
+from services.store.redis import READ_BLOCK_MS, RedisStore, index_key, shard_of
 from tests.e2e.test_store_outage import redis as outage_redis
 
 WAITERS = 300
@@ -106,36 +109,69 @@ async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_repl
         assert waiting_on(waiting) == 0
 
 
+async def test_on_a_cluster_each_shard_has_one_read_on_its_node(
+    fresh_cluster: RedisCluster,
+) -> None:
+    """On a Redis Cluster, waiters on games of every shard: one blocked client per
+    shard, each on the primary serving that shard's slot; a commit through the other
+    replica answers each at once."""
+    async with replicas(fresh_cluster.url) as (waiting, writing):
+        games = [f"spread-{n}" for n in range(100)]
+        for game in games:
+            await writing.create(game, Write(b"0"))
+        tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
+        await until(lambda: waiting_on(waiting) == 100 and len(reading(waiting)) == 100)
+        await asyncio.sleep(0.2)
+        expected = Counter(
+            fresh_cluster.primary_of(index_key(shard, "active"))
+            for shard in {shard_of(g) for g in games}
+        )
+        blocked = {}
+        for port in fresh_cluster.primaries():
+            info = await clients(f"redis://127.0.0.1:{port}")
+            blocked[port] = int(info["blocked_clients"])
+        assert blocked == {port: expected[port] for port in blocked}
+        started = time.monotonic()
+        for n, game in enumerate(games):
+            assert await writing.commit(game, 1, Write(b"1", entry=LogItem(1, f"e{n}".encode())))
+        answers = await asyncio.gather(*tasks)
+        assert time.monotonic() - started < PROMPTLY
+        assert [[i.entry for i in a] for a in answers] == [[f"e{n}".encode()] for n in range(100)]
+
+
 async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
     redis_store: RedisStore, redis_url: str
 ) -> None:
-    """The reader is blocked on game a's log when a waiter on game b arrives: the wake
-    stream makes it read b's log too, at once; once b has been read, a waiter coming
-    back to b finds it in the read (no wake), as a session does after each move."""
+    """The reader is blocked on game a's log when a waiter on game b (of the same
+    shard) arrives: the wake stream makes it read b's log too, at once; once b has
+    been read, a waiter coming back to b finds it in the read (no wake), as a session
+    does after each move."""
+    a = "a"
+    b = next(g for g in (f"b{n}" for n in itertools.count()) if shard_of(g) == shard_of(a))
     async with replicas(redis_url) as (_, writing):
-        for game in ("a", "b"):
+        for game in (a, b):
             await writing.create(game, Write(b"0"))
-        on_a = asyncio.create_task(redis_store.wait_log("a", 0, timeout=30))
-        await until(lambda: "a" in reading(redis_store))
+        on_a = asyncio.create_task(redis_store.wait_log(a, 0, timeout=30))
+        await until(lambda: a in reading(redis_store))
         await asyncio.sleep(0.3)  # blocked in its XREAD
 
-        on_b = asyncio.create_task(redis_store.wait_log("b", 0, timeout=30))
+        on_b = asyncio.create_task(redis_store.wait_log(b, 0, timeout=30))
         await until(lambda: waiting_on(redis_store) == 2)
         await asyncio.sleep(0.1)
         started = time.monotonic()
-        assert await writing.commit("b", 1, Write(b"1", entry=LogItem(1, b"b1")))
+        assert await writing.commit(b, 1, Write(b"1", entry=LogItem(1, b"b1")))
         assert [i.entry for i in await on_b] == [b"b1"]
         assert time.monotonic() - started < PROMPTLY
         assert not on_a.done()
 
         # b stays in the read at version 1: coming back needs no wake
-        await until(lambda: reading(redis_store).get("b") == 1)
-        wake_key = redis_store._readers[shard_of("b")].wake_key
+        await until(lambda: reading(redis_store).get(b) == 1)
+        wake_key = redis_store._readers[shard_of(b)].wake_key
         wakes = await redis_store._redis.xrevrange(wake_key, count=1)
-        again = asyncio.create_task(redis_store.wait_log("b", 1, timeout=30))
+        again = asyncio.create_task(redis_store.wait_log(b, 1, timeout=30))
         await until(lambda: waiting_on(redis_store) == 2)
         started = time.monotonic()
-        assert await writing.commit("b", 2, Write(b"2", entry=LogItem(2, b"b2")))
+        assert await writing.commit(b, 2, Write(b"2", entry=LogItem(2, b"b2")))
         assert [i.entry for i in await again] == [b"b2"]
         assert time.monotonic() - started < PROMPTLY
         assert await redis_store._redis.xrevrange(wake_key, count=1) == wakes
@@ -143,7 +179,7 @@ async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
         ttl = await redis_store._redis.pttl(wake_key)
         assert 0 < ttl <= redis_module.WAKE_TTL_MS
 
-        assert await writing.commit("a", 1, Write(b"1", entry=LogItem(1, b"a1")))
+        assert await writing.commit(a, 1, Write(b"1", entry=LogItem(1, b"a1")))
         assert [i.entry for i in await on_a] == [b"a1"]
 
 
