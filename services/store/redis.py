@@ -96,7 +96,7 @@ import hiredis
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import AbstractConnection, parse_url
+from redis.asyncio.connection import AbstractConnection, Connection, parse_url
 from redis.backoff import NoBackoff
 from redis.exceptions import (
     ClusterError,
@@ -343,6 +343,46 @@ def connection_pool(
         base = settings.get("connection_class", aioredis.Connection)
         settings["connection_class"] = _packing(base)
     return pool(**settings, **options)
+
+
+class _TornDownIsUnreachable(AbstractConnection):
+    """A cluster client's connection.  redis-py's cluster client closes every
+    connection after one meets a connection error (to learn the slots again), so
+    another task's command may find its connection closed under it, which redis-py's
+    asyncio I/O fails with an AttributeError or TypeError of the transport (redis-py
+    issues 3546 and 4287): here a ConnectionError, which the client retries and this
+    store answers as unreachable."""
+
+    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().send_packed_command(*args, **kwargs)
+        except (AttributeError, TypeError) as exc:
+            raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)
+        except (AttributeError, TypeError) as exc:
+            raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+
+
+@cache
+def _cluster_connection(base: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``base`` (TCP or TLS) with hiredis packing, closed-under-a-command as unreachable."""
+    name = f"Cluster{base.__name__}"
+    return type(name, (_TornDownIsUnreachable, _HiredisPacking, base), {})
+
+
+def cluster_client(url: str, **options: Any) -> RedisCluster:
+    """redis-py's cluster client for a redis:// or rediss:// ``url`` (any node), its
+    connections made by :func:`_cluster_connection` (redis-py's constructor takes no
+    connection class: it is set in the options its nodes are made from)."""
+    client = RedisCluster.from_url(url, **options)
+    made = cast(type[Connection], _cluster_connection(client.connection_kwargs["connection_class"]))
+    client.connection_kwargs["connection_class"] = made
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = made
+    return client
 
 
 # What Redis being down, restarting, frozen or read-only (a replica after a
@@ -624,9 +664,9 @@ class RedisStore(GameStore):
         if plain is not None:
             # (a node's connections are made as needed, not pooled up to a bound:
             # redis-py's cluster client refuses a command past its bound, never waits)
-            self._redis = self._cluster = RedisCluster.from_url(plain, **timeouts)
+            self._redis = self._cluster = cluster_client(plain, **timeouts)
             # The health probe's own client: a busy pool must not look like an outage.
-            self._probe = RedisCluster.from_url(plain, **timeouts)
+            self._probe = cluster_client(plain, **timeouts)
         else:
             self._redis = aioredis.Redis(
                 connection_pool=connection_pool(
