@@ -101,6 +101,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import (
     ClusterError,
     DataError,
+    NoScriptError,
     ReadOnlyError,
     RedisClusterException,
     RedisError,
@@ -805,19 +806,32 @@ class RedisStore(GameStore):
 
     # ------------------------------------------------------------------ across shards
 
-    async def _each_shard(self, read: Callable[[int], Awaitable[T]]) -> list[T]:
-        """``read`` of every shard, at once (one command each), in shard order."""
-        with _reachable():
-            return list(await asyncio.gather(*(read(shard) for shard in range(SHARDS))))
+    async def _each_shard(self, read: Callable[[Any, int], object]) -> list[Any]:
+        """``read(pipeline, shard)`` of every shard, in one pipeline: one round trip on
+        one Redis, one per node on a cluster (redis-py's cluster pipeline groups the
+        commands by slot); the answers in shard order.  A script's first call on a
+        node (or after a failover: a promoted replica has none) loads it."""
+        for attempt in (1, 2):
+            pipe = self._redis.pipeline(transaction=False)
+            for shard in range(SHARDS):
+                read(pipe, shard)
+            try:
+                with _reachable():
+                    return list(await pipe.execute())
+            except NoScriptError:
+                if attempt == 2:
+                    raise
+                with _reachable():
+                    await self._redis.script_load(_BOT_TURNS)
+        raise AssertionError("unreachable")  # (the loop returns or raises)
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         if limit <= 0:
             return []
 
-        def due(shard: int) -> Awaitable[list[Any]]:
-            return self._redis.zrangebyscore(
-                index_key(shard, "deadlines"), "-inf", now, start=0, num=limit, withscores=True
-            )
+        def due(pipe: Any, shard: int) -> None:
+            key = index_key(shard, "deadlines")
+            pipe.zrangebyscore(key, "-inf", now, start=0, num=limit, withscores=True)
 
         return [game for _, game, _ in _merged(await self._each_shard(due), limit)]
 
@@ -832,35 +846,32 @@ class RedisStore(GameStore):
         claimed: list[tuple[float, str, int]] = []
         for _ in range(CLAIM_ROUNDS if lease > 0 else 1):
             wanted = limit - len(claimed)
-            seen = _merged(await self._each_shard(self._due_turns(Counter(), wanted)), wanted)
+            seen = _merged(await self._turns(Counter(), wanted), wanted)
             if lease <= 0:
                 return [game for _, game, _ in seen]
             if not seen:
                 break
             counts = Counter(shard for _, _, shard in seen)
-            claim = self._due_turns(counts, 0, lease)
-            claimed.extend(_merged(await self._each_shard(claim), wanted))
+            claimed.extend(_merged(await self._turns(counts, 0, lease), wanted))
             if len(claimed) >= limit:
                 break
         return [game for _, game, _ in sorted(claimed)]
 
-    def _due_turns(
+    async def _turns(
         self, counts: Counter[int], limit: int, lease: float = 0.0
-    ) -> Callable[[int], Awaitable[list[Any]]]:
-        """A shard's read of its due turns: up to ``counts[shard]`` or else ``limit``."""
+    ) -> list[list[tuple[Any, Any]]]:
+        """Every shard's due turns (claimed for ``lease`` seconds if above 0): up to
+        ``counts[shard]``, or else ``limit``; (id, when listed from) pairs."""
 
-        def read(shard: int) -> Awaitable[list[Any]]:
-            return self._bot_turns_of(shard, counts[shard] or limit, lease)
+        def read(pipe: Any, shard: int) -> None:
+            key = index_key(shard, "botturns")
+            wanted = counts[shard] or limit  # (0: none, and the answers keep shard order)
+            # (as a raw command: redis-py's cluster pipeline refuses its ``evalsha``
+            # method, for the loading of scripts that _each_shard does itself)
+            pipe.execute_command("EVALSHA", self._bot_turns.sha, 1, key, wanted, repr(float(lease)))
 
-        return read
-
-    async def _bot_turns_of(self, shard: int, limit: int, lease: float) -> list[Any]:
-        """One shard's due turns (claimed for ``lease`` seconds if above 0): (id, when)."""
-        if limit <= 0:
-            return []
-        key = index_key(shard, "botturns")
-        flat = await self._bot_turns(keys=[key], args=[limit, repr(float(lease))])
-        return list(zip(flat[::2], flat[1::2], strict=True))
+        answers = await self._each_shard(read)
+        return [list(zip(flat[::2], flat[1::2], strict=True)) for flat in answers]
 
     async def open_games(
         self, rule_set_hash: str = "", after: int = 0, limit: int = 50
@@ -868,18 +879,16 @@ class RedisStore(GameStore):
         if limit <= 0:
             return []
 
-        def page(shard: int) -> Awaitable[list[Any]]:
+        def page(pipe: Any, shard: int) -> None:
             key = lobby_key(shard, rule_set_hash)
-            return self._redis.zrangebyscore(
-                key, f"({after}", "+inf", start=0, num=limit, withscores=True
-            )
+            pipe.zrangebyscore(key, f"({after}", "+inf", start=0, num=limit, withscores=True)
 
         listed = _merged(await self._each_shard(page), limit)
         return [OpenGame(game, int(position)) for position, game, _ in listed]
 
     async def games_in_play(self) -> int:
-        def active(shard: int) -> Awaitable[int]:
-            return _awaited(self._redis.scard(index_key(shard, "active")))
+        def active(pipe: Any, shard: int) -> None:
+            pipe.scard(index_key(shard, "active"))
 
         return sum(await self._each_shard(active))
 
