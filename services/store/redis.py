@@ -32,13 +32,15 @@ deployment.)
 The indexes are written *inside* the create and commit scripts, atomically
 with the record: an index entry lost between two round trips would stall its game
 for good (a bot turn never listed, a deadline that never fires, a table no one can
-find).  Needs Redis >= 5 (``TIME`` in a writing script).  A read across games
-(due deadlines, bot turns, a lobby page, the games in play) reads every shard at once
-and merges: by deadline, by waiting time, by position (a lobby page takes the
-``limit`` lowest positions after its cursor of all shards: exact, as one index would
-be).  Positions of different shards follow their nodes' clocks: a game listed while
-someone pages may land before that reader's cursor when two nodes' clocks differ
-(the next listing shows it).
+find).  Needs Redis >= 5 (``TIME`` in a writing script).  A read across games (due
+deadlines, bot turns, a lobby page, the games in play) reads every shard in one
+pipeline (one round trip; on a cluster, one per node) and merges: by deadline, by
+waiting time, by position (a lobby page takes the ``limit`` lowest positions after
+its cursor of all shards: exact, as one index would be).  A leased bot-turn claim
+claims in each shard's script as many as the merge chose there.  Positions of
+different shards follow their nodes' clocks: a game listed while someone pages may
+land before that reader's cursor when two nodes' clocks differ (the next listing
+shows it).
 
 Finished games expire after a configurable time.
 
