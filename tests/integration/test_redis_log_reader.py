@@ -88,7 +88,8 @@ async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_repl
             await writing.create(game, Write(b"0"))
         before = await clients(redis_url)
         tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
-        await until(lambda: waiting_on(waiting) == WAITERS and len(reading(waiting)) == WAITERS)
+        # (16 readers, each issuing its read again as its shard's waiters arrive)
+        await until(lambda: waiting_on(waiting) == WAITERS and len(reading(waiting)) == WAITERS, 30)
         await asyncio.sleep(0.2)
         info = await clients(redis_url)
         shards = len({shard_of(g) for g in games})  # (all 16 of them, with 300 games)
@@ -121,16 +122,20 @@ async def test_on_a_cluster_each_shard_has_one_read_on_its_node(
             await writing.create(game, Write(b"0"))
         tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
         await until(lambda: waiting_on(waiting) == 100 and len(reading(waiting)) == 100)
-        await asyncio.sleep(0.2)
         expected = Counter(
             fresh_cluster.primary_of(index_key(shard, "active"))
             for shard in {shard_of(g) for g in games}
         )
-        blocked = {}
-        for port in fresh_cluster.primaries():
-            info = await clients(f"redis://127.0.0.1:{port}")
-            blocked[port] = int(info["blocked_clients"])
-        assert blocked == {port: expected[port] for port in blocked}
+        deadline = time.monotonic() + 10
+        while True:  # (until every reader's XREAD has reached its node)
+            blocked = {}
+            for port in fresh_cluster.primaries():
+                info = await clients(f"redis://127.0.0.1:{port}")
+                blocked[port] = int(info["blocked_clients"])
+            if blocked == {port: expected[port] for port in blocked}:
+                break
+            assert time.monotonic() < deadline, (blocked, expected)
+            await asyncio.sleep(0.05)
         started = time.monotonic()
         for n, game in enumerate(games):
             assert await writing.commit(game, 1, Write(b"1", entry=LogItem(1, f"e{n}".encode())))
