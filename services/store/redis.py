@@ -869,8 +869,9 @@ class RedisStore(GameStore):
             key = index_key(shard, "botturns")
             wanted = counts[shard] or limit  # (0: none, and the answers keep shard order)
             # (as a raw command: redis-py's cluster pipeline refuses its ``evalsha``
-            # method, for the loading of scripts that _each_shard does itself)
-            pipe.execute_command("EVALSHA", self._bot_turns.sha, 1, key, wanted, repr(float(lease)))
+            # method, for the loading of scripts that _each_shard does itself; in
+            # lower case, as the reader's XREAD: see there)
+            pipe.execute_command("evalsha", self._bot_turns.sha, 1, key, wanted, repr(float(lease)))
 
         answers = await self._each_shard(read)
         return [list(zip(flat[::2], flat[1::2], strict=True)) for flat in answers]
