@@ -2,8 +2,9 @@
 
     python -m loadtests.run [--time 60s] [--tables 20] [--workers 2] [--max-p99-ms 100] …
 
-1. starts a redis-server on a free port and ``glintwick serve --store redis://… --workers
-   N`` on free ports (or, with ``--target``, uses a deployed service and starts nothing);
+1. starts a redis-server on a free port (``--store cluster``: a six-node Redis Cluster)
+   and ``glintwick serve --store redis://… --workers N`` on free ports (or, with
+   ``--target``, uses a deployed service and starts nothing);
 2. runs locust headless (``loadtests/locustfile.py``) for ``--time``, writing CSV
    (``<out>/stats_*.csv``) and HTML (``<out>/report.html``) reports;
 3. samples the CPU time of the load generator, the server processes and Redis
@@ -43,6 +44,7 @@ from typing import Any
 
 import psutil
 
+from loadtests.redis_cluster import redis_cluster
 from loadtests.redis_process import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=int(_env("WORKERS", "2")),
         help="server processes (glintwick serve --workers; >1 needs the Redis store)",
     )
-    add("--store", choices=["redis", "memory"], default=_env("STORE", "redis"))
+    add("--store", choices=["redis", "cluster", "memory"], default=_env("STORE", "redis"))
     add(
         "--locust-processes",
         type=int,
@@ -515,6 +517,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             store = "memory"
             if args.store == "redis":
                 store = stack.enter_context(redis_server())
+            elif args.store == "cluster":  # six nodes: loadtests/redis_cluster.py
+                store = stack.enter_context(redis_cluster()).url
             elif args.workers > 1:
                 print("--workers > 1 needs the Redis store; using 1", file=sys.stderr)
                 args.workers = 1

@@ -134,7 +134,8 @@ def optional_address(text: str) -> str:
     return text if text == "" else address(text)
 
 
-STORE_SCHEMES = ("redis://", "rediss://", "unix://")
+# (``redis+cluster://`` and ``rediss+cluster://``: a Redis Cluster, any node of it)
+STORE_SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
 
 
 def store_url(text: str) -> str:
@@ -142,7 +143,8 @@ def store_url(text: str) -> str:
     if text == "memory" or (text.startswith(STORE_SCHEMES) and len(text) > len("unix://")):
         return text
     raise argparse.ArgumentTypeError(
-        f"{text!r} is not 'memory' or a redis://, rediss:// or unix:// URL"
+        f"{text!r} is not 'memory' or a redis://, rediss://, unix://, redis+cluster://"
+        " or rediss+cluster:// URL"
     )
 
 
@@ -195,7 +197,13 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         "HTTP host:port ('' for none)",
         type=optional_address,
     )
-    add("--store", "GLINTWICK_STORE", "memory", "'memory' or redis://host:port/db", type=store_url)
+    add(
+        "--store",
+        "GLINTWICK_STORE",
+        "memory",
+        "'memory', redis://host:port/db, or redis+cluster://host:port (a Redis Cluster)",
+        type=store_url,
+    )
     add(
         "--store-password",
         "GLINTWICK_STORE_PASSWORD",

@@ -44,7 +44,7 @@ from grpc_reflection.v1alpha import reflection
 from engine.solver import SOLVER_FORM
 from glintwick.v1 import game_pb2 as pb
 from services.api import GameService, ServiceConfig
-from services.config import ServerOptions
+from services.config import STORE_SCHEMES, ServerOptions
 from services.grpc_api import Servicer, add_to_server
 from services.rest import HttpRunner, build_app
 from services.store.base import GameStore, StoreUnavailableError
@@ -131,7 +131,7 @@ def make_store(
     many replicas have it (the memory store has none: it ignores them)."""
     if url == "memory":
         return MemoryStore(finished_ttl=finished_ttl)
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(STORE_SCHEMES):
         from services.store.redis import RedisStore
 
         return RedisStore(
@@ -140,7 +140,7 @@ def make_store(
             ack_replicas=ack_replicas,
             ack_timeout=ack_timeout_ms / 1000,
         )
-    raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// URL")
+    raise ValueError(f"unknown store {url!r}: use 'memory' or a redis:// (or redis+cluster://) URL")
 
 
 class TlsError(ValueError):

@@ -1,65 +1,83 @@
-"""The Redis store: one Lua compare-and-set per write, keys hash-tagged per game.
+"""The Redis store: one Lua compare-and-set per write, each in one Redis Cluster slot.
 
-Keys (the ``{id}`` hash tag keeps a game's keys in one Redis Cluster slot, so the
-script may touch them all):
+It runs on one Redis (``redis://``, ``rediss://``, ``unix://``) or on a Redis Cluster
+(``redis+cluster://host:port``, ``rediss+cluster://`` with TLS: any node, the client
+learns the others), with the same keys and scripts.
 
-* ``g:{id}:rec`` — hash: ``rev`` (the compare-and-set token) and ``rec`` (the record)
-* ``g:{id}:log`` — stream: one entry per accepted action, id ``<version>-1``
-* ``g:{id}:req`` — hash: idempotency key → the stored response
-* ``glintwick:deadlines`` — sorted set: game id by when its deadline passes
-  (the sweeper re-checks every due game against its record);
-* ``glintwick:active`` — set of unfinished game ids;
-* ``glintwick:botturns`` — sorted set: game id by when it is listed from (when a
-  house-bot seat started waiting, or when a worker's lease on the turn ends; times
+Keys.  The games are spread over ``SHARDS`` (16) index shards: a game's shard is
+``crc32(id) % SHARDS`` (UTF-8), and every key of the shard carries its hash tag
+``{sNN}`` (``{s00}`` … ``{s15}``), so a game's keys and its shard's share of every
+cross-game index sit in one slot, and one script may update them all atomically.
+(``SHARDS`` is part of the layout: changing it moves every game; never for a live
+deployment.)
+
+* ``g:{sNN}:<id>:rec`` — hash: ``rev`` (the compare-and-set token) and ``rec`` (the record)
+* ``g:{sNN}:<id>:log`` — stream: one entry per accepted action, id ``<version>-1``
+* ``g:{sNN}:<id>:req`` — hash: idempotency key → the stored response
+* ``glintwick:{sNN}:deadlines`` — sorted set: the shard's game ids by when their
+  deadline passes (the sweeper re-checks every due game against its record);
+* ``glintwick:{sNN}:active`` — set of the shard's unfinished game ids;
+* ``glintwick:{sNN}:botturns`` — sorted set: game id by when it is listed from (when
+  a house-bot seat started waiting, or when a worker's lease on the turn ends; times
   from Redis's clock, so replicas' clocks do not matter);
-* ``glintwick:lobby`` — sorted set: the games with a free seat (the lobby), by
-  position: when listed (at creation), microseconds of Redis's clock, made unique
-  by ``glintwick:lobbyclock`` (the last position given: one more when two games
-  share a microsecond), so a position is an exact cursor for the lobby's pages;
-* ``glintwick:lobby:<rule-set hash>`` — the same, for one rule set: a filtered
-  lobby page is one range read, never a scan past other rule sets' games.
+* ``glintwick:{sNN}:lobby`` — sorted set: the shard's games with a free seat, by
+  position: when listed (at creation), microseconds of Redis's clock rounded up to
+  the next one that is ``NN`` modulo ``SHARDS`` (a shard's positions never meet
+  another's), made unique within the shard by ``glintwick:{sNN}:lobbyclock`` (the
+  last position given: ``SHARDS`` more when two games share one), so a position is
+  an exact cursor for the lobby's pages;
+* ``glintwick:{sNN}:lobby:<rule-set hash>`` — the same, for one rule set: a filtered
+  lobby page is one range read per shard, never a scan past other rule sets' games.
 
 The indexes are written *inside* the create and commit scripts, atomically
 with the record: an index entry lost between two round trips would stall its game
 for good (a bot turn never listed, a deadline that never fires, a table no one can
-find).  The scripts so
-touch keys outside the game's hash tag: fine for one Redis (this store's client);
-a Redis Cluster deployment would need the indexes in each game's slot.  Needs
-Redis >= 5 (``TIME`` in a writing script).
+find).  Needs Redis >= 5 (``TIME`` in a writing script).  A read across games (due
+deadlines, bot turns, a lobby page, the games in play) reads every shard in one
+pipeline (one round trip; on a cluster, one per node) and merges: by deadline, by
+waiting time, by position (a lobby page takes the ``limit`` lowest positions after
+its cursor of all shards: exact, as one index would be).  A leased bot-turn claim
+claims in each shard's script as many as the merge chose there.  Positions of
+different shards follow their nodes' clocks: a game listed while someone pages may
+land before that reader's cursor when two nodes' clocks differ (the next listing
+shows it).
 
 Finished games expire after a configurable time.
 
-Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per store** (per
-server process), not a connection per waiter.  A dispatcher task holds one
-dedicated connection and loops on ``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over the
-log of every game that has a waiter, plus its own wake stream:
+Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per shard** with a
+waiter (per server process), not a connection per waiter.  A shard's reader holds
+one dedicated connection (to the node that serves the shard's slot) and loops on
+``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over the log of every game of its shard that
+has a waiter, plus its own wake stream, in the same slot:
 
-* ``glintwick:wake:{<random hex>}`` — stream, this store's own (a fresh name per
+* ``glintwick:{sNN}:wake:<random hex>`` — stream, this store's own (a fresh name per
   RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL_MS`` after its
   last entry (``PEXPIRE`` with each ``XADD``): a dead process leaves nothing behind.
 
 A waiter registers its future (game, version) *first*, then reads the log without
 blocking; entries found there are its answer, otherwise it awaits the future (up to
-its timeout), which the dispatcher resolves with the entries after its version.
+its timeout), which the reader resolves with the entries after its version.
 (A waiter whose game the read in flight names at its version or before skips that
 read: the ``XREAD`` in flight answers any entry after it, whenever committed.)  A
-waiter whose game is not in the read in flight (or is there at a later version)
-adds an entry to the wake stream (one per read in flight, whoever asks), so that
-the read returns at once and is issued again with the game in it.  Every read
-names explicit ids (a game's last version delivered, ``<v>-1``; the last wake
-entry), never ``$``, so nothing committed between a waiter's read and the
-dispatcher's next ``XREAD`` is missed.  A game stays in the read set ``LINGER``
-seconds after its last waiter left (at its last version delivered): a session
-that comes back after each move finds its game there and needs no wake.  A
-commit through any replica lands in the game's log stream, so it reaches every
-replica's reader at once.  When the reader's connection fails, its waiters get
-:class:`StoreUnavailableError`, and it reconnects with a backoff.  (Redis Cluster,
-issue 18: one ``XREAD`` must name keys of one slot, so a cluster needs one reader
-per shard, each with its own wake stream in that shard.)
+waiter whose game is not in its shard's read in flight (or is there at a later
+version) adds an entry to the shard's wake stream (one per read in flight, whoever
+asks), so that the read returns at once and is issued again with the game in it.
+Every read names explicit ids (a game's last version delivered, ``<v>-1``; the last
+wake entry), never ``$``, so nothing committed between a waiter's read and the
+reader's next ``XREAD`` is missed.  A game stays in the read set ``LINGER`` seconds
+after its last waiter left (at its last version delivered): a session that comes
+back after each move finds its game there and needs no wake.  A commit through any
+replica lands in the game's log stream, so it reaches every replica's reader at
+once.  When a reader's connection fails, its waiters get
+:class:`StoreUnavailableError`, and it reconnects with a backoff (on a cluster, to
+the node that serves the slot by then: after a failover, the promoted replica).
 
 Every call has a deadline (``command_timeout``, and a blocking read its wait plus
 that): a Redis that is down, or frozen, answers :class:`StoreUnavailableError`
-within it instead of an error of the client library, or a hang.
+within it instead of an error of the client library, or a hang.  On a cluster the
+client follows ``MOVED`` and ``ASK`` and, after a failover, learns the new primary
+(redis-py's cluster client); what it cannot serve (a slot whose primary is down and
+not yet replaced) is :class:`StoreUnavailableError` too.
 
 Acknowledged by replicas (``ack_replicas`` > 0, ``serve --ack replica``;
 docs/OPERATIONS.md, "Durability"): each game write (create, commit) is sent with
@@ -79,9 +97,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import secrets
 import time
-from collections.abc import Awaitable, Iterator
+import zlib
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeVar, cast
@@ -89,11 +110,23 @@ from typing import Any, TypeVar, cast
 import hiredis
 import redis.asyncio as aioredis
 import structlog
-from redis.asyncio.connection import AbstractConnection, parse_url
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import AbstractConnection, Connection, parse_url
+from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
+from redis.exceptions import (
+    ClusterError,
+    DataError,
+    MovedError,
+    NoScriptError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import DataError, NoScriptError, ReadOnlyError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 from redis.typing import EncodableT
 
 from services.store.base import (
@@ -110,14 +143,13 @@ T = TypeVar("T")
 
 log = structlog.get_logger("glintwick.store")
 
-DEADLINES_KEY = "glintwick:deadlines"
-ACTIVE_KEY = "glintwick:active"
-BOT_TURNS_KEY = "glintwick:botturns"
-LOBBY_KEY = "glintwick:lobby"
-LOBBY_CLOCK_KEY = "glintwick:lobbyclock"
+#: the index shards (see the module's docstring): part of the key layout
+SHARDS = 16
 
+#: store URL schemes of a Redis Cluster, and the redis-py scheme each stands for
+CLUSTER_SCHEMES = {"redis+cluster://": "redis://", "rediss+cluster://": "rediss://"}
 
-#: how long the log reader's XREAD blocks before it is issued again (milliseconds)
+#: how long a log reader's XREAD blocks before it is issued again (milliseconds)
 READ_BLOCK_MS = 5000
 #: entries read per game and XREAD (as read_log's default limit)
 READ_COUNT = 1000
@@ -125,20 +157,46 @@ READ_COUNT = 1000
 LINGER = 10.0
 #: milliseconds the wake stream outlives its last entry
 WAKE_TTL_MS = 60_000
+#: rounds of a leased bot_turns claim (another worker may take what this one saw)
+CLAIM_ROUNDS = 8
 
 
-def lobby_key(rule_set_hash: str) -> str:
-    """The lobby index of one rule set ("": of every rule set)."""
-    return f"{LOBBY_KEY}:{rule_set_hash}" if rule_set_hash else LOBBY_KEY
+def shard_of(game_id: str) -> int:
+    """The index shard of a game (its keys' hash tag)."""
+    return zlib.crc32(game_id.encode("utf-8", "surrogatepass")) % SHARDS
+
+
+def _tag(shard: int) -> str:
+    return f"{{s{shard:02d}}}"
+
+
+def index_key(shard: int, name: str) -> str:
+    """An index of one shard: ``deadlines``, ``active``, ``botturns``, ``lobby``,
+    ``lobby:<rule-set hash>``, ``lobbyclock``, ``wake:<hex>``."""
+    return f"glintwick:{_tag(shard)}:{name}"
+
+
+def lobby_key(shard: int, rule_set_hash: str) -> str:
+    """A shard's lobby index of one rule set ("": of every rule set)."""
+    return index_key(shard, f"lobby:{rule_set_hash}" if rule_set_hash else "lobby")
+
+
+def cluster_url(url: str) -> str | None:
+    """The redis-py URL of a cluster store URL (None: not a cluster's)."""
+    for scheme, plain in CLUSTER_SCHEMES.items():
+        if url.startswith(scheme):
+            return plain + url[len(scheme) :]
+    return None
 
 
 # A write's index entries, one function for both writing scripts: ``bot_turn`` 'set'
 # (list the game from now, Redis's clock) or 'del' or ''; ``deadline`` a Unix time
 # or 'del' or ''; ``finished`` '1' or ''; ``open`` 'add' (list the game in the
-# lobby, unless it is listed) or 'del' or '' ('' everywhere: leave that index alone).
+# lobby, unless it is listed) or 'del' or '' ('' everywhere: leave that index alone);
+# ``shard`` and ``shards``: the lobby position's residue (see the module's docstring).
 # (Positions are formatted with %d: Lua's own number-to-string keeps 14 digits.)
 _INDEXES = """
-local function indexes(keys, game, bot_turn, deadline, finished, open)
+local function indexes(keys, game, bot_turn, deadline, finished, open, shard, shards)
   local bot_turns, deadlines, active, lobby, lobby_rules, lobby_clock = unpack(keys)
   if bot_turn == 'del' then
     redis.call('ZREM', bot_turns, game)
@@ -160,6 +218,8 @@ local function indexes(keys, game, bot_turn, deadline, finished, open)
     local at = tonumber(t[1]) * 1000000 + tonumber(t[2])
     local last = tonumber(redis.call('GET', lobby_clock) or 0)
     if at <= last then at = last + 1 end
+    shard, shards = tonumber(shard), tonumber(shards)
+    at = at + (shard - at) % shards
     at = string.format('%d', at)
     redis.call('SET', lobby_clock, at)
     redis.call('ZADD', lobby, at, game)
@@ -175,7 +235,7 @@ _CREATE = (
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[2])
-indexes({unpack(KEYS, 2, 7)}, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+indexes({unpack(KEYS, 2, 7)}, ARGV[2], unpack(ARGV, 3, 8))
 return 1
 """
 )
@@ -197,20 +257,23 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[2], ttl)
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-indexes({unpack(KEYS, 4, 9)}, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12])
+indexes({unpack(KEYS, 4, 9)}, ARGV[8], unpack(ARGV, 9, 14))
 return 1
 """
 )
 
+# One shard's due bot turns (up to ARGV[1]), each with when it was listed from (as
+# text: a float keeps its digits), claimed for ARGV[2] seconds when that is above 0.
 _BOT_TURNS = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0,
+  tonumber(ARGV[1]))
 local lease = tonumber(ARGV[2])
 if lease > 0 then
-  for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + lease, id) end
+  for i = 1, #due, 2 do redis.call('ZADD', KEYS[1], 'XX', now + lease, due[i]) end
 end
-return ids
+return due
 """
 
 
@@ -229,10 +292,11 @@ def _awaited(value: Awaitable[T] | T) -> Awaitable[T]:
 
 
 def _keys(game_id: str) -> list[str]:
-    return [f"g:{{{game_id}}}:rec", f"g:{{{game_id}}}:log", f"g:{{{game_id}}}:req"]
+    tag = _tag(shard_of(game_id))
+    return [f"g:{tag}:{game_id}:rec", f"g:{tag}:{game_id}:log", f"g:{tag}:{game_id}:req"]
 
 
-def _index_args(write: Write) -> list[str]:
+def _index_args(game_id: str, write: Write) -> list[str]:
     """The scripts' index arguments for ``write`` (see _INDEXES); '' where the index
     already says the same, the common case: no index write on most moves."""
     bot_turn = "set" if write.bot_turn else ("del" if write.bot_turn_changed else "")
@@ -240,19 +304,26 @@ def _index_args(write: Write) -> list[str]:
     if write.deadline_changed:
         deadline = "del" if write.deadline is None else repr(write.deadline)
     lobby = "add" if write.open_seats else ("del" if write.open_seats_changed else "")
-    return [bot_turn, deadline, "1" if write.finished else "", lobby]
+    finished = "1" if write.finished else ""
+    return [bot_turn, deadline, finished, lobby, str(shard_of(game_id)), str(SHARDS)]
 
 
-def _index_keys(write: Write) -> list[str]:
-    """The keys of the indexes ``write`` may touch (see _INDEXES), in its order."""
+def _index_keys(game_id: str, write: Write) -> list[str]:
+    """The keys of the indexes ``write`` may touch (see _INDEXES), in its order: those
+    of the game's shard."""
+    shard = shard_of(game_id)
     return [
-        BOT_TURNS_KEY,
-        DEADLINES_KEY,
-        ACTIVE_KEY,
-        LOBBY_KEY,
-        lobby_key(write.rule_set_hash),
-        LOBBY_CLOCK_KEY,
+        index_key(shard, "botturns"),
+        index_key(shard, "deadlines"),
+        index_key(shard, "active"),
+        lobby_key(shard, ""),
+        lobby_key(shard, write.rule_set_hash),
+        index_key(shard, "lobbyclock"),
     ]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _version_of(stream_id: bytes | str) -> int:
@@ -301,10 +372,61 @@ def connection_pool(
     return pool(**settings, **options)
 
 
+class _TornDownIsUnreachable(AbstractConnection):
+    """A cluster client's connection.  redis-py's cluster client closes every
+    connection after one meets a connection error (to learn the slots again), so
+    another task's command may find its connection closed under it, which redis-py's
+    asyncio I/O fails with an AttributeError or TypeError of the transport (redis-py
+    issues 3546 and 4287): here a ConnectionError, which the client retries and this
+    store answers as unreachable."""
+
+    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().send_packed_command(*args, **kwargs)
+        except (AttributeError, TypeError) as exc:
+            raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)
+        except (AttributeError, TypeError) as exc:
+            raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+
+
+@cache
+def _cluster_connection(base: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``base`` (TCP or TLS) with hiredis packing, closed-under-a-command as unreachable."""
+    name = f"Cluster{base.__name__}"
+    return type(name, (_TornDownIsUnreachable, _HiredisPacking, base), {})
+
+
+def cluster_client(url: str, **options: Any) -> RedisCluster:
+    """redis-py's cluster client for a redis:// or rediss:// ``url`` (any node), its
+    connections made by :func:`_cluster_connection` (redis-py's constructor takes no
+    connection class: it is set in the options its nodes are made from)."""
+    client = RedisCluster.from_url(url, **options)
+    made = cast(type[Connection], _cluster_connection(client.connection_kwargs["connection_class"]))
+    client.connection_kwargs["connection_class"] = made
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = made
+    return client
+
+
 # What Redis being down, restarting, frozen or read-only (a replica after a
 # failover) looks like to redis-py (its ConnectionError covers a refused or dropped
 # connection, a Redis still loading its data, a refused password)
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError, TimeoutError)
+# (and, on a cluster: a slot whose primary is down and not yet replaced, a slot
+# moving, redirections past redis-py's limit)
+_UNREACHABLE = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ReadOnlyError,
+    OSError,
+    TimeoutError,
+    ClusterError,
+    RedisClusterException,
+    TryAgainError,
+)
 
 
 @contextlib.contextmanager
@@ -363,6 +485,189 @@ def _cancel_if_asked() -> None:
         raise asyncio.CancelledError
 
 
+class _ShardReader:
+    """One shard's log reader (see the module's docstring): its waiters, its read set
+    and its wake stream, in the shard's slot."""
+
+    def __init__(self, store: RedisStore, shard: int) -> None:
+        self._store = store
+        self.shard = shard
+        self.wake_key = index_key(shard, f"wake:{secrets.token_hex(8)}")
+        self._wake_id = "0-0"  # the last wake entry read
+        self.followed: dict[str, _Followed] = {}  # game id → its waiters and cursor
+        self._by_key: dict[str, str] = {}  # log key → game id, of the followed games
+        # the XREAD in flight: game id → the version it reads after (None: none is)
+        self.in_flight: dict[str, int] | None = None
+        self._woken = False  # a wake was sent for the XREAD in flight
+        self._wanted: asyncio.Event | None = None  # a waiter registered (the idle reader waits)
+        self.task: asyncio.Task[None] | None = None
+        self._wakes: set[asyncio.Task[None]] = set()
+        self._connection: AbstractConnection | None = None
+
+    def register(self, game_id: str, after: int) -> _Waiter:
+        if self.task is None or self.task.done():
+            self._wanted = asyncio.Event()
+            self.task = asyncio.create_task(self._dispatch(), name=f"redis-log-reader-{self.shard}")
+            self.task.add_done_callback(_reader_ended)
+        waiter = _Waiter(after, asyncio.get_running_loop().create_future())
+        followed = self.followed.get(game_id)
+        if followed is None:
+            key = _keys(game_id)[1]
+            followed = self.followed[game_id] = _Followed(key, after)
+            self._by_key[key] = game_id
+        followed.waiters.add(waiter)
+        followed.idle_since = None
+        followed.cursor = min(followed.cursor, after)
+        if self._wanted is not None:
+            self._wanted.set()
+        in_flight = self.in_flight
+        if in_flight is not None:
+            if in_flight.get(game_id, after + 1) > after:
+                self._wake()  # the read in flight would not answer this waiter
+            else:
+                waiter.covered = True
+        return waiter
+
+    def unregister(self, game_id: str, waiter: _Waiter) -> None:
+        future = waiter.future
+        if not future.done():
+            future.cancel()
+        elif not future.cancelled():
+            future.exception()  # (retrieved: no "exception never retrieved")
+        followed = self.followed.get(game_id)
+        if followed is None:
+            return
+        followed.waiters.discard(waiter)
+        if not followed.waiters:
+            followed.idle_since = time.monotonic()
+
+    def _wake(self) -> None:
+        """Make the XREAD in flight return now (once per read, whoever asks)."""
+        if self._woken:
+            return
+        self._woken = True
+        task = asyncio.create_task(self._send_wake())
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
+
+    async def _send_wake(self) -> None:
+        pipe = self._store._redis.pipeline(transaction=False)
+        pipe.xadd(self.wake_key, {"w": "1"}, maxlen=1, approximate=False)
+        pipe.pexpire(self.wake_key, WAKE_TTL_MS)
+        # (unreachable: the reader's own read fails, and fails its waiters)
+        with contextlib.suppress(*_UNREACHABLE):
+            await pipe.execute()
+
+    def _read_set(self) -> dict[str, int]:
+        """The games to read (dropping those idle past LINGER): game id → cursor."""
+        now = time.monotonic()
+        for game_id, followed in list(self.followed.items()):
+            if followed.idle_since is not None and now - followed.idle_since > LINGER:
+                del self.followed[game_id]
+                del self._by_key[followed.key]
+        return {game_id: followed.cursor for game_id, followed in self.followed.items()}
+
+    async def _dispatch(self) -> None:
+        wanted = self._wanted
+        assert wanted is not None
+        backoff = 0.05
+        while True:
+            reading = self._read_set()
+            if not reading:
+                wanted.clear()
+                await wanted.wait()
+                continue
+            keys = [self.wake_key, *(self.followed[g].key for g in reading)]
+            ids = [self._wake_id, *(f"{cursor}-1" for cursor in reading.values())]
+            self.in_flight, self._woken = reading, False
+            try:
+                with _reachable():
+                    reader = self._connection = await self._store._reader_connection(
+                        self.wake_key, self._connection
+                    )
+                    # (in lower case: upper-case strings here read as error reasons to
+                    # tests/integration/test_error_reasons.py)
+                    read = ("xread", "count", READ_COUNT, "block", READ_BLOCK_MS, "streams")
+                    await reader.send_command(*read, *keys, *ids)
+                    answer = await reader.read_response()
+            except (StoreUnavailableError, RedisError) as exc:
+                # (another error of Redis, a refused command, a slot moved: as
+                # unreachable, for the waiters, and tried again after the backoff, on
+                # the slot's node by then, not the reader's end)
+                self.in_flight = None
+                if self._connection is not None:
+                    with contextlib.suppress(*_UNREACHABLE, RedisError):
+                        await self._connection.disconnect(nowait=True)
+                if not isinstance(exc, StoreUnavailableError):
+                    exc = StoreUnavailableError(str(exc) or type(exc).__name__)
+                self.fail_waiters(exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+                await self._store._relearn_slots()
+                continue
+            self.in_flight = None
+            backoff = 0.05
+            if isinstance(answer, dict):  # (RESP3: a map)
+                answer = list(answer.items())
+            for key, rows in answer or ():
+                self._deliver(_text(key), rows, reading)
+
+    def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> None:
+        if key == self.wake_key:
+            if rows:
+                self._wake_id = _text(rows[-1][0])
+            return
+        game_id = self._by_key.get(key)
+        followed = self.followed.get(game_id) if game_id is not None else None
+        if followed is None or game_id is None or not rows:
+            return
+        items = _rows(rows)
+        read_after, last = reading[game_id], items[-1].version
+        for waiter in list(followed.waiters):
+            # the entries read are those after ``read_after``: they answer a waiter
+            # after a version from there on (one further back is read again)
+            if read_after <= waiter.after < last:
+                followed.waiters.discard(waiter)
+                if not waiter.future.done():
+                    waiter.future.set_result([i for i in items if i.version > waiter.after])
+        followed.cursor = min((w.after for w in followed.waiters), default=last)
+        if not followed.waiters and followed.idle_since is None:
+            followed.idle_since = time.monotonic()
+
+    def fail_waiters(self, error: StoreUnavailableError) -> None:
+        for followed in self.followed.values():
+            for waiter in followed.waiters:
+                if not waiter.future.done():
+                    waiter.future.set_exception(StoreUnavailableError(error.error))
+            followed.waiters.clear()
+            if followed.idle_since is None:
+                followed.idle_since = time.monotonic()
+
+    async def close(self) -> None:
+        for task in [self.task, *self._wakes]:
+            # (again until it ends: redis-py may swallow a cancel that lands in its
+            # own zero-second timeout, Python 3.11's asyncio.timeout; never the cancel
+            # of close itself, which asyncio.wait passes on)
+            while task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.1)
+            if task is not None and not task.cancelled():
+                task.exception()  # (retrieved)
+        self.fail_waiters(StoreUnavailableError("the store is closed"))
+        if self._connection is not None:
+            await self._connection.disconnect()
+
+
+def _merged(rows_by_shard: list[list[Any]], limit: int) -> list[tuple[float, str, int]]:
+    """The ``limit`` lowest-scored (member, score) pairs of every shard's range read
+    (each in score order), as (score, member, shard)."""
+    scored = (
+        [(float(score), _text(member), shard) for member, score in rows]
+        for shard, rows in enumerate(rows_by_shard)
+    )
+    return list(heapq.merge(*scored))[:limit]
+
+
 class RedisStore(GameStore):
     def __init__(
         self,
@@ -383,40 +688,37 @@ class RedisStore(GameStore):
             "socket_connect_timeout": command_timeout,
         }
         self._command_timeout = command_timeout
-        self._redis = aioredis.Redis(
-            connection_pool=connection_pool(
-                url, max_connections=max_connections, timeout=10, **timeouts
+        self._url = url
+        self._redis: aioredis.Redis | RedisCluster
+        self._probe: aioredis.Redis | RedisCluster
+        plain = cluster_url(url)
+        self._cluster: RedisCluster | None = None
+        if plain is not None:
+            # (a node's connections are made as needed, not pooled up to a bound:
+            # redis-py's cluster client refuses a command past its bound, never waits)
+            self._redis = self._cluster = cluster_client(plain, **timeouts)
+            # The health probe's own client: a busy pool must not look like an outage.
+            self._probe = cluster_client(plain, **timeouts)
+        else:
+            self._redis = aioredis.Redis(
+                connection_pool=connection_pool(
+                    url, max_connections=max_connections, timeout=10, **timeouts
+                )
             )
-        )
-        # The log reader's one connection (see the module's docstring): its XREAD
-        # blocks READ_BLOCK_MS, so a read unanswered by then and ``command_timeout``
-        # more is a frozen Redis or a lost connection.
-        # (a connection of its own, outside any pool: the read is its only command)
-        self._reader: AbstractConnection = connection_pool(
-            url,
-            max_connections=1,
-            socket_timeout=READ_BLOCK_MS / 1000 + command_timeout,
-            socket_connect_timeout=command_timeout,
-        ).make_connection()  # type: ignore[no-untyped-call]
-        self._wake_key = f"glintwick:wake:{{{secrets.token_hex(8)}}}"
-        self._wake_id = "0-0"  # the last wake entry read
-        self._followed: dict[str, _Followed] = {}  # game id → its waiters and cursor
-        self._by_key: dict[str, str] = {}  # log key → game id, of the followed games
-        # the XREAD in flight: game id → the version it reads after (None: none is)
-        self._in_flight: dict[str, int] | None = None
-        self._woken = False  # a wake was sent for the XREAD in flight
-        self._wanted: asyncio.Event | None = None  # a waiter registered (the idle reader waits)
-        self._dispatcher: asyncio.Task[None] | None = None
-        self._wakes: set[asyncio.Task[None]] = set()
+            self._probe = aioredis.Redis(
+                connection_pool=connection_pool(url, max_connections=1, timeout=1, **timeouts)
+            )
+        self._relearned = 0.0  # when the cluster's slots were last asked again (monotonic)
+        # a shard's log reader, made with its first waiter
+        self._readers: dict[int, _ShardReader] = {}
         self._closed = False
-        # The health probe's own connection: a busy pool must not look like an outage.
-        self._probe = aioredis.Redis(
-            connection_pool=connection_pool(url, max_connections=1, timeout=1, **timeouts)
-        )
-        self._create = self._redis.register_script(_CREATE)
-        self._commit = self._redis.register_script(_COMMIT)
-        self._bot_turns = self._redis.register_script(_BOT_TURNS)
-        self._confirm = self._redis.register_script(_CONFIRM)
+        # (redis-py types register_script for its standalone client; the script object
+        # only calls evalsha and script_load, which the cluster client routes by key)
+        scripts = cast(aioredis.Redis, self._redis)
+        self._create = scripts.register_script(_CREATE)
+        self._commit = scripts.register_script(_COMMIT)
+        self._bot_turns = scripts.register_script(_BOT_TURNS)
+        self._confirm = scripts.register_script(_CONFIRM)
         self._ttl = finished_ttl
 
     async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
@@ -429,11 +731,8 @@ class RedisStore(GameStore):
             # connection's writes.  (EVALSHA by hand: a pipeline's own script
             # handling asks SCRIPT EXISTS first, a round trip more per write.)
             for _ in range(2):
-                pipe = self._redis.pipeline(transaction=False)
-                pipe.evalsha(script.sha, len(keys), *keys, *args)
-                pipe.wait(self._ack_replicas, self._ack_timeout_ms)
                 try:
-                    answer, confirmed = await pipe.execute()
+                    answer, confirmed = await self._write_and_wait(script.sha, keys, args)
                     break
                 except NoScriptError:  # (nothing ran: load it, send again)
                     await self._redis.script_load(script.script)
@@ -448,9 +747,52 @@ class RedisStore(GameStore):
             )
         return answer
 
+    async def _write_and_wait(self, sha: str, keys: list[str], args: list[Any]) -> tuple[Any, int]:
+        """EVALSHA then WAIT on one connection: the script's answer and the replicas
+        that confirmed it.  On a cluster, that connection is one to the primary of the
+        keys' slot (a cluster pipeline would send the keyless WAIT to any node)."""
+        if self._cluster is None:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.evalsha(sha, len(keys), *keys, *args)
+            pipe.wait(self._ack_replicas, self._ack_timeout_ms)
+            answer, confirmed = await pipe.execute()
+            return answer, int(confirmed)
+        await self._cluster.initialize()  # (learns the slots on first use; then a no-op)
+        for _ in range(3):
+            node = self._cluster.get_node_from_key(keys[0])
+            if node is None:
+                raise StoreUnavailableError("no primary serves the game's slot now", write=False)
+            connection = node.acquire_connection()
+            try:
+                await connection.send_packed_command(
+                    connection.pack_commands(
+                        [
+                            ("EVALSHA", sha, len(keys), *keys, *args),
+                            ("WAIT", self._ack_replicas, self._ack_timeout_ms),
+                        ]
+                    )
+                )
+                answer = await node.parse_response(connection, "EVALSHA")
+                confirmed = await node.parse_response(connection, "WAIT")
+                break
+            except MovedError as exc:
+                # (the slot has another primary now, the script ran nowhere: learn
+                # the new owner, as the cluster client does, and send it there)
+                await connection.disconnect()
+                self._cluster.nodes_manager.update_moved_exception(exc)  # type: ignore[no-untyped-call]
+            except BaseException:
+                # (what the connection still holds of the two answers is unknown)
+                await connection.disconnect()
+                raise
+            finally:
+                node.release(connection)
+        else:
+            raise StoreUnavailableError("the cluster kept moving the game's slot", write=True)
+        return answer, int(confirmed)
+
     async def create(self, game_id: str, write: Write) -> None:
-        keys = [_keys(game_id)[0], *_index_keys(write)]
-        args: list[Any] = [write.record, game_id, *_index_args(write)]
+        keys = [_keys(game_id)[0], *_index_keys(game_id, write)]
+        args: list[Any] = [write.record, game_id, *_index_args(game_id, write)]
         created = await self._write(self._create, keys, args)
         if not created:
             raise GameExistsError(game_id)
@@ -476,9 +818,9 @@ class RedisStore(GameStore):
             write.response or b"",
             self._ttl if write.finished else 0,
             game_id,
-            *_index_args(write),
+            *_index_args(game_id, write),
         ]
-        keys = [*_keys(game_id), *_index_keys(write)]
+        keys = [*_keys(game_id), *_index_keys(game_id, write)]
         return bool(await self._write(self._commit, keys, args))
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
@@ -495,8 +837,14 @@ class RedisStore(GameStore):
         return _rows(rows)
 
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+        if self._closed:
+            raise StoreUnavailableError("the store is closed")
+        shard = shard_of(game_id)
+        reader = self._readers.get(shard)
+        if reader is None:
+            reader = self._readers[shard] = _ShardReader(self, shard)
         # registered before the read: an entry committed after the read is the reader's
-        waiter = self._register(game_id, after_version)
+        waiter = reader.register(game_id, after_version)
         try:
             # (the read in flight names the game at this version or before: it answers
             # any entry after it, committed before it or since, so no read of our own)
@@ -511,182 +859,149 @@ class RedisStore(GameStore):
             except TimeoutError:
                 return []
         finally:
-            self._unregister(game_id, waiter)
+            reader.unregister(game_id, waiter)
 
-    # ------------------------------------------------------------------ the log reader
+    async def _reader_connection(
+        self, key: str, connection: AbstractConnection | None
+    ) -> AbstractConnection:
+        """A log reader's connection, connected, to the node serving ``key``'s slot:
+        ``connection`` when it is to that node.  Its XREAD blocks READ_BLOCK_MS, so a
+        read unanswered by then and ``command_timeout`` more is a frozen Redis or a
+        lost connection.  (A connection of its own, outside any pool: the read is its
+        only command.)"""
+        timeouts: dict[str, Any] = {
+            "socket_timeout": READ_BLOCK_MS / 1000 + self._command_timeout,
+            "socket_connect_timeout": self._command_timeout,
+        }
+        if self._cluster is None:
+            if connection is None:
+                pool = connection_pool(self._url, max_connections=1, **timeouts)
+                connection = pool.make_connection()  # type: ignore[no-untyped-call]
+        else:
+            await self._cluster.initialize()
+            node = self._cluster.get_node_from_key(key)
+            if node is None:
+                raise StoreUnavailableError(f"no node serves the slot of {key}")
+            address = (node.host, int(node.port))
+            if connection is not None and _address(connection) != address:
+                await connection.disconnect(nowait=True)
+                connection = None
+            if connection is None:
+                # (as the cluster client makes its own: no retry below its own)
+                options = {**node.connection_kwargs, **timeouts}
+                options["retry"] = Retry(NoBackoff(), 0)
+                connection = node.connection_class(**options)
+        await connection.connect()
+        return connection
 
-    def _register(self, game_id: str, after: int) -> _Waiter:
-        if self._closed:
-            raise StoreUnavailableError("the store is closed")
-        if self._dispatcher is None or self._dispatcher.done():
-            self._wanted = asyncio.Event()
-            self._dispatcher = asyncio.create_task(self._dispatch(), name="redis-log-reader")
-            self._dispatcher.add_done_callback(_reader_ended)
-        waiter = _Waiter(after, asyncio.get_running_loop().create_future())
-        followed = self._followed.get(game_id)
-        if followed is None:
-            key = _keys(game_id)[1]
-            followed = self._followed[game_id] = _Followed(key, after)
-            self._by_key[key] = game_id
-        followed.waiters.add(waiter)
-        followed.idle_since = None
-        followed.cursor = min(followed.cursor, after)
-        if self._wanted is not None:
-            self._wanted.set()
-        in_flight = self._in_flight
-        if in_flight is not None:
-            if in_flight.get(game_id, after + 1) > after:
-                self._wake()  # the read in flight would not answer this waiter
-            else:
-                waiter.covered = True
-        return waiter
-
-    def _unregister(self, game_id: str, waiter: _Waiter) -> None:
-        future = waiter.future
-        if not future.done():
-            future.cancel()
-        elif not future.cancelled():
-            future.exception()  # (retrieved: no "exception never retrieved")
-        followed = self._followed.get(game_id)
-        if followed is None:
+    async def _relearn_slots(self) -> None:
+        """After a reader's failure on a cluster: ask which node serves each slot again
+        (once a second at most, whichever reader asks), as the cluster client does
+        after its own commands' failures."""
+        if self._cluster is None or time.monotonic() - self._relearned < 1.0:
             return
-        followed.waiters.discard(waiter)
-        if not followed.waiters:
-            followed.idle_since = time.monotonic()
+        self._relearned = time.monotonic()
+        with contextlib.suppress(*_UNREACHABLE, RedisError):
+            async with asyncio.timeout(self._command_timeout * 2):
+                await self._cluster.nodes_manager.initialize()
 
-    def _wake(self) -> None:
-        """Make the XREAD in flight return now (once per read, whoever asks)."""
-        if self._woken:
-            return
-        self._woken = True
-        task = asyncio.create_task(self._send_wake())
-        self._wakes.add(task)
-        task.add_done_callback(self._wakes.discard)
+    # ------------------------------------------------------------------ across shards
 
-    async def _send_wake(self) -> None:
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.xadd(self._wake_key, {"w": "1"}, maxlen=1, approximate=False)
-        pipe.pexpire(self._wake_key, WAKE_TTL_MS)
-        # (unreachable: the reader's own read fails, and fails its waiters)
-        with contextlib.suppress(*_UNREACHABLE):
-            await pipe.execute()
-
-    def _read_set(self) -> dict[str, int]:
-        """The games to read (dropping those idle past LINGER): game id → cursor."""
-        now = time.monotonic()
-        for game_id, followed in list(self._followed.items()):
-            if followed.idle_since is not None and now - followed.idle_since > LINGER:
-                del self._followed[game_id]
-                del self._by_key[followed.key]
-        return {game_id: followed.cursor for game_id, followed in self._followed.items()}
-
-    async def _dispatch(self) -> None:
-        wanted = self._wanted
-        assert wanted is not None
-        backoff = 0.05
-        while True:
-            reading = self._read_set()
-            if not reading:
-                wanted.clear()
-                await wanted.wait()
-                continue
-            keys = [self._wake_key, *(self._followed[g].key for g in reading)]
-            ids = [self._wake_id, *(f"{cursor}-1" for cursor in reading.values())]
-            self._in_flight, self._woken = reading, False
+    async def _each_shard(self, read: Callable[[Any, int], object]) -> list[Any]:
+        """``read(pipeline, shard)`` of every shard, in one pipeline: one round trip on
+        one Redis, one per node on a cluster (redis-py's cluster pipeline groups the
+        commands by slot); the answers in shard order.  A script's first call on a
+        node (or after a failover: a promoted replica has none) loads it."""
+        for attempt in (1, 2):
+            pipe = self._redis.pipeline(transaction=False)
+            for shard in range(SHARDS):
+                read(pipe, shard)
             try:
                 with _reachable():
-                    await self._reader.connect()  # type: ignore[no-untyped-call]
-                    # (in lower case: upper-case strings here read as error reasons to
-                    # tests/integration/test_error_reasons.py)
-                    read = ("xread", "count", READ_COUNT, "block", READ_BLOCK_MS, "streams")
-                    await self._reader.send_command(*read, *keys, *ids)
-                    answer = await self._reader.read_response()
-            except (StoreUnavailableError, RedisError) as exc:
-                # (another error of Redis, a refused command: as unreachable, for the
-                # waiters, and tried again after the backoff, not the reader's end)
-                self._in_flight = None
-                with contextlib.suppress(*_UNREACHABLE, RedisError):
-                    await self._reader.disconnect(nowait=True)
-                if not isinstance(exc, StoreUnavailableError):
-                    exc = StoreUnavailableError(str(exc) or type(exc).__name__)
-                self._fail_waiters(exc)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
-                continue
-            self._in_flight = None
-            backoff = 0.05
-            if isinstance(answer, dict):  # (RESP3: a map)
-                answer = list(answer.items())
-            for key, rows in answer or ():
-                self._deliver(key.decode() if isinstance(key, bytes) else str(key), rows, reading)
-
-    def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> None:
-        if key == self._wake_key:
-            if rows:
-                last = rows[-1][0]
-                self._wake_id = last.decode() if isinstance(last, bytes) else str(last)
-            return
-        game_id = self._by_key.get(key)
-        followed = self._followed.get(game_id) if game_id is not None else None
-        if followed is None or game_id is None or not rows:
-            return
-        items = _rows(rows)
-        read_after, last = reading[game_id], items[-1].version
-        for waiter in list(followed.waiters):
-            # the entries read are those after ``read_after``: they answer a waiter
-            # after a version from there on (one further back is read again)
-            if read_after <= waiter.after < last:
-                followed.waiters.discard(waiter)
-                if not waiter.future.done():
-                    waiter.future.set_result([i for i in items if i.version > waiter.after])
-        followed.cursor = min((w.after for w in followed.waiters), default=last)
-        if not followed.waiters and followed.idle_since is None:
-            followed.idle_since = time.monotonic()
-
-    def _fail_waiters(self, error: StoreUnavailableError) -> None:
-        for followed in self._followed.values():
-            for waiter in followed.waiters:
-                if not waiter.future.done():
-                    waiter.future.set_exception(StoreUnavailableError(error.error))
-            followed.waiters.clear()
-            if followed.idle_since is None:
-                followed.idle_since = time.monotonic()
+                    return list(await pipe.execute())
+            except NoScriptError:
+                if attempt == 2:
+                    raise
+                with _reachable():
+                    await self._redis.script_load(_BOT_TURNS)
+        raise AssertionError("unreachable")  # (the loop returns or raises)
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
-        with _reachable():
-            ids = await self._redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
-        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+        if limit <= 0:
+            return []
+
+        def due(pipe: Any, shard: int) -> None:
+            key = index_key(shard, "deadlines")
+            pipe.zrangebyscore(key, "-inf", now, start=0, num=limit, withscores=True)
+
+        return [game for _, game, _ in _merged(await self._each_shard(due), limit)]
 
     async def bot_turns(self, limit: int = 100, lease: float = 0.0) -> list[str]:
+        """Every shard's due turns, longest waiting first; with a lease, the shards of
+        the first ``limit`` claim as many in their scripts (the turns due first in
+        each shard by then: another worker's claim may have taken some of those
+        seen), again until ``limit`` are claimed or none is due."""
         if limit <= 0:
             return []
         # (a write: it claims the turns, but claiming twice is harmless)
-        with _reachable():
-            ids = await self._bot_turns(keys=[BOT_TURNS_KEY], args=[limit, repr(float(lease))])
-        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+        claimed: list[tuple[float, str, int]] = []
+        for _ in range(CLAIM_ROUNDS if lease > 0 else 1):
+            wanted = limit - len(claimed)
+            seen = _merged(await self._turns(Counter(), wanted), wanted)
+            if lease <= 0:
+                return [game for _, game, _ in seen]
+            if not seen:
+                break
+            counts = Counter(shard for _, _, shard in seen)
+            claimed.extend(_merged(await self._turns(counts, 0, lease), wanted))
+            if len(claimed) >= limit:
+                break
+        return [game for _, game, _ in sorted(claimed)]
+
+    async def _turns(
+        self, counts: Counter[int], limit: int, lease: float = 0.0
+    ) -> list[list[tuple[Any, Any]]]:
+        """Every shard's due turns (claimed for ``lease`` seconds if above 0): up to
+        ``counts[shard]``, or else ``limit``; (id, when listed from) pairs."""
+
+        def read(pipe: Any, shard: int) -> None:
+            key = index_key(shard, "botturns")
+            wanted = counts[shard] or limit  # (0: none, and the answers keep shard order)
+            # (as a raw command: redis-py's cluster pipeline refuses its ``evalsha``
+            # method, for the loading of scripts that _each_shard does itself; in
+            # lower case, as the reader's XREAD: see there)
+            pipe.execute_command("evalsha", self._bot_turns.sha, 1, key, wanted, repr(float(lease)))
+
+        answers = await self._each_shard(read)
+        return [list(zip(flat[::2], flat[1::2], strict=True)) for flat in answers]
 
     async def open_games(
         self, rule_set_hash: str = "", after: int = 0, limit: int = 50
     ) -> list[OpenGame]:
         if limit <= 0:
             return []
-        with _reachable():
-            rows = await self._redis.zrangebyscore(
-                lobby_key(rule_set_hash), f"({after}", "+inf", start=0, num=limit, withscores=True
-            )
-        return [
-            OpenGame(gid.decode() if isinstance(gid, bytes) else str(gid), int(score))
-            for gid, score in rows
-        ]
+
+        def page(pipe: Any, shard: int) -> None:
+            key = lobby_key(shard, rule_set_hash)
+            pipe.zrangebyscore(key, f"({after}", "+inf", start=0, num=limit, withscores=True)
+
+        listed = _merged(await self._each_shard(page), limit)
+        return [OpenGame(game, int(position)) for position, game, _ in listed]
 
     async def games_in_play(self) -> int:
-        with _reachable():
-            return int(await _awaited(self._redis.scard(ACTIVE_KEY)))
+        def active(pipe: Any, shard: int) -> None:
+            pipe.scard(index_key(shard, "active"))
+
+        return sum(await self._each_shard(active))
 
     async def ping(self) -> bool:
         with _reachable():
             try:
                 async with asyncio.timeout(self._command_timeout):
+                    if isinstance(self._probe, RedisCluster):
+                        # (every primary: each serves a part of the games)
+                        targets = RedisCluster.PRIMARIES
+                        return bool(await self._probe.ping(target_nodes=targets))
                     return bool(await self._probe.ping())
             except TimeoutError:
                 raise StoreUnavailableError(
@@ -695,17 +1010,11 @@ class RedisStore(GameStore):
 
     async def close(self) -> None:
         self._closed = True
-        for task in [self._dispatcher, *self._wakes]:
-            # (again until it ends: redis-py may swallow a cancel that lands in its
-            # own zero-second timeout, Python 3.11's asyncio.timeout; never the cancel
-            # of close itself, which asyncio.wait passes on)
-            while task is not None and not task.done():
-                task.cancel()
-                await asyncio.wait({task}, timeout=0.1)
-            if task is not None and not task.cancelled():
-                task.exception()  # (retrieved)
-        self._dispatcher = None
-        self._fail_waiters(StoreUnavailableError("the store is closed"))
+        for reader in self._readers.values():
+            await reader.close()
         await self._redis.aclose()
-        await self._reader.disconnect()
         await self._probe.aclose()
+
+
+def _address(connection: AbstractConnection) -> tuple[str, int]:
+    return (str(getattr(connection, "host", "")), int(getattr(connection, "port", 0)))

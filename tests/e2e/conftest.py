@@ -16,6 +16,7 @@ import pytest
 import redis.asyncio as aioredis
 import structlog
 
+from loadtests.redis_cluster import RedisCluster
 from services.config import ServerOptions
 from tests.e2e.support import Env, open_env
 from tests.redis_server import redis_server
@@ -53,14 +54,26 @@ async def fresh_redis(redis_url: str) -> str:
     return redis_url
 
 
+@pytest.fixture(params=["redis", "cluster"])
+def shared_store(request: pytest.FixtureRequest) -> str:
+    """What replicas share, emptied for this test: "redis" (the session's redis-server)
+    or "cluster" (the session's Redis Cluster)."""
+    store: str = request.param
+    return store
+
+
 @pytest.fixture
-async def start_server(fresh_redis: str) -> AsyncIterator[StartServer]:
-    """Start servers (``store``: "memory" or "redis"; other keywords: ServerOptions); all
-    are stopped after the test."""
+async def start_server(
+    fresh_redis: str, request: pytest.FixtureRequest
+) -> AsyncIterator[StartServer]:
+    """Start servers (``store``: "memory", "redis" or "cluster"; other keywords:
+    ServerOptions); all are stopped after the test."""
     started: list[Env] = []
 
     async def start(store: str = "memory", **options: object) -> Env:
         url = fresh_redis if store == "redis" else "memory"
+        if store == "cluster":
+            url = store_url(request, store)
         env = await open_env(ServerOptions(store=url, **options), store)  # type: ignore[arg-type]
         started.append(env)
         return env
@@ -68,6 +81,22 @@ async def start_server(fresh_redis: str) -> AsyncIterator[StartServer]:
     yield start
     for env in reversed(started):
         await env.close()
+
+
+def store_url(request: pytest.FixtureRequest, store: str) -> str:
+    """The URL of a shared store ("redis" or "cluster") of this test, emptied (the
+    cluster at its first use in the test: its session fixture starts it then)."""
+    if store == "redis":
+        url: str = request.getfixturevalue("fresh_redis")
+        return url
+    cluster: RedisCluster = request.getfixturevalue("fresh_cluster")
+    return cluster.url
+
+
+@pytest.fixture
+def shared_url(request: pytest.FixtureRequest, shared_store: str) -> str:
+    """The URL of ``shared_store``, emptied for this test."""
+    return store_url(request, shared_store)
 
 
 @pytest.fixture(params=["memory", "redis"])

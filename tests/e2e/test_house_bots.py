@@ -119,6 +119,7 @@ def check_replay(replay: pb.Replay, seed: str = "") -> list[int]:
 # --------------------------------------------------------------------------- playing
 
 
+@pytest.mark.parametrize("server", ["memory", "redis", "cluster"], indirect=True)
 async def test_a_player_fills_the_table_with_bots_and_plays_a_game(server: Env) -> None:
     client = server.client
     game = await client.create_game(SHORT_PB, seats=4, seed=b"fill", bots={3: "random"})
@@ -141,12 +142,12 @@ async def test_a_player_fills_the_table_with_bots_and_plays_a_game(server: Env) 
 
 @pytest.mark.parametrize("lease", [10, 0], ids=["leases", "no-leases"])
 async def test_two_workers_on_two_replicas_play_each_bot_turn_exactly_once(
-    start_server: StartServer, lease: int
+    start_server: StartServer, lease: int, shared_store: str
 ) -> None:
     """With leases the workers split the turns; without, they race for every one (the
-    compare-and-set still applies each once)."""
-    first = await start_server("redis")
-    second = await start_server("redis")
+    compare-and-set still applies each once).  On one Redis and on a Redis Cluster."""
+    first = await start_server(shared_store)
+    second = await start_server(shared_store)
     lineups = [
         {0: "random", 1: "greedy", 2: "random", 3: "greedy"},
         {0: "greedy", 1: "greedy"},

@@ -24,6 +24,7 @@ async def _lobby_http(
         return response.status, json.loads(text), text
 
 
+@pytest.mark.parametrize("server", ["memory", "redis", "cluster"], indirect=True)
 async def test_the_lobby_lists_open_games_by_rule_set_and_pages(server: Env) -> None:
     client = server.client
     full = await client.create_game("whiskertrail", seats=2)

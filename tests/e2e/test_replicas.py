@@ -1,5 +1,6 @@
-"""Several replicas on one Redis: deadlines fire exactly once with two sweepers running,
-and two server processes serve one game alternately without a difference."""
+"""Several replicas on one Redis, and on a Redis Cluster (``shared_store``): deadlines
+fire exactly once with two sweepers running, and two server processes serve one game
+alternately without a difference."""
 
 from __future__ import annotations
 
@@ -65,9 +66,10 @@ async def turn_starts(env: Env, game_id: str, until: float) -> list[float]:
 
 async def test_turn_deadline_fires_exactly_once_with_two_replicas(
     start_server: StartServer,
+    shared_store: str,
 ) -> None:
-    first = await start_server("redis")
-    second = await start_server("redis")
+    first = await start_server(shared_store)
+    second = await start_server(shared_store)
     seed = b"deadlines"
     game, joined = await first.new_game("whiskertrail", 2, seed, turn_seconds=1)
     started = time.monotonic()
@@ -95,9 +97,11 @@ async def test_turn_deadline_fires_exactly_once_with_two_replicas(
     assert again.version >= len(entries)  # and the game goes on
 
 
-async def test_claim_deadline_passes_each_silent_seat_once(start_server: StartServer) -> None:
-    first = await start_server("redis")
-    second = await start_server("redis")
+async def test_claim_deadline_passes_each_silent_seat_once(
+    start_server: StartServer, shared_store: str
+) -> None:
+    first = await start_server(shared_store)
+    second = await start_server(shared_store)
     seed = b"claims"
     game, joined = await second.new_game("contract", 4, seed, claim_seconds=1)
     mirror = Mirror(PRESETS["contract"], 4, seed)
@@ -137,10 +141,10 @@ async def test_claim_deadline_passes_each_silent_seat_once(start_server: StartSe
     assert len(await logged_steps(second, game.game_id)) == 5
 
 
-async def test_racing_writers_on_two_replicas(start_server: StartServer) -> None:
+async def test_racing_writers_on_two_replicas(start_server: StartServer, shared_store: str) -> None:
     """The compare-and-set race across replicas: submits at one version to both."""
-    first = await start_server("redis")
-    second = await start_server("redis")
+    first = await start_server(shared_store)
+    second = await start_server(shared_store)
     game, joined = await first.new_game("whiskertrail", 2, b"replica race")
     twins = [second.client.seat(game.game_id, s.seat, s.token) for s in joined]
     reasons = await race_writers(joined, twins, attempts=20)
@@ -182,12 +186,12 @@ async def clients(*ports: int) -> AsyncIterator[list[GlintwickClient]]:
             await client.close()
 
 
-async def test_two_processes_serve_one_game_alternately(fresh_redis: str, tmp_path: Path) -> None:
+async def test_two_processes_serve_one_game_alternately(shared_url: str, tmp_path: Path) -> None:
     seed = b"two processes"
     rules = PRESETS["whiskertrail"]
     with (
-        serve_process(fresh_redis, tmp_path / "a.log") as (proc_a, port_a),
-        serve_process(fresh_redis, tmp_path / "b.log") as (proc_b, port_b),
+        serve_process(shared_url, tmp_path / "a.log") as (proc_a, port_a),
+        serve_process(shared_url, tmp_path / "b.log") as (proc_b, port_b),
     ):
         await asyncio.gather(
             wait_serving(port_a, proc_a, tmp_path / "a.log"),

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import redis.asyncio as aioredis
 
+from loadtests.redis_cluster import RedisCluster
 from services.store.base import GameStore
 from services.store.memory import MemoryStore
 from services.store.redis import RedisStore
@@ -31,10 +32,20 @@ async def fresh_redis_store(redis_url: str) -> AsyncIterator[RedisStore]:
         await redis_store.close()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def store(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[GameStore]:
+    """Each store: the memory store, a RedisStore on the session's redis-server, and
+    one on the session's Redis Cluster (emptied first)."""
     if request.param == "memory":
         yield MemoryStore(finished_ttl=60)
+        return
+    if request.param == "cluster":
+        cluster: RedisCluster = request.getfixturevalue("fresh_cluster")
+        cluster_store = RedisStore(cluster.url, finished_ttl=60)
+        try:
+            yield cluster_store
+        finally:
+            await cluster_store.close()
         return
     async with fresh_redis_store(redis_url) as redis_store:
         yield redis_store

@@ -1,5 +1,6 @@
-"""The Redis store's one log reader per process: every ``wait_log`` caller of a
-store is answered by one blocking ``XREAD`` on one connection, however many wait.
+"""The Redis store's log readers, one per index shard with a waiter: every
+``wait_log`` caller of a store is answered by its shard's one blocking ``XREAD`` on one
+connection, however many wait.
 
 Real redis-servers on free ports; a second RedisStore on the same Redis plays
 another replica, whose commits must reach the first one's waiters at once.
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import signal
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +21,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from loadtests.redis_cluster import RedisCluster
 from services.store import redis as redis_module
 from services.store.base import LogItem, StoreUnavailableError, Write
-from services.store.redis import READ_BLOCK_MS, RedisStore
+from services.store.redis import READ_BLOCK_MS, RedisStore, index_key, shard_of
 from tests.e2e.test_store_outage import redis as outage_redis
 
 WAITERS = 300
@@ -56,7 +60,17 @@ async def until(check: Any, timeout: float = 10.0) -> None:
 
 
 def waiting_on(store: RedisStore) -> int:
-    return sum(len(f.waiters) for f in store._followed.values())
+    return sum(len(f.waiters) for r in store._readers.values() for f in r.followed.values())
+
+
+def reading(store: RedisStore) -> dict[str, int]:
+    """Every game of the XREADs in flight: game id → the version read after."""
+    return {g: v for r in store._readers.values() for g, v in (r.in_flight or {}).items()}
+
+
+def idle(store: RedisStore) -> bool:
+    """No game followed, no read in flight."""
+    return all(not r.followed and r.in_flight is None for r in store._readers.values())
 
 
 async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_replica(
@@ -74,14 +88,15 @@ async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_repl
             await writing.create(game, Write(b"0"))
         before = await clients(redis_url)
         tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
-        await until(lambda: waiting_on(waiting) == WAITERS and waiting._in_flight is not None)
-        await until(lambda: len(waiting._in_flight or ()) == WAITERS)
+        # (16 readers, each issuing its read again as its shard's waiters arrive)
+        await until(lambda: waiting_on(waiting) == WAITERS and len(reading(waiting)) == WAITERS, 30)
         await asyncio.sleep(0.2)
         info = await clients(redis_url)
-        assert int(info["blocked_clients"]) == 1, info
-        # the waiting store's own connections: its pool (≤ 4) and the reader
-        assert int(info["connected_clients"]) - int(before["connected_clients"]) <= 5, info
-        assert int(info["connected_clients"]) < 10, info
+        shards = len({shard_of(g) for g in games})  # (all 16 of them, with 300 games)
+        assert int(info["blocked_clients"]) == shards, info
+        # the waiting store's own connections: its pool (≤ 4) and a reader per shard
+        assert int(info["connected_clients"]) - int(before["connected_clients"]) <= 4 + shards
+        assert int(info["connected_clients"]) < 10 + shards, info
         assert not any(t.done() for t in tasks)
 
         started = time.monotonic()
@@ -95,43 +110,81 @@ async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_repl
         assert waiting_on(waiting) == 0
 
 
+async def test_on_a_cluster_each_shard_has_one_read_on_its_node(
+    fresh_cluster: RedisCluster,
+) -> None:
+    """On a Redis Cluster, waiters on games of every shard: one blocked client per
+    shard, each on the primary serving that shard's slot; a commit through the other
+    replica answers each at once."""
+    async with replicas(fresh_cluster.url) as (waiting, writing):
+        games = [f"spread-{n}" for n in range(100)]
+        for game in games:
+            await writing.create(game, Write(b"0"))
+        tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
+        await until(lambda: waiting_on(waiting) == 100 and len(reading(waiting)) == 100)
+        expected = Counter(
+            fresh_cluster.primary_of(index_key(shard, "active"))
+            for shard in {shard_of(g) for g in games}
+        )
+        deadline = time.monotonic() + 10
+        while True:  # (until every reader's XREAD has reached its node)
+            blocked = {}
+            for port in fresh_cluster.primaries():
+                info = await clients(f"redis://127.0.0.1:{port}")
+                blocked[port] = int(info["blocked_clients"])
+            if blocked == {port: expected[port] for port in blocked}:
+                break
+            assert time.monotonic() < deadline, (blocked, expected)
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        for n, game in enumerate(games):
+            assert await writing.commit(game, 1, Write(b"1", entry=LogItem(1, f"e{n}".encode())))
+        answers = await asyncio.gather(*tasks)
+        assert time.monotonic() - started < PROMPTLY
+        assert [[i.entry for i in a] for a in answers] == [[f"e{n}".encode()] for n in range(100)]
+
+
 async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
     redis_store: RedisStore, redis_url: str
 ) -> None:
-    """The reader is blocked on game a's log when a waiter on game b arrives: the wake
-    stream makes it read b's log too, at once; once b has been read, a waiter coming
-    back to b finds it in the read (no wake), as a session does after each move."""
+    """The reader is blocked on game a's log when a waiter on game b (of the same
+    shard) arrives: the wake stream makes it read b's log too, at once; once b has
+    been read, a waiter coming back to b finds it in the read (no wake), as a session
+    does after each move."""
+    a = "a"
+    b = next(g for g in (f"b{n}" for n in itertools.count()) if shard_of(g) == shard_of(a))
     async with replicas(redis_url) as (_, writing):
-        for game in ("a", "b"):
+        for game in (a, b):
             await writing.create(game, Write(b"0"))
-        on_a = asyncio.create_task(redis_store.wait_log("a", 0, timeout=30))
-        await until(lambda: "a" in (redis_store._in_flight or {}))
+        on_a = asyncio.create_task(redis_store.wait_log(a, 0, timeout=30))
+        await until(lambda: a in reading(redis_store))
         await asyncio.sleep(0.3)  # blocked in its XREAD
 
-        on_b = asyncio.create_task(redis_store.wait_log("b", 0, timeout=30))
+        on_b = asyncio.create_task(redis_store.wait_log(b, 0, timeout=30))
         await until(lambda: waiting_on(redis_store) == 2)
         await asyncio.sleep(0.1)
         started = time.monotonic()
-        assert await writing.commit("b", 1, Write(b"1", entry=LogItem(1, b"b1")))
+        assert await writing.commit(b, 1, Write(b"1", entry=LogItem(1, b"b1")))
         assert [i.entry for i in await on_b] == [b"b1"]
         assert time.monotonic() - started < PROMPTLY
         assert not on_a.done()
 
         # b stays in the read at version 1: coming back needs no wake
-        await until(lambda: (redis_store._in_flight or {}).get("b") == 1)
-        wakes = await redis_store._redis.xrevrange(redis_store._wake_key, count=1)
-        again = asyncio.create_task(redis_store.wait_log("b", 1, timeout=30))
+        await until(lambda: reading(redis_store).get(b) == 1)
+        wake_key = redis_store._readers[shard_of(b)].wake_key
+        wakes = await redis_store._redis.xrevrange(wake_key, count=1)
+        again = asyncio.create_task(redis_store.wait_log(b, 1, timeout=30))
         await until(lambda: waiting_on(redis_store) == 2)
         started = time.monotonic()
-        assert await writing.commit("b", 2, Write(b"2", entry=LogItem(2, b"b2")))
+        assert await writing.commit(b, 2, Write(b"2", entry=LogItem(2, b"b2")))
         assert [i.entry for i in await again] == [b"b2"]
         assert time.monotonic() - started < PROMPTLY
-        assert await redis_store._redis.xrevrange(redis_store._wake_key, count=1) == wakes
+        assert await redis_store._redis.xrevrange(wake_key, count=1) == wakes
         # the wake stream expires by itself (a dead process leaves nothing behind)
-        ttl = await redis_store._redis.pttl(redis_store._wake_key)
+        ttl = await redis_store._redis.pttl(wake_key)
         assert 0 < ttl <= redis_module.WAKE_TTL_MS
 
-        assert await writing.commit("a", 1, Write(b"1", entry=LogItem(1, b"a1")))
+        assert await writing.commit(a, 1, Write(b"1", entry=LogItem(1, b"a1")))
         assert [i.entry for i in await on_a] == [b"a1"]
 
 
@@ -145,9 +198,9 @@ async def test_waiters_behind_the_read_get_every_entry_after_their_version(
         for v in (1, 2):
             assert await writing.commit("g", v, Write(b"x", entry=LogItem(v, f"e{v}".encode())))
         ahead = asyncio.create_task(redis_store.wait_log("g", 5, timeout=30))
-        await until(lambda: (redis_store._in_flight or {}).get("g") == 5)
+        await until(lambda: reading(redis_store).get("g") == 5)
         caught_up = asyncio.create_task(redis_store.wait_log("g", 2, timeout=30))
-        await until(lambda: (redis_store._in_flight or {}).get("g") == 2)
+        await until(lambda: reading(redis_store).get("g") == 2)
         for v in range(3, 7):
             assert await writing.commit("g", v, Write(b"x", entry=LogItem(v, f"e{v}".encode())))
         assert (await caught_up)[0].version == 3  # (the first commit answers it)
@@ -171,7 +224,7 @@ async def test_cancelled_and_timed_out_waiters_leave_nothing_behind(
         assert await redis_store.wait_log("c0", 0, timeout=0.1) == []
         assert waiting_on(redis_store) == 0
         # idle past LINGER: out of the read, and the reader idles with no read at all
-        await until(lambda: not redis_store._followed and redis_store._in_flight is None, 10)
+        await until(lambda: idle(redis_store), 10)
         assert (await clients(redis_url))["blocked_clients"] == 0
         # and it still answers
         waiter = asyncio.create_task(redis_store.wait_log("c7", 0, timeout=30))
@@ -190,7 +243,7 @@ async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
             tasks = [
                 asyncio.create_task(waiting.wait_log(f"k{n}", 0, timeout=30)) for n in range(20)
             ]
-            await until(lambda: len(waiting._in_flight or ()) == 20)
+            await until(lambda: len(reading(waiting)) == 20)
             started = time.monotonic()
             server.stop(signal.SIGKILL)
             for task in tasks:
@@ -210,7 +263,7 @@ async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
                 assert time.monotonic() < deadline, "Redis did not come back"
                 await asyncio.sleep(0.1)
             waiter = asyncio.create_task(waiting.wait_log("k3", 0, timeout=30))
-            await until(lambda: (waiting._in_flight or {}).get("k3") == 0)
+            await until(lambda: reading(waiting).get("k3") == 0)
             assert await writing.commit("k3", 1, Write(b"1", entry=LogItem(1, b"after")))
             assert [i.entry for i in await waiter] == [b"after"]
 
@@ -219,8 +272,8 @@ async def test_close_stops_the_reader_and_fails_its_waiters(redis_url: str) -> N
     store = RedisStore(redis_url)
     await store.create("closing", Write(b"0"))
     waiter = asyncio.create_task(store.wait_log("closing", 0, timeout=30))
-    await until(lambda: store._in_flight is not None)
-    reader = store._dispatcher
+    await until(lambda: "closing" in reading(store))
+    reader = store._readers[shard_of("closing")].task
     await store.close()
     assert reader is not None and reader.done()
     with pytest.raises(StoreUnavailableError):

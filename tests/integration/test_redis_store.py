@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from services.store.base import LogItem, Write
-from services.store.redis import RedisStore
+from services.store.redis import SHARDS, RedisStore, shard_of
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(
@@ -20,8 +21,10 @@ async def test_indexes_change_in_the_same_script_as_the_record(
     def no_second_round_trip(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("an index written apart from the script")
 
-    for name in ("pipeline", "sadd", "srem", "zadd", "zrem"):
+    # (reads across shards are pipelined: a pipeline may read, never write an index)
+    for name in ("sadd", "srem", "zadd", "zrem"):
         monkeypatch.setattr(redis_store._redis, name, no_second_round_trip)
+        monkeypatch.setattr(aioredis.client.Pipeline, name, no_second_round_trip)
     await redis_store.create("g", Write(b"0"))
     assert await redis_store.games_in_play() == 1
     assert await redis_store.commit("g", 1, Write(b"1", deadline=100.0))
@@ -100,3 +103,23 @@ def test_a_url_with_another_encoding_keeps_redis_py_packing() -> None:
 
     made = connection_pool("redis://127.0.0.1:6379/0?encoding=latin-1", max_connections=2)
     assert not issubclass(made.connection_class, _HiredisPacking)
+
+
+async def test_lobby_positions_are_unique_across_shards(redis_store: RedisStore) -> None:
+    """A lobby position is microseconds of Redis's clock rounded up to its shard's
+    residue modulo SHARDS: games of different shards never share one, whatever their
+    clocks, and each shard's positions grow (its lobby clock)."""
+    games = [f"lobby-{n}" for n in range(64)]
+    for game in games:
+        await redis_store.create(game, Write(b"0", open_seats=True, rule_set_hash="A"))
+    listed = await redis_store.open_games(limit=100)
+    assert sorted(g.game_id for g in listed) == sorted(games)
+    assert all(g.position % SHARDS == shard_of(g.game_id) for g in listed)
+    assert len({g.position for g in listed}) == len(games)
+    by_shard: dict[int, list[str]] = {}
+    for game in games:  # (in creation order)
+        by_shard.setdefault(shard_of(game), []).append(game)
+    order = [g.game_id for g in listed]
+    for created in by_shard.values():
+        assert sorted(created, key=order.index) == created
+    assert len(by_shard) > 8  # (the games spread over the shards)

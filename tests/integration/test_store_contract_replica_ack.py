@@ -1,17 +1,21 @@
 """The store contract (test_store_contract.py) again, on a Redis store that acknowledges
 each write only once a replica has it (``ack_replicas=1``, ``serve --ack replica``):
-the same semantics, every write through WAIT (a real primary and replica)."""
+the same semantics, every write through WAIT (a real primary and replica, and a real
+Redis Cluster, where each write's WAIT goes to the primary of the game's slot)."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import redis.asyncio as aioredis
 
+from loadtests.redis_cluster import RedisCluster
 from loadtests.redis_process import RedisProcess, redis_pair
-from services.store.base import GameStore
-from services.store.redis import RedisStore
+from services.store.base import GameStore, LogItem, StoreUnavailableError, Write
+from services.store.redis import RedisStore, _keys
 from tests.integration.test_store_contract import *  # noqa: F403 (the contract's tests)
 
 
@@ -21,14 +25,47 @@ def pair() -> Iterator[tuple[RedisProcess, RedisProcess]]:
         yield both
 
 
-@pytest.fixture
-async def store(pair: tuple[RedisProcess, RedisProcess]) -> AsyncIterator[GameStore]:
-    primary, _ = pair
-    client = aioredis.Redis.from_url(primary.url)
-    await client.flushdb()
-    await client.aclose()
-    replicated = RedisStore(primary.url, finished_ttl=60, ack_replicas=1, ack_timeout=2.0)
+@pytest.fixture(params=["primary-and-replica", "cluster"])
+async def store(
+    request: pytest.FixtureRequest, pair: tuple[RedisProcess, RedisProcess]
+) -> AsyncIterator[GameStore]:
+    if request.param == "cluster":
+        cluster: RedisCluster = request.getfixturevalue("fresh_cluster")
+        url = cluster.url
+    else:
+        primary, _ = pair
+        client = aioredis.Redis.from_url(primary.url)
+        await client.flushdb()
+        await client.aclose()
+        url = primary.url
+    replicated = RedisStore(url, finished_ttl=60, ack_replicas=1, ack_timeout=2.0)
     try:
         yield replicated
     finally:
         await replicated.close()
+
+
+async def test_a_frozen_replica_fails_the_ack_on_a_cluster_too(fresh_cluster: RedisCluster) -> None:
+    """WAIT reaches the primary of the game's slot: with that primary's replica frozen,
+    a write is answered REPLICA_ACK_TIMEOUT (and applied: a retry finds it)."""
+    store = RedisStore(fresh_cluster.url, finished_ttl=60, ack_replicas=1, ack_timeout=0.3)
+    try:
+        await store.create("frozen", Write(b"r0"))
+        primary = fresh_cluster.primary_of(_keys("frozen")[0])
+        with fresh_cluster.client(primary) as client:
+            replicas = [int(port) for _, port, _ in client.execute_command("ROLE")[2]]
+        assert replicas, "the cluster gives every primary a replica"
+        for port in replicas:
+            os.kill(fresh_cluster.pids[port], signal.SIGSTOP)
+        try:
+            with pytest.raises(StoreUnavailableError) as refused:
+                await store.commit("frozen", 1, Write(b"r1", entry=LogItem(1, b"e1")))
+            assert refused.value.reason == "REPLICA_ACK_TIMEOUT"
+            assert refused.value.write
+        finally:
+            for port in replicas:
+                os.kill(fresh_cluster.pids[port], signal.SIGCONT)
+        snapshot = await store.load("frozen")
+        assert snapshot is not None and snapshot.record == b"r1"  # applied on the primary
+    finally:
+        await store.close()

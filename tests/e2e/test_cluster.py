@@ -1,0 +1,121 @@
+"""The Redis store on a real Redis Cluster (six nodes, three primaries with a replica
+each, the session's: tests/conftest.py): games go on through a primary's failover.
+
+The rest of the cluster's coverage reuses the suites by their store parameter: the
+store contract (tests/integration/test_store_contract.py), replicas and server
+processes (``shared_store`` in test_replicas.py, test_play.py, test_house_bots.py),
+watches, deadlines, house bots and the lobby (``server`` with "cluster").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import redis.asyncio as aioredis
+
+from clients.sdk import GlintwickClient, RetryPolicy, Seat
+from engine.rulesets import PRESETS
+from glintwick.storage.v1 import storage_pb2 as spb
+from loadtests.redis_cluster import RedisCluster
+from services.store.redis import SHARDS, _keys, index_key
+from tests.e2e.conftest import StartServer
+from tests.e2e.support import Mirror, Played, play_game
+
+GAMES = 8
+MOVES = 120  # per game: a few dozen before the failover, the rest through and after it
+# retries that outlast a failover (a second of silence before the replica is elected,
+# plus the election): 0.05 s doubled, about 25 s in all
+PATIENT = RetryPolicy(attempts=10, backoff=0.05, timeout=10)
+
+
+async def test_every_script_touches_one_slot(
+    start_server: StartServer, fresh_cluster: RedisCluster
+) -> None:
+    """A game's keys and its shard's indexes share one slot (the cluster would refuse
+    the scripts otherwise: CROSSSLOT), and the shards spread over every primary."""
+    env = await start_server("cluster")
+    game, _ = await env.new_game("whiskertrail", 2, b"slots")
+    admin = aioredis.Redis(port=fresh_cluster.primary_of(_keys(game.game_id)[0]))
+    try:
+        slots = {int(await admin.cluster("KEYSLOT", key)) for key in _keys(game.game_id)}
+    finally:
+        await admin.aclose()
+    assert len(slots) == 1
+    primaries = {fresh_cluster.primary_of(index_key(s, "active")) for s in range(SHARDS)}
+    assert primaries == set(fresh_cluster.primaries())
+
+
+async def test_a_primary_failover_mid_play_loses_no_acknowledged_move(
+    start_server: StartServer, fresh_cluster: RedisCluster
+) -> None:
+    """Eight games through two replicas; mid-play the primary serving the first
+    game's slot is killed (SIGKILL) and its replica promoted.  Clients retry through
+    the outage (UNAVAILABLE, the same request id); every game goes on (to its 120th
+    move), and its log is every acknowledged move, each once, in order.
+
+    (The games pause while the replicas catch up before the kill: Redis replicates a
+    write after answering it, so a write acknowledged in the last moment before a
+    primary's death may be lost with it unless acknowledgements wait for a replica,
+    the durability mode of issue 18.)"""
+    first = await start_server("cluster")
+    second = await start_server("cluster")
+    clients = [GlintwickClient(env.target, retry=PATIENT) for env in (first, second)]
+    rules = PRESETS["whiskertrail"]
+    games = [
+        await first.new_game("whiskertrail", 2, f"failover {n}".encode()) for n in range(GAMES)
+    ]
+    victim = fresh_cluster.primary_of(_keys(games[0][0].game_id)[0])
+    on_victim = [g for g, _ in games if fresh_cluster.primary_of(_keys(g.game_id)[0]) == victim]
+
+    running = asyncio.Event()
+    running.set()
+    parked: set[str] = set()
+
+    async def gate(played: Played, seat: int) -> None:
+        if not running.is_set():
+            parked.add(played.game_id)
+            await running.wait()
+            parked.discard(played.game_id)
+
+    async def play(n: int) -> Played:
+        game, joined = games[n]
+        handles: list[list[Seat]] = [
+            [c.seat(game.game_id, s.seat, s.token) for s in joined] for c in clients
+        ]
+        mirror = Mirror(rules, 2, f"failover {n}".encode())
+        return await play_game(
+            game.game_id, handles, mirror, random.Random(n), max_steps=MOVES, after_step=gate
+        )
+
+    try:
+        players = [asyncio.create_task(play(n)) for n in range(GAMES)]
+        # mid-play: some moves made in every game, none over
+        first_game = games[0][0].game_id
+        while not any(p.done() for p in players):
+            if len(await first.running.service.store.read_log(first_game, 0)) >= 8:
+                break
+            await asyncio.sleep(0.05)
+        running.clear()  # every game between two moves, the replicas caught up
+        while len(parked) < sum(1 for p in players if not p.done()):
+            await asyncio.sleep(0.01)
+        await asyncio.to_thread(fresh_cluster.wait_replicated)
+        failover = asyncio.create_task(asyncio.to_thread(fresh_cluster.kill_primary, victim))
+        await asyncio.sleep(0.05)
+        running.set()  # the games go on through the outage
+        await failover
+        # its replica serves the slot now
+        assert fresh_cluster.primary_of(_keys(games[0][0].game_id)[0]) != victim
+        async with asyncio.timeout(180):
+            results = await asyncio.gather(*players)
+        for played in results:
+            assert played.mirror.version == MOVES or played.mirror.state.is_terminal()
+            items = await second.running.service.store.read_log(played.game_id, 0)
+            logged = [spb.LogEntry.FromString(item.entry) for item in items]
+            # every acknowledged move, once, in order (and nothing else)
+            assert [(e.seat, e.action) for e in logged] == played.submitted
+            assert [r.version for r in played.responses] == [e.version for e in logged]
+        assert on_victim  # (the first game's, at least: moves on the killed primary)
+    finally:
+        for client in clients:
+            await client.close()
