@@ -291,7 +291,8 @@ def _awaited(value: Awaitable[T] | T) -> Awaitable[T]:
     return cast(Awaitable[T], value)
 
 
-def _keys(game_id: str) -> list[str]:
+def game_keys(game_id: str) -> list[str]:
+    """A game's record, log and idempotency keys (its shard's hash tag: one slot)."""
     tag = _tag(shard_of(game_id))
     return [f"g:{tag}:{game_id}:rec", f"g:{tag}:{game_id}:log", f"g:{tag}:{game_id}:req"]
 
@@ -512,7 +513,7 @@ class _ShardReader:
         waiter = _Waiter(after, asyncio.get_running_loop().create_future())
         followed = self.followed.get(game_id)
         if followed is None:
-            key = _keys(game_id)[1]
+            key = game_keys(game_id)[1]
             followed = self.followed[game_id] = _Followed(key, after)
             self._by_key[key] = game_id
         followed.waiters.add(waiter)
@@ -791,7 +792,7 @@ class RedisStore(GameStore):
         return answer, int(confirmed)
 
     async def create(self, game_id: str, write: Write) -> None:
-        keys = [_keys(game_id)[0], *_index_keys(game_id, write)]
+        keys = [game_keys(game_id)[0], *_index_keys(game_id, write)]
         args: list[Any] = [write.record, game_id, *_index_args(game_id, write)]
         created = await self._write(self._create, keys, args)
         if not created:
@@ -799,7 +800,7 @@ class RedisStore(GameStore):
 
     async def load(self, game_id: str) -> Snapshot | None:
         with _reachable():
-            rev, record = await _awaited(self._redis.hmget(_keys(game_id)[0], ["rev", "rec"]))
+            rev, record = await _awaited(self._redis.hmget(game_keys(game_id)[0], ["rev", "rec"]))
         if rev is None or record is None:
             return None
         return Snapshot(int(rev), bytes(record))
@@ -820,19 +821,21 @@ class RedisStore(GameStore):
             game_id,
             *_index_args(game_id, write),
         ]
-        keys = [*_keys(game_id), *_index_keys(game_id, write)]
+        keys = [*game_keys(game_id), *_index_keys(game_id, write)]
         return bool(await self._write(self._commit, keys, args))
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         if self._ack_replicas:  # (answered as a success: confirmed as a write is)
-            return cast(bytes | None, await self._write(self._confirm, [_keys(game_id)[2]], [key]))
+            return cast(
+                bytes | None, await self._write(self._confirm, [game_keys(game_id)[2]], [key])
+            )
         with _reachable():
-            return await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))
+            return await cast(Awaitable[bytes | None], self._redis.hget(game_keys(game_id)[2], key))
 
     async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
         with _reachable():
             rows = await self._redis.xrange(
-                _keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
+                game_keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
             )
         return _rows(rows)
 
