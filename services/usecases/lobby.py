@@ -25,6 +25,7 @@ from services.store.base import GameExistsError, OpenGame
 from .access import require_deck_operator, seat_of
 from .context import Caller, Context
 from .house_bots import check_strategy
+from .quotas import claim_open_game, release_open_game
 from .records import (
     Loaded,
     game_message,
@@ -52,7 +53,7 @@ _PAGE_TOKEN_PREFIX = "lobby1"
 
 
 async def create_game(ctx: Context, request: pb.CreateGameRequest, caller: Caller) -> pb.Game:
-    return await _create(ctx, request, [])
+    return await _create(ctx, request, [], caller)
 
 
 async def create_game_from_deck(
@@ -61,7 +62,7 @@ async def create_game_from_deck(
     require_deck_operator(ctx.config, caller)
     if not request.decks:
         raise invalid("give at least one deck order in decks", "INVALID_DECK")
-    return await _create(ctx, request.game, list(request.decks))
+    return await _create(ctx, request.game, list(request.decks), caller)
 
 
 def _deck_orders(rules: RuleSet, decks: list[pb.DeckOrder]) -> dict[int, list[int]]:
@@ -86,7 +87,7 @@ def _deck_orders(rules: RuleSet, decks: list[pb.DeckOrder]) -> dict[int, list[in
 
 
 async def _create(
-    ctx: Context, request: pb.CreateGameRequest, decks: list[pb.DeckOrder]
+    ctx: Context, request: pb.CreateGameRequest, decks: list[pb.DeckOrder], caller: Caller
 ) -> pb.Game:
     rules = requested_rules(ctx, request)
     orders = _deck_orders(rules, decks)
@@ -125,12 +126,18 @@ async def _create(
     )
     record.state.CopyFrom(codec.state_to_pb(state, convert.rules_to_pb(rules)))
     record.deadline_unix = next_deadline(record, None, state, ctx.config.clock)
+    # the client's open games and the service's games in play (quotas.py), last: a
+    # request refused for anything else counts towards neither
+    counted = await claim_open_game(ctx, caller, game_id)
     try:
         # one write with its index entries: a crash cannot leave a bots-only
         # game unlisted for the bot workers, or its first deadline unindexed
         await ctx.store.create(game_id, store_write(None, record, state))
     except GameExistsError as exc:  # 64 random bits: practically never
+        await release_open_game(ctx, counted, game_id)
         raise conflict() from exc
+    # (a write whose outcome is unknown keeps its count: a game never stored is
+    # dropped from it when the quota is next reached, as a finished one is)
     log.info("game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders))
     loaded = Loaded(1, record, state)
     ctx.remember(game_id, loaded)
