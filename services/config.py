@@ -30,7 +30,7 @@ class Rate:
 #: two a second) and above a fast bot or a tournament over the API from one address
 #: (tens of games at once), far below a flood (issue 19: 1,045 creates a second)
 DEFAULT_RATES: dict[str, Rate] = {
-    "create": Rate(10.0, 100),
+    "create": Rate(20.0, 200),
     "join": Rate(50.0, 200),
     "read": Rate(200.0, 1000),
     "analyse": Rate(20.0, 100),
@@ -42,7 +42,7 @@ DEFAULT_RATES: dict[str, Rate] = {
 class Quotas:
     """What one client, one game and the service may hold at once (0: no quota)."""
 
-    open_games: int = 100  # unfinished games one client created
+    open_games: int = 200  # unfinished games one client created
     game_watchers: int = 256  # open watches of one game
     game_sessions: int = 32  # open play sessions of one game (from all clients)
     client_streams: int = 256  # open watches and play sessions of one client
@@ -402,7 +402,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         rate_burst=args.burst,
         rates=args.limits,
         quotas=args.quotas,
-        trusted_proxies=args.trusted_proxies,
+        trusted_proxies=args.trusted_proxy,
         bots=not args.no_bots,
         bot_pool=args.bot_pool,
         bot_concurrency=args.bot_concurrency,

@@ -252,6 +252,13 @@ class StreamHold:
                 await self.ctx.store.release(key, self.member)
 
 
+_STREAMS_COUNTED = {
+    "QUOTA_GAME_WATCHERS": "watches of this game",
+    "QUOTA_GAME_SESSIONS": "play sessions of this game",
+    "QUOTA_CLIENT_STREAMS": "open streams of this client",
+}
+
+
 async def hold_stream(ctx: Context, kind: str, game_id: str, caller: Caller) -> StreamHold | None:
     """Lease a stream's place: a watch (``kind`` "watch") or a play session ("play")
     of ``game_id`` by ``caller``; a quota's refusal when its game or its client is full.
@@ -278,15 +285,7 @@ async def hold_stream(ctx: Context, kind: str, game_id: str, caller: Caller) -> 
             if not await ctx.store.hold(key, hold.member, limit, LEASE_SECONDS):
                 for earlier, _, _ in wanted[:held]:
                     await ctx.store.release(earlier, hold.member)
-                what = (
-                    "watches of this game"
-                    if why == "QUOTA_GAME_WATCHERS"
-                    else (
-                        "play sessions of this game"
-                        if why == "QUOTA_GAME_SESSIONS"
-                        else "open streams of this client"
-                    )
-                )
+                what = _STREAMS_COUNTED[why]
                 raise quota_exceeded(why, f"there are {limit} {what} already: close one first")
     except StoreUnavailableError:
         return None
@@ -342,8 +341,11 @@ class LeaseKeeper:
         self._holds.discard(hold)
 
     async def _renew(self) -> None:
-        while self._holds:
-            await asyncio.sleep(LEASE_SECONDS / 3)
+        stopping = self._ctx.stopping
+        while self._holds and not stopping.is_set():
+            with contextlib.suppress(TimeoutError):  # (the server stopping ends it now)
+                async with asyncio.timeout(LEASE_SECONDS / 3):
+                    await stopping.wait()
             for hold in list(self._holds):
                 for key, limit in hold.sets:
                     # (a lease lost meanwhile, its place taken: the stream goes on, over
