@@ -56,7 +56,7 @@ import grpc
 import structlog
 
 from services import metrics
-from services.config import CALL_CLASSES, DEFAULT_RATES, Network, Rate
+from services.config import DEFAULT_RATES, Network, Rate
 from services.errors import ServiceError
 from services.store.base import StoreUnavailableError
 
@@ -66,8 +66,6 @@ from .context import Caller, Context, ServiceConfig
 log = structlog.get_logger("glintwick.limits")
 
 T = TypeVar("T")
-
-__all__ = ["CALL_CLASSES", "LeaseKeeper", "admit", "client_address", "hold_stream"]
 
 #: seconds a stream's lease lasts unless renewed (the keeper renews every third of it)
 LEASE_SECONDS = 60.0
