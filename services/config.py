@@ -34,7 +34,7 @@ DEFAULT_RATES: dict[str, Rate] = {
     "join": Rate(50.0, 200),
     "read": Rate(200.0, 1000),
     "analyse": Rate(20.0, 100),
-    "stream": Rate(20.0, 200),
+    "stream": Rate(100.0, 1000),
 }
 
 
