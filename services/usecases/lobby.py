@@ -105,12 +105,17 @@ async def _create(
         if seat >= seats:
             raise invalid(f"bot seat {seat} is not a seat of this game of {seats}", "NO_SUCH_SEAT")
         check_strategy(ctx.config, strategy)
+    game_id = secrets.token_hex(8)
+    # the client's open games and the service's games in play (quotas.py): after the
+    # request's checks (a request refused for them counts towards neither), before the
+    # deal (a flood refused by a quota costs no shuffling)
+    counted = await claim_open_game(ctx, caller, game_id)
     seed = given_seed or os.urandom(32)
     try:
         state = GameState.new_game(rules, seats, seed, stock_orders=orders or None)
     except GlintwickError as exc:
+        await release_open_game(ctx, counted, game_id)
         raise invalid(str(exc), "INVALID_DECK" if orders else "INVALID_ARGUMENT") from exc
-    game_id = secrets.token_hex(8)
     record = spb.StoredGame(
         game_id=game_id,
         seats=[
@@ -126,9 +131,6 @@ async def _create(
     )
     record.state.CopyFrom(codec.state_to_pb(state, convert.rules_to_pb(rules)))
     record.deadline_unix = next_deadline(record, None, state, ctx.config.clock)
-    # the client's open games and the service's games in play (quotas.py), last: a
-    # request refused for anything else counts towards neither
-    counted = await claim_open_game(ctx, caller, game_id)
     try:
         # one write with its index entries: a crash cannot leave a bots-only
         # game unlisted for the bot workers, or its first deadline unindexed
