@@ -91,6 +91,8 @@ class Context:
         self.store = store
         self.config = config
         self.leases: LeaseKeeper | None = None  # the open streams' (quotas.keeper)
+        # when each full client's open games were last checked for finished ones
+        self.pruned: dict[str, float] = {}
         # the newest revision of each game this process has seen (least recently
         # used first out): a load that finds the store at that revision skips the
         # decoding, and a move whose expected version matches it is applied and

@@ -25,8 +25,9 @@ counted in ``glintwick_limit_refusals_total``:
 
 * the unfinished games a client created (``QUOTA_OPEN_GAMES``): a bounded set of
   game ids per client key in the store; when it is full, the games since finished
-  (or gone) are dropped from it and the create tried once more, so a finished game
-  stops counting without any write at its end;
+  (or gone) are dropped from it and the create tried once more (at most once a
+  second per client and process), so a finished game stops counting without any
+  write at its end;
 * the games in play on the whole service (``QUOTA_GAMES_IN_PLAY``): the store's count
   of unfinished games, read before each create (two racing creates may both pass at
   the cap: it may be exceeded by the creates in flight at once);
@@ -48,6 +49,7 @@ import contextlib
 import hashlib
 import ipaddress
 import secrets
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -72,6 +74,8 @@ LEASE_SECONDS = 60.0
 #: seconds a created game counts towards its client's open games at most (a game that
 #: is still unfinished by then is abandoned, and ends long before by its expiry)
 OPEN_GAME_SECONDS = 7 * 24 * 3600.0
+#: seconds between two checks of a full client's open games for finished ones
+PRUNE_SECONDS = 1.0
 
 
 def rate_limited(call: str, retry_after: float) -> ServiceError:
@@ -205,13 +209,20 @@ async def claim_open_game(ctx: Context, caller: Caller, game_id: str) -> str | N
         key = f"open:{client_key(caller)}"
         if await store.hold(key, game_id, quotas.open_games, OPEN_GAME_SECONDS):
             return key
-        # full: the games finished (or gone) since stop counting, then once more
-        held = await store.held(key)
-        done = set(held) - await store.unfinished(held)
-        if done:
-            await store.release(key, *done)
-            if await store.hold(key, game_id, quotas.open_games, OPEN_GAME_SECONDS):
-                return key
+        # full: the games finished (or gone) since stop counting, then once more (at
+        # most once a PRUNE_SECONDS per client and process: a flood at its quota does
+        # not re-check its games on every refusal)
+        now = time.monotonic()
+        if now - ctx.pruned.get(key, -PRUNE_SECONDS) >= PRUNE_SECONDS:
+            if len(ctx.pruned) > 10_000:
+                ctx.pruned.clear()
+            ctx.pruned[key] = now
+            held = await store.held(key)
+            done = set(held) - await store.unfinished(held)
+            if done:
+                await store.release(key, *done)
+                if await store.hold(key, game_id, quotas.open_games, OPEN_GAME_SECONDS):
+                    return key
     except StoreUnavailableError:
         return None  # fail-open (the create itself then meets the outage)
     raise quota_exceeded(

@@ -29,6 +29,7 @@ from engine.rulesets import PRESETS
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services.config import Quotas, Rate, trusted_proxies
+from services.usecases.quotas import PRUNE_SECONDS
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Env, Mirror, play_game
 
@@ -332,6 +333,7 @@ async def test_a_finished_game_stops_counting_towards_its_clients_open_games(
     assert refused is not None and refusal(refused)[0] == "QUOTA_OPEN_GAMES"
     mirror = Mirror(PRESETS["whiskertrail"], 2, seed)
     await play_game(game.game_id, [seats], mirror, random.Random(19))
+    await asyncio.sleep(PRUNE_SECONDS)  # (a full client's games are re-checked once a second)
     (admitted,) = await outcomes([FLOODS["create"](stub(second), "127.0.0.1", "", [])])
     assert admitted is None
 
