@@ -44,7 +44,7 @@ class Quotas:
 
     open_games: int = 200  # unfinished games one client created
     game_watchers: int = 256  # open watches of one game
-    game_sessions: int = 32  # open play sessions of one game (from all clients)
+    game_sessions: int = 256  # open play sessions of one game (from all clients)
     client_streams: int = 256  # open watches and play sessions of one client
     games_in_play: int = 200_000  # unfinished games on the service (~1.1 KB each)
 

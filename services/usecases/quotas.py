@@ -362,6 +362,8 @@ class LeaseKeeper:
                     with contextlib.suppress(StoreUnavailableError):
                         if not hold.released:
                             await self._ctx.store.hold(key, hold.member, limit, LEASE_SECONDS)
+                        if hold.released:  # (released while that renewal was in flight)
+                            await self._ctx.store.release(key, hold.member)
 
 
 def keeper(ctx: Context) -> LeaseKeeper:
