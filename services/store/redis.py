@@ -29,6 +29,17 @@ deployment.)
 * ``glintwick:{sNN}:lobby:<rule-set hash>`` — the same, for one rule set: a filtered
   lobby page is one range read per shard, never a scan past other rule sets' games.
 
+The limits every replica shares (:mod:`services.usecases.quotas`), each in one key
+of its own, changed by a script that touches that key alone (whose hash tag is the
+whole name: one Redis Cluster slot each, wherever the indexes go):
+
+* ``glintwick:rate:{<name>}`` — string: a rate-limit cell (GCRA), the theoretical
+  arrival time of the next request in microseconds of Redis's clock (``TIME``),
+  expiring when the cell is full again: a client gone leaves nothing behind;
+* ``glintwick:hold:{<name>}`` — sorted set: a bounded set of leases (a client's
+  open games, a game's or a client's streams), members by when their lease ends
+  (Redis's clock), trimmed on every hold, expiring with its last lease.
+
 The indexes are written *inside* the create and commit scripts, atomically
 with the record: an index entry lost between two round trips would stall its game
 for good (a bot turn never listed, a deadline that never fires, a table no one can
@@ -130,6 +141,7 @@ from redis.retry import Retry
 from redis.typing import EncodableT
 
 from services.store.base import (
+    Admission,
     GameExistsError,
     GameStore,
     LogItem,
@@ -284,6 +296,55 @@ local response = redis.call('HGET', KEYS[1], ARGV[1])
 if response then redis.call('HSET', KEYS[1], ARGV[1], response) end
 return response
 """
+
+
+# GCRA: KEYS: the cell; ARGV: microseconds per request, burst, cost.  Returns
+# {1, 0} (allowed: the cell moved on) or {0, microseconds to wait} (nothing changed).
+_TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local arrival = tonumber(redis.call('GET', KEYS[1]) or now)
+if arrival < now then arrival = now end
+arrival = arrival + tonumber(ARGV[3]) * interval
+local allowed_at = arrival - tonumber(ARGV[2]) * interval
+if allowed_at > now then return {0, string.format('%.0f', allowed_at - now)} end
+redis.call('SET', KEYS[1], string.format('%.0f', arrival),
+           'PX', math.floor((arrival - now) / 1000) + 1)
+return {1, '0'}
+"""
+
+# KEYS: the set; ARGV: member, limit, lease (microseconds).  1: held; 0: full.
+_HOLD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1])
+   and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[1], math.floor((tonumber(last[2]) - now) / 1000) + 1)
+return 1
+"""
+
+# KEYS: the set.  Its unexpired members.
+_HELD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+"""
+
+
+def rate_key(name: str) -> str:
+    """A rate-limit cell's key: its own hash tag (one slot, whatever else shares it)."""
+    return f"glintwick:rate:{{{name}}}"
+
+
+def hold_key(name: str) -> str:
+    """A bounded set's key: its own hash tag."""
+    return f"glintwick:hold:{{{name}}}"
 
 
 def _awaited(value: Awaitable[T] | T) -> Awaitable[T]:
@@ -720,6 +781,9 @@ class RedisStore(GameStore):
         self._commit = scripts.register_script(_COMMIT)
         self._bot_turns = scripts.register_script(_BOT_TURNS)
         self._confirm = scripts.register_script(_CONFIRM)
+        self._take = scripts.register_script(_TAKE)
+        self._hold = scripts.register_script(_HOLD)
+        self._held = scripts.register_script(_HELD)
         self._ttl = finished_ttl
 
     async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
@@ -996,6 +1060,38 @@ class RedisStore(GameStore):
             pipe.scard(index_key(shard, "active"))
 
         return sum(await self._each_shard(active))
+
+    async def unfinished(self, game_ids: list[str]) -> set[str]:
+        if not game_ids:
+            return set()
+        # (each game's shard's active set; a cluster pipeline groups them by node)
+        pipe = self._redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.sismember(index_key(shard_of(game_id), "active"), game_id)
+        with _reachable():
+            found = await pipe.execute()
+        return {g for g, there in zip(game_ids, found, strict=True) if there}
+
+    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+        args: list[Any] = [repr(1_000_000 / rate), burst, cost]
+        with _reachable():
+            allowed, wait = await self._take(keys=[rate_key(key)], args=args)
+        return Admission(bool(allowed), int(wait) / 1_000_000)
+
+    async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:
+        args: list[Any] = [member, limit, repr(seconds * 1_000_000)]
+        with _reachable():
+            return bool(await self._hold(keys=[hold_key(key)], args=args))
+
+    async def release(self, key: str, *members: str) -> None:
+        if members:
+            with _reachable():
+                await _awaited(self._redis.zrem(hold_key(key), *members))
+
+    async def held(self, key: str) -> list[str]:
+        with _reachable():
+            ids = await self._held(keys=[hold_key(key)])
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     async def ping(self) -> bool:
         with _reachable():
