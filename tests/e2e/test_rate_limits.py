@@ -386,3 +386,62 @@ async def test_play_sessions_per_game_are_capped(start_server: StartServer) -> N
     assert closed_reasons == ["QUOTA_GAME_SESSIONS"]
     for call in streams:
         call.cancel()
+
+
+async def test_the_load_generators_users_are_clients_of_their_own(
+    start_server: StartServer,
+) -> None:
+    """Each locust user names an address of its own (x-forwarded-for, believed from a
+    trusted load generator, as `make loadtest` starts the server): two users each hold
+    their one open game where one address would hold one in all."""
+    from types import SimpleNamespace
+
+    from loadtests.grpc_user import LocustInterceptor, simulated_client_address
+
+    env = await start_server("memory", trusted_proxies=LOCAL, quotas=Quotas(open_games=1))
+    reported: list[dict[str, Any]] = []
+    events = SimpleNamespace(request=SimpleNamespace(fire=lambda **k: reported.append(k)))
+    request = pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2)
+
+    def create(address: str | None) -> str:
+        """CreateGame through a locust user's interceptor: "" or the refusal's reason."""
+        interceptor = LocustInterceptor(SimpleNamespace(events=events), forwarded_for=address)  # type: ignore[arg-type]
+        with grpc.insecure_channel(env.target) as channel:
+            api = pb_grpc.GameServiceStub(grpc.intercept_channel(channel, interceptor))
+            try:
+                api.CreateGame(request, timeout=10)
+                return ""
+            except grpc.RpcError as exc:
+                status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+                info = error_details_pb2.ErrorInfo()
+                assert status is not None and status.details[0].Unpack(info), exc
+                return str(info.reason)
+
+    users = [simulated_client_address(), simulated_client_address()]
+    assert users[0] != users[1]
+    made = [await asyncio.to_thread(create, user) for user in [*users, users[0]]]
+    assert made == ["", "", "QUOTA_OPEN_GAMES"]  # one each; the first user's second refused
+    assert await asyncio.to_thread(create, None) == ""  # (the generator's own address)
+    assert await asyncio.to_thread(create, None) == "QUOTA_OPEN_GAMES"
+    assert len(reported) == 5  # every call reported to locust
+
+
+async def test_the_sdk_waits_out_a_rate_limit_it_is_told_of(start_server: StartServer) -> None:
+    """The SDK retries a RATE_LIMITED refusal after the server's retry-after (nothing
+    was applied), and raises it, with its delay, when the delay is over its patience."""
+    from clients.sdk import CallError, GlintwickClient, RetryPolicy
+
+    env = await start_server("memory", rates={"create": Rate(2.0, 1)})
+    async with GlintwickClient(env.target) as patient:
+        started = time.monotonic()
+        first = await patient.create_game("whiskertrail", seats=2)
+        second = await patient.create_game("whiskertrail", seats=2)  # refused, then waited
+        assert first.game_id != second.game_id
+        assert time.monotonic() - started >= 0.3  # (it waited for the limit's next slot)
+    impatient = GlintwickClient(env.target, retry=RetryPolicy(rate_limited_wait=0.01))
+    async with impatient:
+        with pytest.raises(CallError) as refused:
+            for _ in range(3):
+                await impatient.create_game("whiskertrail", seats=2)
+    assert refused.value.reason == "RATE_LIMITED"
+    assert refused.value.retry_after is not None and 0 < refused.value.retry_after <= 0.5
