@@ -16,6 +16,7 @@ docs/OPERATIONS.md.
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import tomllib
@@ -404,7 +405,7 @@ def test_every_patch_targets_an_object_of_the_overlay(overlay: Path) -> None:
         assert (target["kind"], target["name"]) in objects, target
 
 
-def test_deployment_probes_and_ports_match_the_server() -> None:
+def test_deployment_probes_and_ports_match_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
     (deployment,) = _documents(K8S / "base" / "deployment.yaml")
     (config,) = _documents(K8S / "base" / "configmap.yaml")
     container = deployment["spec"]["template"]["spec"]["containers"][0]
@@ -418,10 +419,7 @@ def test_deployment_probes_and_ports_match_the_server() -> None:
     assert env["GLINTWICK_STORE_PASSWORD"]["secretKeyRef"]["key"] == "password"
     for probe in ("readinessProbe", "livenessProbe"):
         assert container[probe]["grpc"]["port"] == ports["grpc"]
-    from glintwick_cli import build_parser
-
-    args = build_parser().parse_args(["serve", *[f"--{k[10:].lower().replace('_', '-')}={v}"
-                                                for k, v in config["data"].items()]])  # fmt: skip
+    args = _serve_args(config["data"], monkeypatch)
     assert args.max_connection_age == float(config["data"]["GLINTWICK_MAX_CONNECTION_AGE"])
 
 
@@ -538,7 +536,9 @@ def _production_docs() -> str:
     return text[start : end if end != -1 else None]
 
 
-def test_production_acknowledges_a_move_only_once_a_replica_has_it() -> None:
+def test_production_acknowledges_a_move_only_once_a_replica_has_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The production overlay's servers run ``--ack replica`` (a failover to the replica
     loses no acknowledged move), with settings the server accepts."""
     (config,) = [
@@ -548,8 +548,22 @@ def test_production_acknowledges_a_move_only_once_a_replica_has_it() -> None:
     ]
     data = config["data"]
     assert data["GLINTWICK_ACK"] == "replica"
+    args = _serve_args(data, monkeypatch)
+    assert (args.ack, args.ack_replicas) == ("replica", 1)
+
+
+def _serve_args(data: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``glintwick serve`` as a container with ``data`` in its environment parses it
+    (every flag reads its GLINTWICK_* variable as its default): a key it refuses,
+    or a value, fails here as it would fail the pod."""
     from glintwick_cli import build_parser
 
-    args = build_parser().parse_args(["serve", *[f"--{k[10:].lower().replace('_', '-')}={v}"
-                                                for k, v in data.items()]])  # fmt: skip
-    assert (args.ack, args.ack_replicas) == ("replica", 1)
+    from services import config
+
+    known = Path(config.__file__).read_text()  # (each variable is named once there)
+    assert not [k for k in data if f'"{k}"' not in known], "a variable no flag reads"
+    for key in [k for k in os.environ if k.startswith("GLINTWICK_")]:
+        monkeypatch.delenv(key)
+    for key, value in data.items():
+        monkeypatch.setenv(key, value)
+    return build_parser().parse_args(["serve"])
