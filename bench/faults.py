@@ -842,7 +842,12 @@ async def check_game(
         if by_version.get(version) != request_id:
             verdict.lost += 1
             verdict.problems.append(f"{game.game_id}: acknowledged v{version} is not logged")
-    verdict.unacknowledged += sum(1 for v in by_version if v not in game.acked)
+    for version, request_id in by_version.items():
+        if version not in game.acked:
+            verdict.unacknowledged += 1
+            verdict.problems.append(
+                f"{game.game_id}: v{version} ({request_id}) is logged, never acknowledged"
+            )
     state = state_from_pb(record.state)
     if not (game.over and state.is_terminal()):
         verdict.unfinished += 1

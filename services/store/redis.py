@@ -771,16 +771,17 @@ class RedisStore(GameStore):
                 raise StoreUnavailableError("no primary serves the game's slot now", write=False)
             connection = node.acquire_connection()
             try:
+                # (in lower case, as the reader's XREAD: see there)
                 await connection.send_packed_command(
                     connection.pack_commands(
                         [
-                            ("EVALSHA", sha, len(keys), *keys, *args),
-                            ("WAIT", self._ack_replicas, self._ack_timeout_ms),
+                            ("evalsha", sha, len(keys), *keys, *args),
+                            ("wait", self._ack_replicas, self._ack_timeout_ms),
                         ]
                     )
                 )
-                answer = await node.parse_response(connection, "EVALSHA")
-                confirmed = await node.parse_response(connection, "WAIT")
+                answer = await node.parse_response(connection, "evalsha")
+                confirmed = await node.parse_response(connection, "wait")
                 break
             except MovedError as exc:
                 # (the slot has another primary now, the script ran nowhere: learn
