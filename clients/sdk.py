@@ -3,8 +3,9 @@
 It hides what every caller would otherwise repeat: the seat token in the
 metadata, the game version an action expects, a fresh request id per action
 (reused on retries, so a retried action is applied once), retries on
-``UNAVAILABLE`` and on ``ABORTED`` compare-and-set races, deadlines on every
-call, and a watch stream that reconnects and resumes after the last event seen.
+``UNAVAILABLE`` and on ``ABORTED`` compare-and-set races, a ``RATE_LIMITED`` refusal
+retried after the delay the server names (up to ``RetryPolicy.rate_limited_wait``),
+deadlines on every call, and a watch stream that reconnects and resumes after the last event seen.
 
     async with GlintwickClient("127.0.0.1:50051") as client:
         game = await client.create_game("whiskertrail", seats=2)
@@ -55,22 +56,31 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED)
 class CallError(Exception):
     """An RPC failed; ``code`` is the gRPC status, ``reason`` the machine-readable reason."""
 
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"{code.name} {reason}: {message}")
         self.code = code
         self.reason = reason
         self.message = message
+        self.retry_after = retry_after  # seconds the server asks to wait (RetryInfo)
 
 
 def _error(exc: grpc.aio.AioRpcError) -> CallError:
-    reason = ""
+    reason, retry_after = "", None
     status = rpc_status.from_call(exc)  # type: ignore[arg-type]
     if status is not None:
         for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
+            info, retry = error_details_pb2.ErrorInfo(), error_details_pb2.RetryInfo()
             if detail.Unpack(info):
                 reason = info.reason
-    return CallError(exc.code(), reason or exc.code().name, exc.details() or "")
+            elif detail.Unpack(retry):
+                retry_after = retry.retry_delay.ToTimedelta().total_seconds()
+    return CallError(exc.code(), reason or exc.code().name, exc.details() or "", retry_after)
 
 
 class actions:
@@ -117,6 +127,9 @@ class RetryPolicy:
     attempts: int = 5
     backoff: float = 0.02  # seconds, doubled each retry
     timeout: float = 10.0  # per call
+    # a RATE_LIMITED refusal is retried after the server's retry-after when that is at
+    # most this many seconds (a longer one is raised: the caller decides)
+    rate_limited_wait: float = 5.0
 
 
 # calls spread over every address the target resolves to, not all on the first
@@ -251,7 +264,16 @@ class GlintwickClient:
                 return await method(request, metadata=metadata, timeout=timeout or self.timeout)
             except grpc.aio.AioRpcError as exc:
                 error = _error(exc)
-                if exc.code() not in retry_on or attempt == self.retry.attempts - 1:
+                if attempt == self.retry.attempts - 1:
+                    raise error from None
+                wait = error.retry_after
+                if error.reason == "RATE_LIMITED" and wait is not None:
+                    if wait > self.retry.rate_limited_wait:
+                        raise error from None
+                    # (nothing was applied: the same request, once the limit allows it)
+                    await asyncio.sleep(wait)
+                    continue
+                if exc.code() not in retry_on:
                     raise error from None
             if before_retry is not None:
                 await before_retry()

@@ -19,6 +19,8 @@ call without a deadline the default one, so no call can hang a simulated user:
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, TypeVar, cast
@@ -73,13 +75,31 @@ class _CallDetails(_Details, grpc.ClientCallDetails):
     """grpc.ClientCallDetails is abstract: the usual named-tuple implementation."""
 
 
-def _with_deadline(details: grpc.ClientCallDetails, default: float) -> grpc.ClientCallDetails:
-    if details.timeout is not None:
+_clients = itertools.count(1)
+
+
+def simulated_client_address() -> str:
+    """A client address of its own for one simulated user (10.P.H.L: P this load
+    generator process, H.L a counter).  The server, started with ``--trusted-proxy``
+    the load generator's own address, takes it from ``x-forwarded-for`` as it would
+    from an ingress: each table is its own client for the per-client limits and
+    quotas, as the many players it stands for would be (docs/LOADTEST.md)."""
+    number = next(_clients)
+    return f"10.{os.getpid() % 250 + 1}.{number >> 8 & 255}.{number & 255}"
+
+
+def _with_deadline(
+    details: grpc.ClientCallDetails, default: float, forwarded_for: str | None = None
+) -> grpc.ClientCallDetails:
+    if details.timeout is not None and forwarded_for is None:
         return details
+    metadata = details.metadata
+    if forwarded_for is not None:
+        metadata = (*(metadata or ()), ("x-forwarded-for", forwarded_for))
     return _CallDetails(
         details.method,
-        default,
-        details.metadata,
+        default if details.timeout is None else details.timeout,
+        metadata,
         details.credentials,
         getattr(details, "wait_for_ready", None),
         getattr(details, "compression", None),
@@ -153,10 +173,12 @@ class LocustInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClient
         environment: Environment,
         default_deadline: float = DEFAULT_DEADLINE,
         message_latency: MessageLatency | None = None,
+        forwarded_for: str | None = None,
     ) -> None:
         self.environment = environment
         self.default_deadline = default_deadline
         self.message_latency = message_latency
+        self.forwarded_for = forwarded_for  # the simulated client's address, if any
 
     def _fire(self, **kwargs: Any) -> None:
         request: Any = self.environment.events.request  # locust's EventHook is untyped
@@ -168,7 +190,7 @@ class LocustInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClient
         client_call_details: grpc.ClientCallDetails,
         request: Req,
     ) -> Any:
-        details = _with_deadline(client_call_details, self.default_deadline)
+        details = _with_deadline(client_call_details, self.default_deadline, self.forwarded_for)
         started = time.perf_counter()
         outcome = continuation(details, request)
         exception: Exception | None = None
@@ -195,7 +217,7 @@ class LocustInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClient
         client_call_details: grpc.ClientCallDetails,
         request: Req,
     ) -> Any:
-        details = _with_deadline(client_call_details, self.default_deadline)
+        details = _with_deadline(client_call_details, self.default_deadline, self.forwarded_for)
         started = time.perf_counter()
         call = continuation(details, request)
         return _ReportingStream(
@@ -239,8 +261,12 @@ class GrpcUser(User):
         if not target:
             raise ValueError("give the gRPC target as --host host:port")
         reserve_grpc_worker()
+        self.client_address = simulated_client_address()
         interceptor = LocustInterceptor(
-            environment, default_deadline, message_latency=self.message_latency
+            environment,
+            default_deadline,
+            message_latency=self.message_latency,
+            forwarded_for=self.client_address,
         )
         self._channel = grpc.insecure_channel(target)
         self.stub = pb_grpc.GameServiceStub(grpc.intercept_channel(self._channel, interceptor))

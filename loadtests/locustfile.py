@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from loadtests.corpus import Hand, corpus
-from loadtests.grpc_user import GrpcUser, reserve_grpc_worker
+from loadtests.grpc_user import GrpcUser, reserve_grpc_worker, simulated_client_address
 from loadtests.play import (
     GAMES,
     FaceError,
@@ -262,6 +262,7 @@ class HttpTableUser(FastHttpUser):
         self.host = str(option(environment, "http_host", "http://127.0.0.1:8080"))
         self.network_timeout = deadline
         self.connection_timeout = deadline
+        self.default_headers = {"X-Forwarded-For": simulated_client_address()}
         super().__init__(environment)
         self.rng = random.Random(next(_seeds))
         self.kinds = parse_kinds(str(option(environment, "table_kinds", DEFAULT_KINDS)))

@@ -199,6 +199,9 @@ def serve(store: str, workers: int, root: Path, log: Path) -> Iterator[Server]:
         sys.executable, "-m", "glintwick_cli", "serve", "--store", store,
         "--workers", str(workers), "--grpc", f"127.0.0.1:{grpc_port}",
         "--http", f"127.0.0.1:{http_port}", "--log-format", "json", "--no-bots",
+        # the load generator stands for many clients: it names each simulated user's
+        # own address in x-forwarded-for, believed from it as from an ingress
+        "--trusted-proxy", "127.0.0.1",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(root)}
     with log.open("wb") as sink:

@@ -3,13 +3,105 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: the call classes each rate limit is for (services/usecases/quotas.py)
+CALL_CLASSES = ("create", "join", "read", "act", "analyse", "stream")
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A rate limit: ``per_second`` on average, ``burst`` at once (0 per second: none)."""
+
+    per_second: float
+    burst: int
+
+
+#: the default rate of each call class per client key, besides act (``--rate`` and
+#: ``--burst``, 500/s and 1,000): far above a person at the browser table (a call or
+#: two a second) and above a fast bot or a tournament over the API from one address
+#: (tens of games at once), far below a flood (issue 19: 1,045 creates a second)
+DEFAULT_RATES: dict[str, Rate] = {
+    "create": Rate(20.0, 200),
+    "join": Rate(50.0, 200),
+    "read": Rate(200.0, 1000),
+    "analyse": Rate(20.0, 100),
+    "stream": Rate(100.0, 1000),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    """What one client, one game and the service may hold at once (0: no quota)."""
+
+    open_games: int = 200  # unfinished games one client created
+    game_watchers: int = 256  # open watches of one game
+    game_sessions: int = 256  # open play sessions of one game (from all clients)
+    client_streams: int = 256  # open watches and play sessions of one client
+    games_in_play: int = 200_000  # unfinished games on the service (~1.1 KB each)
+
+
+NO_QUOTAS = Quotas(0, 0, 0, 0, 0)
+QUOTA_NAMES = tuple(Quotas.__dataclass_fields__)
+
+
+def rate_limits(text: str) -> dict[str, Rate] | None:
+    """``--limits``: ``CLASS=RATE/BURST`` pairs, comma-separated (``off``: no rate
+    limit at all: None)."""
+    if text.strip().lower() == "off":
+        return None
+    rates: dict[str, Rate] = {}
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        per_second, slash, burst = value.partition("/")
+        try:
+            rate = Rate(float(per_second), int(burst) if slash else max(1, int(float(per_second))))
+        except ValueError:
+            rate = Rate(-1.0, -1)
+        if name.strip() not in CALL_CLASSES or rate.per_second < 0 or rate.burst < 0:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not CLASS=RATE/BURST with a class of {', '.join(CALL_CLASSES)}"
+            )
+        rates[name.strip()] = rate
+    return rates
+
+
+def quotas(text: str) -> Quotas:
+    """``--quotas``: ``NAME=N`` pairs, comma-separated (0: none; ``off``: no quota)."""
+    if text.strip().lower() == "off":
+        return NO_QUOTAS
+    given: dict[str, int] = {}
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        if name.strip() not in QUOTA_NAMES or not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not NAME=N with a name of {', '.join(QUOTA_NAMES)}"
+            )
+        given[name.strip()] = int(value)
+    return Quotas(**given)
+
+
+def trusted_proxies(text: str) -> tuple[Network, ...]:
+    """``--trusted-proxy``: CIDRs, comma-separated (an address alone: itself)."""
+    try:
+        return tuple(
+            ipaddress.ip_network(c.strip(), strict=False) for c in text.split(",") if c.strip()
+        )
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of CIDRs: {exc}") from exc
 
 
 @dataclass
@@ -25,8 +117,14 @@ class ServerOptions:
     # free seat sooner (0: never; docs/OPERATIONS.md, "Abandoned games")
     abandon_after: float = 3 * 3600.0
     unjoined_after: float = 30 * 60.0
-    rate_per_second: float = 500.0
+    rate_per_second: float = 500.0  # the act class (SubmitAction, play acts) per seat
     rate_burst: int = 1000
+    # the other call classes' rates (by class; the defaults for those not given) and
+    # None: no rate limit at all (--limits off); the quotas; the proxies whose
+    # X-Forwarded-For is believed
+    rates: dict[str, Rate] | None = field(default_factory=dict)
+    quotas: Quotas = field(default_factory=Quotas)
+    trusted_proxies: tuple[Network, ...] = ()
     sweep_seconds: float = 0.25
     reuse_port: bool = False
     bots: bool = True  # False (--no-bots): never run the in-process bot pool
@@ -261,10 +359,41 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
         "--rate",
         "GLINTWICK_RATE",
         "500",
-        "requests/s per seat (0: no limit)",
+        "moves/s per seat, the act class's rate limit (0: no limit)",
         type=non_negative_float,
     )
-    add("--burst", "GLINTWICK_BURST", "1000", "requests per seat at once", type=non_negative_int)
+    add(
+        "--burst",
+        "GLINTWICK_BURST",
+        "1000",
+        "moves per seat at once (the act class's burst)",
+        type=non_negative_int,
+    )
+    add(
+        "--limits",
+        "GLINTWICK_LIMITS",
+        "",
+        "rate limits per client, CLASS=RATE/BURST comma-separated, classes "
+        + ", ".join(c for c in CALL_CLASSES if c != "act")
+        + " (act: --rate/--burst); RATE 0: none; 'off': no rate limit at all; defaults: "
+        + ", ".join(f"{c}={r.per_second:g}/{r.burst}" for c, r in DEFAULT_RATES.items()),
+        type=rate_limits,
+    )
+    add(
+        "--quotas",
+        "GLINTWICK_QUOTAS",
+        "",
+        "quotas, NAME=N comma-separated (0: none; 'off': no quota); defaults: "
+        + ", ".join(f"{n}={getattr(Quotas(), n)}" for n in QUOTA_NAMES),
+        type=quotas,
+    )
+    add(
+        "--trusted-proxy",
+        "GLINTWICK_TRUSTED_PROXIES",
+        "",
+        "CIDRs (comma-separated) of the proxies whose X-Forwarded-For names the client",
+        type=trusted_proxies,
+    )
     add(
         "--bot-pool",
         "GLINTWICK_BOT_POOL",
@@ -377,6 +506,9 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         unjoined_after=args.unjoined_after,
         rate_per_second=args.rate,
         rate_burst=args.burst,
+        rates=args.limits,
+        quotas=args.quotas,
+        trusted_proxies=args.trusted_proxy,
         bots=not args.no_bots,
         bot_pool=args.bot_pool,
         bot_concurrency=args.bot_concurrency,

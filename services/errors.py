@@ -78,12 +78,6 @@ def conflict() -> ServiceError:
     )
 
 
-def rate_limited() -> ServiceError:
-    return ServiceError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED", "too many requests from this seat"
-    )
-
-
 def precondition(reason: str, message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
 

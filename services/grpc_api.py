@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import re
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,10 +26,12 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services import metrics
 from services.api import Caller, GameService, new_request_id
+from services.config import Network
 from services.errors import DOMAIN, ServiceError, internal, invalid, store_unavailable
 from services.store.base import StoreUnavailableError
 from services.usecases.access import bearer_token
 from services.usecases.moves import MAX_REQUEST_ID
+from services.usecases.quotas import client_address
 
 log = structlog.get_logger("glintwick.grpc")
 
@@ -39,15 +42,38 @@ def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def caller_from_metadata(metadata: Any) -> Caller:
+def caller_from_metadata(
+    metadata: Any, peer: str = "", trusted: tuple[Network, ...] = ()
+) -> Caller:
+    """The caller of a call with this metadata from ``peer`` (gRPC's ``peer()``: the
+    client's address unless ``trusted`` says it is a proxy of ours, then the one its
+    ``x-forwarded-for`` names)."""
     token = None
     request_id = ""
+    forwarded: list[str] = []
     for key, value in metadata or ():
         if key == "authorization":
             token = bearer_token(value if isinstance(value, str) else value.decode())
         elif key == "x-request-id":
             request_id = (value if isinstance(value, str) else value.decode())[:MAX_REQUEST_ID]
-    return Caller(token=token, request_id=request_id or new_request_id())
+        elif key == "x-forwarded-for":
+            forwarded.append(value if isinstance(value, str) else value.decode("latin-1"))
+    address = client_address(peer_address(peer), forwarded, trusted)
+    return Caller(token=token, request_id=request_id or new_request_id(), address=address)
+
+
+def peer_address(peer: str) -> str:
+    """The address of a gRPC peer: ``ipv4:1.2.3.4:5``, ``ipv6:[::1]:5`` → its IP;
+    another (a Unix socket's) as it is."""
+    kind, _, rest = urllib.parse.unquote(peer).partition(":")
+    if kind in ("ipv4", "ipv6"):
+        host = rest.rpartition(":")[0] if rest.count(":") and not rest.endswith("]") else rest
+        return host.strip("[]")
+    return peer
+
+
+def _caller(context: grpc.aio.ServicerContext[Any, Any], trusted: tuple[Network, ...]) -> Caller:
+    return caller_from_metadata(context.invocation_metadata(), context.peer() or "", trusted)
 
 
 def status_of(error: ServiceError) -> status_pb2.Status:
@@ -107,9 +133,13 @@ def add_to_server(servicer: Servicer, server: grpc.aio.Server) -> None:
     server.add_registered_method_handlers(SERVICE.full_name, handlers)
 
 
-def _unary(name: str, core: Callable[[Any, Caller], Awaitable[pb_message.Message]]) -> Any:
+def _unary(
+    name: str,
+    core: Callable[[Any, Caller], Awaitable[pb_message.Message]],
+    trusted: tuple[Network, ...],
+) -> Any:
     async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        caller = caller_from_metadata(context.invocation_metadata())
+        caller = _caller(context, trusted)
         started = time.perf_counter()
         code = "OK"
         try:
@@ -142,17 +172,18 @@ class Servicer(pb_grpc.GameServiceServicer):
 
     def __init__(self, service: GameService) -> None:
         self.service = service
+        self.trusted = service.config.trusted_proxies
         for method in SERVICE.methods:
             if not method.server_streaming:
-                setattr(
-                    self, method.name, _unary(method.name, getattr(service, snake(method.name)))
-                )
+                core = getattr(service, snake(method.name))
+                setattr(self, method.name, _unary(method.name, core, self.trusted))
 
     async def WatchGame(
         self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.WatchGameResponse]:
-        caller = caller_from_metadata(context.invocation_metadata())
+        caller = _caller(context, self.trusted)
         metrics.WATCHERS.inc()
+        stream: AsyncIterator[pb.WatchGameResponse] | None = None
         try:
             if isinstance(request, Undecodable):
                 raise request.error
@@ -168,12 +199,15 @@ class Servicer(pb_grpc.GameServiceServicer):
             await _abort(context, internal())
         finally:
             metrics.WATCHERS.dec()
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:  # (its leases: services/usecases/quotas.py)
+                await aclose()
 
     async def Play(
         self, request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.PlayResponse]:
         # (an async generator itself: grpc.aio tells streaming handlers apart by that)
-        async for item in _play(self.service, request_iterator, context):
+        async for item in _play(self.service, request_iterator, context, self.trusted):
             yield item
 
 
@@ -184,10 +218,15 @@ async def _play(
     service: GameService,
     requests: AsyncIterator[Any],
     context: grpc.aio.ServicerContext[Any, Any],
+    trusted: tuple[Network, ...],
 ) -> AsyncIterator[pb.PlayResponse]:
     """The Play stream: client messages are read by a task of their own (an act can
     arrive while the server is sending), and what the sessions send is yielded."""
-    caller = caller_from_metadata(context.invocation_metadata())
+    caller = _caller(context, trusted)
+    try:
+        await service.admit_stream(caller)
+    except ServiceError as exc:
+        await _abort(context, exc)
     stream = service.play(caller)
 
     async def read() -> None:

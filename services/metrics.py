@@ -16,6 +16,11 @@ CAS_CONFLICTS = Counter(
 )
 WATCHERS = Gauge("glintwick_watchers", "Open watch streams in this process")
 GAMES_IN_PLAY = Gauge("glintwick_games_in_play", "Unfinished games in the store")
+LIMIT_REFUSALS = Counter(
+    "glintwick_limit_refusals_total",
+    "Calls refused by a rate limit (kind rate, by call class) or a quota (kind quota, by reason)",
+    ["kind", "name"],
+)
 DEADLINE_ACTIONS = Counter(
     "glintwick_deadline_actions_total", "Default actions applied at deadlines"
 )

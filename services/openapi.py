@@ -313,6 +313,19 @@ def _reachable(descriptor: pb_descriptor.Descriptor, seen: set[str]) -> None:
 def _error_responses(ok: dict[str, Any]) -> dict[str, Any]:
     return {
         "200": ok,
+        "429": {
+            "description": "a rate limit (reason RATE_LIMITED) or a quota (QUOTA_OPEN_GAMES,"
+            " QUOTA_GAMES_IN_PLAY, QUOTA_GAME_WATCHERS, QUOTA_GAME_SESSIONS,"
+            " QUOTA_CLIENT_STREAMS) refused the call (docs/API.md, Limits and quotas)",
+            "headers": {
+                "Retry-After": {
+                    "description": "whole seconds until the call would be admitted"
+                    " (with RATE_LIMITED, QUOTA_GAMES_IN_PLAY)",
+                    "schema": {"type": "integer", "minimum": 0},
+                }
+            },
+            "content": {"application/json": {"schema": {"$ref": _REF + "Error"}}},
+        },
         "default": {
             "description": "an error (docs/API.md, Errors)",
             "content": {"application/json": {"schema": {"$ref": _REF + "Error"}}},

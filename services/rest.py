@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -33,6 +34,7 @@ from glintwick.convert import cursor_position
 from glintwick.v1 import game_pb2 as pb
 from services import metrics
 from services.api import Caller, GameService, new_request_id
+from services.config import Network
 from services.errors import ServiceError, invalid, store_unavailable
 from services.grpc_api import snake
 from services.openapi import http_rules, openapi_document
@@ -42,6 +44,7 @@ from services.usecases.access import bearer_token
 from services.usecases.limits import MAX_HTTP_BODY_BYTES
 from services.usecases.moves import MAX_REQUEST_ID
 from services.usecases.play import submit_request
+from services.usecases.quotas import client_address
 
 log = structlog.get_logger("glintwick.http")
 
@@ -70,7 +73,15 @@ def _header(request: web.Request, name: str) -> str:
 def _caller(request: web.Request) -> Caller:
     token = bearer_token(_header(request, "Authorization"))
     request_id = _header(request, "X-Request-Id")[:MAX_REQUEST_ID] or new_request_id()
-    return Caller(token=token or None, request_id=request_id)
+    # the peer, or the client a trusted proxy forwarded for (services/usecases/quotas.py)
+    trusted: tuple[Network, ...] = request.app[TRUSTED_PROXIES]
+    forwarded = request.headers.getall("X-Forwarded-For", [])
+    address = client_address(request.remote or "", forwarded, trusted)
+    return Caller(token=token or None, request_id=request_id, address=address)
+
+
+#: the app's trusted proxies (ServiceConfig.trusted_proxies)
+TRUSTED_PROXIES = web.AppKey("trusted_proxies", tuple)
 
 
 def _json(message: pb_message.Message) -> dict[str, Any]:
@@ -92,7 +103,8 @@ def _error_body(code: grpc.StatusCode, reason: str, message: str) -> dict[str, s
 
 def _error_response(error: ServiceError, status: int | None = None) -> web.Response:
     body = _error_body(error.code, error.reason, error.message)
-    retry = {} if error.retry_after is None else {"Retry-After": str(round(error.retry_after))}
+    # (Retry-After is whole seconds: rounded up, so that a retry then is admitted)
+    retry = {} if error.retry_after is None else {"Retry-After": str(math.ceil(error.retry_after))}
     return web.json_response(body, status=status or error.http_status, headers=retry)
 
 
@@ -496,7 +508,8 @@ def _play_events(service: GameService, stopping: asyncio.Event) -> Handler:
         except StoreUnavailableError as exc:
             return _error_response(store_unavailable(exc))
         stream = service.play(caller)
-        await stream.receive(pb.PlayRequest(subscribe=subscribe))
+        # (charged to the stream limit by check_play already)
+        await stream.receive(pb.PlayRequest(subscribe=subscribe), admitted=True)
         try:
             return await _serve_sse(
                 request,
@@ -600,6 +613,7 @@ def build_app(
     service: GameService, *, cors_origins: frozenset[str] = frozenset()
 ) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_json_errors])
+    app[TRUSTED_PROXIES] = service.config.trusted_proxies
     if cors_origins:
         _cors(app, cors_origins)
     for verb, template, body_rule, method in http_rules():

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from clients.bots.base import Situation
 from clients.bots.greedy import fits_table, greedy_action, missing, progress_action
-from clients.bots.strong import Kind, StrongBot, best_discard, live_outs
+from clients.bots.strong import DiscardRank, Kind, StrongBot, best_discard, live_outs
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, PassClaim
 from engine.cards import Card
 from engine.game.moves import canonical_extra_melds
@@ -127,19 +127,25 @@ class ExpertBot(StrongBot):
 
     # ------------------------------------------------------------------ discards
     def _open_discard(self, sit: Situation, discards: Sequence[Discard]) -> Discard:
+        return min(discards, key=self._open_key(sit))
+
+    def _open_key(self, sit: Situation) -> Callable[[Discard], tuple[int, ...]]:
         by_id = {c.id: c for c in sit.hand}
         penalty = sit.rules.penalty
 
-        def key(action: Discard) -> tuple[int, int, int]:
+        def key(action: Discard) -> tuple[int, ...]:
             c = by_id[action.card]
             fits = 1 if self.open_fits and sit.table and fits_table(c, sit) else 0
             return (fits, -penalty(c), c.id)
 
-        return min(discards, key=key)
+        return key
 
     def _closed_discard(
         self, sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]
     ) -> Discard:
+        return best_discard(sit, discards, seen, self._closed_rank(sit))
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
         free = sit.rules.draw_from_discard  # the next seat takes it without a penalty card
 
         def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
@@ -149,4 +155,32 @@ class ExpertBot(StrongBot):
                 return (missing, danger, -live, penalty, c.id)
             return (missing, -live, danger, penalty, c.id)
 
-        return best_discard(sit, discards, seen, rank)
+        return rank
+
+    def ranked_discards(self, sit: Situation, discards: Sequence[Discard]) -> list[Discard]:
+        """The discards best first as this bot judges them (its choice first when it
+        would discard now), one per card kind (twins play alike).  Reads its memory of
+        the discards seen, never changes it."""
+        by_id = {c.id: c for c in sit.hand}
+        if sit.opened:
+            open_key = self._open_key(sit)
+            ordered = sorted(discards, key=open_key)
+        else:
+            seen = self.seen(sit)
+            rank = self._closed_rank(sit)
+            judged: dict[Kind, tuple[int, int]] = {}
+            keys: dict[Discard, tuple[int, ...]] = {}
+            for action in discards:
+                c = by_id[action.card]
+                if c.kind not in judged:
+                    judged[c.kind] = live_outs(tuple(x for x in sit.hand if x is not c), sit, seen)
+                keys[action] = rank(c, *judged[c.kind])
+            ordered = sorted(discards, key=keys.__getitem__)
+        kinds: set[Kind] = set()
+        out: list[Discard] = []
+        for action in ordered:
+            kind = by_id[action.card].kind
+            if kind not in kinds:
+                kinds.add(kind)
+                out.append(action)
+        return out

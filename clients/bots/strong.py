@@ -22,9 +22,11 @@ Measured against ``greedy``, ``montecarlo`` and ``oracle`` in docs/TOURNAMENTS.m
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Self
 
 from clients.bots.base import Bot, Situation
 from clients.bots.greedy import LIMIT, greedy_action, progress_action
@@ -93,6 +95,12 @@ class StrongBot(Bot):
         if isinstance(action, Discard):
             self._passed.add(action.card)
         return action
+
+    def clone(self) -> Self:
+        """A copy with a memory of its own (searches play copies on; cheaper than deepcopy)."""
+        twin = copy.copy(self)
+        twin._passed = set(self._passed)
+        return twin
 
     def remember(self, action: Action) -> None:
         """An action this seat took that was not this bot's choice (the ``oracle`` plays

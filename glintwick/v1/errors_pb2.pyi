@@ -165,10 +165,21 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """The token is another seat's."""
     ERROR_REASON_RATE_LIMITED: _ErrorReason.ValueType  # 100
     """--- RESOURCE_EXHAUSTED (HTTP 429, or 413 for a body).
-    Past the rate limit: retry later.
+    Past the rate limit of the call's class (shared by every replica): retry after
+    the google.rpc.RetryInfo delay (HTTP: Retry-After).
     """
     ERROR_REASON_BODY_TOO_LARGE: _ErrorReason.ValueType  # 101
     """HTTP only (413): a request body over the server's limit."""
+    ERROR_REASON_QUOTA_OPEN_GAMES: _ErrorReason.ValueType  # 102
+    """The client has its most unfinished games (CreateGame): finish one first."""
+    ERROR_REASON_QUOTA_GAMES_IN_PLAY: _ErrorReason.ValueType  # 103
+    """The service holds its most games in play (CreateGame): retry later."""
+    ERROR_REASON_QUOTA_GAME_WATCHERS: _ErrorReason.ValueType  # 104
+    """The game has its most open watches (WatchGame)."""
+    ERROR_REASON_QUOTA_GAME_SESSIONS: _ErrorReason.ValueType  # 105
+    """The game has its most open play sessions (a Play subscribe)."""
+    ERROR_REASON_QUOTA_CLIENT_STREAMS: _ErrorReason.ValueType  # 106
+    """The client has its most open watches and play sessions."""
     ERROR_REASON_STORE_UNAVAILABLE: _ErrorReason.ValueType  # 110
     """--- UNAVAILABLE (HTTP 503): retry with back-off.
     The game store cannot be reached (google.rpc.RetryInfo says when to retry).
@@ -327,10 +338,21 @@ ERROR_REASON_NOT_YOUR_SEAT: ErrorReason.ValueType  # 93
 """The token is another seat's."""
 ERROR_REASON_RATE_LIMITED: ErrorReason.ValueType  # 100
 """--- RESOURCE_EXHAUSTED (HTTP 429, or 413 for a body).
-Past the rate limit: retry later.
+Past the rate limit of the call's class (shared by every replica): retry after
+the google.rpc.RetryInfo delay (HTTP: Retry-After).
 """
 ERROR_REASON_BODY_TOO_LARGE: ErrorReason.ValueType  # 101
 """HTTP only (413): a request body over the server's limit."""
+ERROR_REASON_QUOTA_OPEN_GAMES: ErrorReason.ValueType  # 102
+"""The client has its most unfinished games (CreateGame): finish one first."""
+ERROR_REASON_QUOTA_GAMES_IN_PLAY: ErrorReason.ValueType  # 103
+"""The service holds its most games in play (CreateGame): retry later."""
+ERROR_REASON_QUOTA_GAME_WATCHERS: ErrorReason.ValueType  # 104
+"""The game has its most open watches (WatchGame)."""
+ERROR_REASON_QUOTA_GAME_SESSIONS: ErrorReason.ValueType  # 105
+"""The game has its most open play sessions (a Play subscribe)."""
+ERROR_REASON_QUOTA_CLIENT_STREAMS: ErrorReason.ValueType  # 106
+"""The client has its most open watches and play sessions."""
 ERROR_REASON_STORE_UNAVAILABLE: ErrorReason.ValueType  # 110
 """--- UNAVAILABLE (HTTP 503): retry with back-off.
 The game store cannot be reached (google.rpc.RetryInfo says when to retry).

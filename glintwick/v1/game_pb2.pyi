@@ -3253,11 +3253,12 @@ class GetLimitsResponse(_message.Message):
     page_token_length: _builtins.int
     """The longest ListOpenGames `page_token`."""
     rate_per_second: _builtins.float
-    """Requests per second each seat may make, per replica (`--rate`): the refill of
-    its bucket (RESOURCE_EXHAUSTED, RATE_LIMITED, past it). 0: no limit.
+    """Moves per second each seat may make, shared by every replica (`--rate`, the
+    act class of the rate limits; RESOURCE_EXHAUSTED, RATE_LIMITED, past it). 0: no
+    limit.
     """
     rate_burst: _builtins.int
-    """Requests a seat may make at once, per replica (`--burst`): its bucket's size."""
+    """Moves a seat may make at once, shared by every replica (`--burst`)."""
     http_body_bytes: _builtins.int
     """The largest HTTP request body, in bytes (413 BODY_TOO_LARGE past it)."""
     grpc_message_bytes: _builtins.int

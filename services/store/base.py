@@ -14,6 +14,12 @@ could never be found to join).  Two implementations share these semantics:
 that cannot be reached raises :class:`StoreUnavailableError` (never its client
 library's own errors), which the faces answer as UNAVAILABLE and
 :mod:`services.store.health` turns into health.
+
+Besides the games, the store keeps what the limits of every replica share
+(:mod:`services.usecases.quotas`): rate-limit cells (:meth:`GameStore.take`, GCRA on
+the store's clock) and bounded sets of leases (:meth:`GameStore.hold`: the open games
+of a client, the streams of a game or a client).  Each lives in one key of its own,
+changed by one atomic step on that key alone (one Redis Cluster slot).
 """
 
 from __future__ import annotations
@@ -71,6 +77,14 @@ class OpenGame:
     # made unique and increasing (one more than the last when two share a microsecond):
     # the lobby's order and its pages' cursor
     position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A rate limit's answer: allowed, or refused until ``retry_after`` seconds pass."""
+
+    allowed: bool
+    retry_after: float = 0.0
 
 
 class GameExistsError(Exception):
@@ -156,6 +170,31 @@ class GameStore(ABC):
     @abstractmethod
     async def games_in_play(self) -> int:
         """How many stored games are not finished."""
+
+    @abstractmethod
+    async def unfinished(self, game_ids: list[str]) -> set[str]:
+        """Those of ``game_ids`` that are stored games not finished (the games in play)."""
+
+    @abstractmethod
+    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+        """Take ``cost`` from the rate-limit cell ``key``: ``rate`` a second, ``burst`` at
+        once (GCRA: the cell holds one time, the theoretical arrival of the next request;
+        a refusal changes nothing).  The store's clock, so replicas' clocks do not
+        matter; the cell expires once it is full again."""
+
+    @abstractmethod
+    async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:
+        """Hold ``member`` in the bounded set ``key`` for ``seconds`` (the store's clock;
+        holding it again renews it), unless ``limit`` other unexpired members hold it
+        already: False then, and nothing changes.  The set expires with its last lease."""
+
+    @abstractmethod
+    async def release(self, key: str, *members: str) -> None:
+        """Take ``members`` out of the bounded set ``key`` (those not there: nothing)."""
+
+    @abstractmethod
+    async def held(self, key: str) -> list[str]:
+        """The unexpired members of the bounded set ``key``."""
 
     @abstractmethod
     async def ping(self) -> bool:

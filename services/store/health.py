@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import structlog
 
 from services.store.base import (
+    Admission,
     GameStore,
     LogItem,
     OpenGame,
@@ -176,6 +177,21 @@ class MonitoredStore(GameStore):
 
     async def games_in_play(self) -> int:
         return await self._call(self.inner.games_in_play())
+
+    async def unfinished(self, game_ids: list[str]) -> set[str]:
+        return await self._call(self.inner.unfinished(game_ids))
+
+    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+        return await self._call(self.inner.take(key, rate, burst, cost))
+
+    async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:
+        return await self._call(self.inner.hold(key, member, limit, seconds))
+
+    async def release(self, key: str, *members: str) -> None:
+        await self._call(self.inner.release(key, *members))
+
+    async def held(self, key: str) -> list[str]:
+        return await self._call(self.inner.held(key))
 
     async def ping(self) -> bool:
         """The monitor's judgement (no round trip: health checks cost the store nothing)."""

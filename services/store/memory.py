@@ -14,7 +14,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from services.store.base import GameExistsError, GameStore, LogItem, OpenGame, Snapshot, Write
+from services.store.base import (
+    Admission,
+    GameExistsError,
+    GameStore,
+    LogItem,
+    OpenGame,
+    Snapshot,
+    Write,
+)
+
+#: limit calls between two sweeps of the expired rate-limit cells and bounded sets
+_LIMITS_SWEEP = 1024
 
 
 @dataclass
@@ -43,6 +54,12 @@ class MemoryStore(GameStore):
         self._expiries: list[tuple[float, str]] = []  # a heap: (expires at, game id)
         self._ttl = finished_ttl
         self._clock = clock
+        # the limits' cells and bounded sets (see GameStore.take and hold): a cell is
+        # its theoretical arrival time, a set its members' lease ends; both dropped
+        # once expired (every _LIMITS_SWEEP calls: the memory stays bounded)
+        self._cells: dict[str, float] = {}
+        self._sets: dict[str, dict[str, float]] = {}
+        self._limit_calls = 0
 
     def _live(self, game_id: str) -> _Game | None:
         game = self._games.get(game_id)
@@ -175,6 +192,57 @@ class MemoryStore(GameStore):
 
     async def games_in_play(self) -> int:
         return sum(1 for g in self._games.values() if g.expires_at is None)
+
+    async def unfinished(self, game_ids: list[str]) -> set[str]:
+        return {
+            g for g in game_ids if (game := self._live(g)) is not None and game.expires_at is None
+        }
+
+    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+        now = self._limits_now()
+        interval = 1.0 / rate
+        arrival = max(self._cells.get(key, now), now) + cost * interval
+        allowed_at = arrival - burst * interval
+        if allowed_at > now:
+            return Admission(False, allowed_at - now)
+        self._cells[key] = arrival
+        return Admission(True)
+
+    async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:
+        now = self._limits_now()
+        members = self._live_members(key, now)
+        if member not in members and len(members) >= limit:
+            return False
+        self._sets.setdefault(key, {})[member] = now + seconds
+        return True
+
+    async def release(self, key: str, *members: str) -> None:
+        held = self._sets.get(key, {})
+        for member in members:
+            held.pop(member, None)
+        if not held:
+            self._sets.pop(key, None)
+
+    async def held(self, key: str) -> list[str]:
+        return list(self._live_members(key, self._clock()))
+
+    def _live_members(self, key: str, now: float) -> dict[str, float]:
+        held = self._sets.get(key, {})
+        for member in [m for m, until in held.items() if until <= now]:
+            del held[member]
+        return held
+
+    def _limits_now(self) -> float:
+        """The clock, after dropping the expired cells and sets now and then (a cell
+        is expired once full again, a set once its last lease ends)."""
+        now = self._clock()
+        self._limit_calls += 1
+        if self._limit_calls % _LIMITS_SWEEP == 0:
+            self._cells = {k: at for k, at in self._cells.items() if at > now}
+            for key in list(self._sets):
+                if not self._live_members(key, now):
+                    del self._sets[key]
+        return now
 
     async def ping(self) -> bool:
         return True

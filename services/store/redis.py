@@ -29,6 +29,17 @@ deployment.)
 * ``glintwick:{sNN}:lobby:<rule-set hash>`` — the same, for one rule set: a filtered
   lobby page is one range read per shard, never a scan past other rule sets' games.
 
+The limits every replica shares (:mod:`services.usecases.quotas`), each in one key
+of its own, changed by a script that touches that key alone (whose hash tag is the
+whole name: one Redis Cluster slot each, wherever the indexes go):
+
+* ``glintwick:rate:{<name>}`` — string: a rate-limit cell (GCRA), the theoretical
+  arrival time of the next request in microseconds of Redis's clock (``TIME``),
+  expiring when the cell is full again: a client gone leaves nothing behind;
+* ``glintwick:hold:{<name>}`` — sorted set: a bounded set of leases (a client's
+  open games, a game's or a client's streams), members by when their lease ends
+  (Redis's clock), trimmed on every hold, expiring with its last lease.
+
 The indexes are written *inside* the create and commit scripts, atomically
 with the record: an index entry lost between two round trips would stall its game
 for good (a bot turn never listed, a deadline that never fires, a table no one can
@@ -130,6 +141,7 @@ from redis.retry import Retry
 from redis.typing import EncodableT
 
 from services.store.base import (
+    Admission,
     GameExistsError,
     GameStore,
     LogItem,
@@ -286,12 +298,62 @@ return response
 """
 
 
+# GCRA: KEYS: the cell; ARGV: microseconds per request, burst, cost.  Returns
+# {1, 0} (allowed: the cell moved on) or {0, microseconds to wait} (nothing changed).
+_TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local arrival = tonumber(redis.call('GET', KEYS[1]) or now)
+if arrival < now then arrival = now end
+arrival = arrival + tonumber(ARGV[3]) * interval
+local allowed_at = arrival - tonumber(ARGV[2]) * interval
+if allowed_at > now then return {0, string.format('%.0f', allowed_at - now)} end
+redis.call('SET', KEYS[1], string.format('%.0f', arrival),
+           'PX', math.floor((arrival - now) / 1000) + 1)
+return {1, '0'}
+"""
+
+# KEYS: the set; ARGV: member, limit, lease (microseconds).  1: held; 0: full.
+_HOLD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1])
+   and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[1], math.floor((tonumber(last[2]) - now) / 1000) + 1)
+return 1
+"""
+
+# KEYS: the set.  Its unexpired members.
+_HELD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+"""
+
+
+def rate_key(name: str) -> str:
+    """A rate-limit cell's key: its own hash tag (one slot, whatever else shares it)."""
+    return f"glintwick:rate:{{{name}}}"
+
+
+def hold_key(name: str) -> str:
+    """A bounded set's key: its own hash tag."""
+    return f"glintwick:hold:{{{name}}}"
+
+
 def _awaited(value: Awaitable[T] | T) -> Awaitable[T]:
     """redis-py types its commands for both clients; the asyncio client's are awaitables."""
     return cast(Awaitable[T], value)
 
 
-def _keys(game_id: str) -> list[str]:
+def game_keys(game_id: str) -> list[str]:
+    """A game's record, log and idempotency keys (its shard's hash tag: one slot)."""
     tag = _tag(shard_of(game_id))
     return [f"g:{tag}:{game_id}:rec", f"g:{tag}:{game_id}:log", f"g:{tag}:{game_id}:req"]
 
@@ -519,7 +581,7 @@ class _ShardReader:
         waiter = _Waiter(after, asyncio.get_running_loop().create_future())
         followed = self.followed.get(game_id)
         if followed is None:
-            key = _keys(game_id)[1]
+            key = game_keys(game_id)[1]
             followed = self.followed[game_id] = _Followed(key, after)
             self._by_key[key] = game_id
         followed.waiters.add(waiter)
@@ -726,6 +788,9 @@ class RedisStore(GameStore):
         self._commit = scripts.register_script(_COMMIT)
         self._bot_turns = scripts.register_script(_BOT_TURNS)
         self._confirm = scripts.register_script(_CONFIRM)
+        self._take = scripts.register_script(_TAKE)
+        self._hold = scripts.register_script(_HOLD)
+        self._held = scripts.register_script(_HELD)
         self._ttl = finished_ttl
 
     async def _write(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
@@ -799,7 +864,7 @@ class RedisStore(GameStore):
         return answer, int(confirmed)
 
     async def create(self, game_id: str, write: Write) -> None:
-        keys = [_keys(game_id)[0], *_index_keys(game_id, write)]
+        keys = [game_keys(game_id)[0], *_index_keys(game_id, write)]
         args: list[Any] = [write.record, game_id, *_index_args(game_id, write)]
         created = await self._write(self._create, keys, args)
         if not created:
@@ -807,7 +872,7 @@ class RedisStore(GameStore):
 
     async def load(self, game_id: str) -> Snapshot | None:
         with _reachable():
-            rev, record = await _awaited(self._redis.hmget(_keys(game_id)[0], ["rev", "rec"]))
+            rev, record = await _awaited(self._redis.hmget(game_keys(game_id)[0], ["rev", "rec"]))
         if rev is None or record is None:
             return None
         return Snapshot(int(rev), bytes(record))
@@ -828,19 +893,21 @@ class RedisStore(GameStore):
             game_id,
             *_index_args(game_id, write),
         ]
-        keys = [*_keys(game_id), *_index_keys(game_id, write)]
+        keys = [*game_keys(game_id), *_index_keys(game_id, write)]
         return bool(await self._write(self._commit, keys, args))
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         if self._ack_replicas:  # (answered as a success: confirmed as a write is)
-            return cast(bytes | None, await self._write(self._confirm, [_keys(game_id)[2]], [key]))
+            return cast(
+                bytes | None, await self._write(self._confirm, [game_keys(game_id)[2]], [key])
+            )
         with _reachable():
-            return await cast(Awaitable[bytes | None], self._redis.hget(_keys(game_id)[2], key))
+            return await cast(Awaitable[bytes | None], self._redis.hget(game_keys(game_id)[2], key))
 
     async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
         with _reachable():
             rows = await self._redis.xrange(
-                _keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
+                game_keys(game_id)[1], min=f"{after_version + 1}-0", max="+", count=limit
             )
         return _rows(rows)
 
@@ -1001,6 +1068,38 @@ class RedisStore(GameStore):
             pipe.scard(index_key(shard, "active"))
 
         return sum(await self._each_shard(active))
+
+    async def unfinished(self, game_ids: list[str]) -> set[str]:
+        if not game_ids:
+            return set()
+        # (each game's shard's active set; a cluster pipeline groups them by node)
+        pipe = self._redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.sismember(index_key(shard_of(game_id), "active"), game_id)
+        with _reachable():
+            found = await pipe.execute()
+        return {g for g, there in zip(game_ids, found, strict=True) if there}
+
+    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+        args: list[Any] = [repr(1_000_000 / rate), burst, cost]
+        with _reachable():
+            allowed, wait = await self._take(keys=[rate_key(key)], args=args)
+        return Admission(bool(allowed), int(wait) / 1_000_000)
+
+    async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:
+        args: list[Any] = [member, limit, repr(seconds * 1_000_000)]
+        with _reachable():
+            return bool(await self._hold(keys=[hold_key(key)], args=args))
+
+    async def release(self, key: str, *members: str) -> None:
+        if members:
+            with _reachable():
+                await _awaited(self._redis.zrem(hold_key(key), *members))
+
+    async def held(self, key: str) -> list[str]:
+        with _reachable():
+            ids = await self._held(keys=[hold_key(key)])
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     async def ping(self) -> bool:
         with _reachable():

@@ -1,7 +1,7 @@
 """The service's use cases, one module each, behind the facade :class:`services.api.GameService`.
 
 Each module is a set of coroutines over one shared :class:`~services.usecases.context.Context`
-(the store, the configuration, the per-process caches and the rate limiter):
+(the store, the configuration and the per-process caches):
 
 * :mod:`.rule_sets`, :mod:`.lobby`: rule sets, creating, joining and filling games;
 * :mod:`.moves`: validating and submitting actions (the one path of a move);

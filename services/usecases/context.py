@@ -4,8 +4,8 @@ Nothing here keeps game state between requests: any replica serves any game.
 The per-process things are caches — decoded records keyed by the store's revision
 (a record at a revision never changes, so a cached decode is never stale), and
 each game's newest cached revision, which may be stale and is only ever used under
-the compare-and-set — and the per-seat rate limiter (a replica limits what it
-serves).
+the compare-and-set.  The limits are the store's (:mod:`.quotas`): shared by
+every replica.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
@@ -24,10 +25,14 @@ from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
+from services.config import Network, Quotas, Rate
 from services.errors import ServiceError, invalid, not_found
 from services.store.base import GameStore
 
 from .records import IdleLimits, Loaded
+
+if TYPE_CHECKING:
+    from .quotas import LeaseKeeper
 
 MAX_GAME_ID = 64  # characters of a game_id (the server makes 16)
 
@@ -44,17 +49,25 @@ def new_request_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who is calling: the bearer token (if any) and the request id for the logs."""
+    """Who is calling: the bearer token (if any), the request id for the logs, and
+    the client's address (the peer's, or the one a trusted proxy forwarded for)."""
 
     token: str | None = None
     request_id: str = ""
+    address: str = ""
 
 
 @dataclass
 class ServiceConfig:
     operator_token: str | None = None
+    # the act class's rate limit (moves, per seat); the other classes' (None: no rate
+    # limit at all); the quotas (services/usecases/quotas.py); the proxies whose
+    # forwarded-for is believed
     rate_per_second: float = 500.0
     rate_burst: int = 1000
+    rates: Mapping[str, Rate] | None = field(default_factory=dict)
+    quotas: Quotas = field(default_factory=Quotas)
+    trusted_proxies: tuple[Network, ...] = ()
     watch_poll_seconds: float = 5.0
     cache_size: int = 4096
     clock: Callable[[], float] = time.time
@@ -73,37 +86,15 @@ class ServiceConfig:
     bot_pool_token: str | None = None
 
 
-class RateLimiter:
-    """A token bucket per key: ``rate`` requests per second, bursts of ``burst``."""
-
-    def __init__(
-        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._rate = rate
-        self._burst = float(burst)
-        self._clock = clock
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-
-    def allow(self, key: str) -> bool:
-        if self._rate <= 0:
-            return True
-        now = self._clock()
-        tokens, last = self._buckets.pop(key, (self._burst, now))
-        tokens = min(self._burst, tokens + (now - last) * self._rate)
-        allowed = tokens >= 1.0
-        self._buckets[key] = (tokens - 1.0 if allowed else tokens, now)
-        if len(self._buckets) > 100_000:
-            self._buckets.popitem(last=False)
-        return allowed
-
-
 class Context:
-    """The store, the configuration, the caches and the rate limiter of one service."""
+    """The store, the configuration and the caches of one service."""
 
     def __init__(self, store: GameStore, config: ServiceConfig) -> None:
         self.store = store
         self.config = config
-        self.limiter = RateLimiter(config.rate_per_second, config.rate_burst)  # per game:seat
+        self.leases: LeaseKeeper | None = None  # the open streams' (quotas.keeper)
+        # when each full client's open games were last checked for finished ones
+        self.pruned: dict[str, float] = {}
         # the newest revision of each game this process has seen (least recently
         # used first out): a load that finds the store at that revision skips the
         # decoding, and a move whose expected version matches it is applied and

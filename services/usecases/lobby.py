@@ -25,6 +25,7 @@ from services.store.base import GameExistsError, OpenGame
 from .access import require_deck_operator, seat_of
 from .context import Caller, Context
 from .house_bots import check_strategy
+from .quotas import claim_open_game, release_open_game
 from .records import (
     Loaded,
     game_message,
@@ -52,7 +53,7 @@ _PAGE_TOKEN_PREFIX = "lobby1"
 
 
 async def create_game(ctx: Context, request: pb.CreateGameRequest, caller: Caller) -> pb.Game:
-    return await _create(ctx, request, [])
+    return await _create(ctx, request, [], caller)
 
 
 async def create_game_from_deck(
@@ -61,7 +62,7 @@ async def create_game_from_deck(
     require_deck_operator(ctx.config, caller)
     if not request.decks:
         raise invalid("give at least one deck order in decks", "INVALID_DECK")
-    return await _create(ctx, request.game, list(request.decks))
+    return await _create(ctx, request.game, list(request.decks), caller)
 
 
 def _deck_orders(rules: RuleSet, decks: list[pb.DeckOrder]) -> dict[int, list[int]]:
@@ -86,7 +87,7 @@ def _deck_orders(rules: RuleSet, decks: list[pb.DeckOrder]) -> dict[int, list[in
 
 
 async def _create(
-    ctx: Context, request: pb.CreateGameRequest, decks: list[pb.DeckOrder]
+    ctx: Context, request: pb.CreateGameRequest, decks: list[pb.DeckOrder], caller: Caller
 ) -> pb.Game:
     rules = requested_rules(ctx, request)
     orders = _deck_orders(rules, decks)
@@ -104,12 +105,17 @@ async def _create(
         if seat >= seats:
             raise invalid(f"bot seat {seat} is not a seat of this game of {seats}", "NO_SUCH_SEAT")
         check_strategy(ctx.config, strategy)
+    game_id = secrets.token_hex(8)
+    # the client's open games and the service's games in play (quotas.py): after the
+    # request's checks (a request refused for them counts towards neither), before the
+    # deal (a flood refused by a quota costs no shuffling)
+    counted = await claim_open_game(ctx, caller, game_id)
     seed = given_seed or os.urandom(32)
     try:
         state = GameState.new_game(rules, seats, seed, stock_orders=orders or None)
     except GlintwickError as exc:
+        await release_open_game(ctx, counted, game_id)
         raise invalid(str(exc), "INVALID_DECK" if orders else "INVALID_ARGUMENT") from exc
-    game_id = secrets.token_hex(8)
     record = spb.StoredGame(
         game_id=game_id,
         seats=[
@@ -131,7 +137,10 @@ async def _create(
         write = store_write(None, record, state, idle=ctx.config.idle, now=ctx.config.clock())
         await ctx.store.create(game_id, write)
     except GameExistsError as exc:  # 64 random bits: practically never
+        await release_open_game(ctx, counted, game_id)
         raise conflict() from exc
+    # (a write whose outcome is unknown keeps its count: a game never stored is
+    # dropped from it when the quota is next reached, as a finished one is)
     log.info("game_created", game_id=game_id, rules=rules.name, seats=seats, arranged=bool(orders))
     loaded = Loaded(1, record, state)
     ctx.remember(game_id, loaded)

@@ -2,10 +2,10 @@
 
 request → decode → on the game (the cached one when it is at the version the
 client expects, else a fresh load) authenticate the seat, answer a repeated
-request id, take the seat's rate-limit token, check the version → the engine
+request id, take the seat's rate-limit token (the store's), check the version → the engine
 applies the action (pure) → one compare-and-set write that also appends the log
 entry and remembers the idempotent response → respond.  On a cached game every
-doubt (the token not in its record, a refusal by the engine or the limiter, a lost
+doubt (the token not in its record, a refusal by the engine or the rate limit, a lost
 compare-and-set) sends the move once more, on a fresh load, whose answer is final:
 so every answer is the one a fresh load gives (docs/ARCHITECTURE.md).
 """
@@ -22,11 +22,12 @@ from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
-from services.errors import ServiceError, conflict, invalid, precondition, rate_limited, stale
+from services.errors import ServiceError, conflict, invalid, precondition, stale
 from services.store.base import LogItem
 
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
+from .quotas import admit
 from .records import Loaded, next_deadline, store_write
 
 log = structlog.get_logger("glintwick.api")
@@ -101,11 +102,13 @@ async def submit_action(
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return pb.SubmitActionResponse.FromString(earlier)
         if not charged:
-            charged = ctx.limiter.allow(f"{game_id}:{seat}")
-            if not charged:
+            try:  # (the seat's act limit, shared by every replica: services/usecases/quotas.py)
+                await admit(ctx, "act", caller, f"seat:{game_id}:{seat}")
+            except ServiceError:
                 if on_cache:
                     continue  # judged fresh: a retry of a landed move gets its answer
-                raise rate_limited()
+                raise
+            charged = True
         if expected != loaded.version:
             raise stale(expected, loaded.version)
         try:

@@ -39,6 +39,7 @@ from services.store.base import StoreUnavailableError
 from .access import acting_seat
 from .context import Caller, Context
 from .moves import submit_action
+from .quotas import admit, hold_stream
 from .records import Loaded
 from .views import view_of
 from .watch import _deal_events, _Start, _start, _wait_log, shutting_down
@@ -111,15 +112,19 @@ class PlayStream:
 
     # ------------------------------------------------------------------ the client's messages
 
-    async def receive(self, request: pb.PlayRequest | ServiceError) -> None:
-        """One client message (a ServiceError: one that could not be decoded)."""
+    async def receive(
+        self, request: pb.PlayRequest | ServiceError, *, admitted: bool = False
+    ) -> None:
+        """One client message (a ServiceError: one that could not be decoded);
+        ``admitted``: a subscribe already charged to the stream rate limit (the HTTP
+        face's, by its early check)."""
         self.received += 1
         if isinstance(request, ServiceError):
             await self._send(pb.PlayResponse(error=play_error(request)))
             return
         kind = request.WhichOneof("kind")
         if kind == "subscribe":
-            await self._subscribe(request.subscribe)
+            await self._subscribe(request.subscribe, admitted)
         elif kind == "act":
             # acts run side by side (several games: each its own store round trips);
             # each answers with its result, named by its request id
@@ -133,12 +138,22 @@ class PlayStream:
                 pb.PlayResponse(error=play_error(invalid("a PlayRequest needs one of its kinds")))
             )
 
-    async def _subscribe(self, request: pb.PlaySubscribe) -> None:
+    async def _subscribe(self, request: pb.PlaySubscribe, admitted: bool) -> None:
         requested = request.seat if request.HasField("seat") else None
         game_id = request.game_id
         caller = self._caller
         if request.token:
-            caller = Caller(token=request.token.strip(), request_id=self._caller.request_id)
+            caller = Caller(
+                token=request.token.strip(),
+                request_id=self._caller.request_id,
+                address=self._caller.address,
+            )
+        if not admitted:
+            try:
+                await admit(self._ctx, "stream", caller)
+            except ServiceError as exc:
+                await self._send(_closed(game_id, requested, exc))
+                return
         for old in [
             s
             for s in self._sessions.get(game_id, [])
@@ -230,9 +245,15 @@ class PlayStream:
                 after_cursor=request.after_cursor,
             )
             start = await _start(self._ctx, watch, loaded)
+            # (the game's sessions and the client's streams: a lease while it is open)
+            hold = await hold_stream(self._ctx, "play", game_id, session.caller)
             session.seat = seat
             session.ready.set_result(seat)
-            final = await self._play(session, seat, loaded, start, request.prompts_only)
+            try:
+                final = await self._play(session, seat, loaded, start, request.prompts_only)
+            finally:
+                if hold is not None:
+                    await hold.release()
             closed = pb.PlayClosed()
             if final is not None:
                 closed.final_view.CopyFrom(view_of(final, seat))

@@ -28,6 +28,7 @@ from services.store.base import LogItem
 
 from .access import seat_of
 from .context import Caller, Context
+from .quotas import HeldStream, hold_stream
 from .records import Loaded
 from .views import view_of
 
@@ -61,7 +62,9 @@ async def watch_game(
     loaded = await ctx.load(request.game_id)
     seat = seat_of(loaded, caller, required=False)
     start = await _start(ctx, request, loaded)
-    return _stream(ctx, loaded, seat, start)
+    # (the game's watchers and the client's streams: a lease while the stream is open)
+    hold = await hold_stream(ctx, "watch", request.game_id, caller)
+    return HeldStream(_stream(ctx, loaded, seat, start), hold)
 
 
 async def _start(ctx: Context, request: pb.WatchGameRequest, loaded: Loaded) -> _Start:

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from services.store.redis import game_keys
 from tests.e2e.conftest import StartServer
 
 ABANDON_AFTER = 2.0
@@ -53,7 +54,7 @@ async def play_to_end(
 async def ttl(redis_url: str, game_id: str) -> int:
     client = aioredis.Redis.from_url(redis_url)
     try:
-        return int(await client.ttl(f"g:{{{game_id}}}:rec"))
+        return int(await client.ttl(game_keys(game_id)[0]))
     finally:
         await client.aclose()
 

@@ -8,11 +8,20 @@ from collections.abc import Callable
 import pytest
 
 from bench import bench_service
+from services.config import NO_QUOTAS
+from tests.e2e.conftest import StartServer
 from tests.e2e.support import Env
 
 
+@pytest.fixture(params=["memory", "redis"])
+async def bench_server(request: pytest.FixtureRequest, start_server: StartServer) -> Env:
+    """A server as the benchmarks run theirs: no rate limits, no quotas (their load
+    generators flood from one address: bench_service.NO_LIMITS)."""
+    return await start_server(request.param, rates=None, quotas=NO_QUOTAS)
+
+
 @pytest.mark.parametrize("kind", ["ping", "analyse", "submit"])
-async def test_load_generator_calls_succeed(server: Env, kind: str) -> None:
+async def test_load_generator_calls_succeed(bench_server: Env, kind: str) -> None:
     makers: dict[str, Callable[[int], bench_service.Call]] = {
         "ping": bench_service._ping,
         "analyse": bench_service._analyse_factory(),
@@ -20,7 +29,7 @@ async def test_load_generator_calls_succeed(server: Env, kind: str) -> None:
     }
     make = makers[kind]
     # _drive raises on the first failed call (an illegal or stale move, say)
-    result = await bench_service._drive(server.target, 0.5, 2, make)
+    result = await bench_service._drive(bench_server.target, 0.5, 2, make)
     assert result["calls"] > 0
 
 

@@ -20,7 +20,7 @@ from clients.sdk import GlintwickClient, RetryPolicy, Seat
 from engine.rulesets import PRESETS
 from glintwick.storage.v1 import storage_pb2 as spb
 from loadtests.redis_cluster import RedisCluster
-from services.store.redis import SHARDS, _keys, cluster_client, cluster_url, index_key
+from services.store.redis import SHARDS, cluster_client, cluster_url, game_keys, index_key
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Mirror, Played, play_game
 
@@ -38,9 +38,9 @@ async def test_every_script_touches_one_slot(
     the scripts otherwise: CROSSSLOT), and the shards spread over every primary."""
     env = await start_server("cluster")
     game, _ = await env.new_game("whiskertrail", 2, b"slots")
-    admin = aioredis.Redis(port=fresh_cluster.primary_of(_keys(game.game_id)[0]))
+    admin = aioredis.Redis(port=fresh_cluster.primary_of(game_keys(game.game_id)[0]))
     try:
-        slots = {int(await admin.cluster("KEYSLOT", key)) for key in _keys(game.game_id)}
+        slots = {int(await admin.cluster("KEYSLOT", key)) for key in game_keys(game.game_id)}
     finally:
         await admin.aclose()
     assert len(slots) == 1
@@ -67,8 +67,8 @@ async def test_a_primary_failover_mid_play_loses_no_acknowledged_move(
     games = [
         await first.new_game("whiskertrail", 2, f"failover {n}".encode()) for n in range(GAMES)
     ]
-    victim = fresh_cluster.primary_of(_keys(games[0][0].game_id)[0])
-    on_victim = [g for g, _ in games if fresh_cluster.primary_of(_keys(g.game_id)[0]) == victim]
+    victim = fresh_cluster.primary_of(game_keys(games[0][0].game_id)[0])
+    on_victim = [g for g, _ in games if fresh_cluster.primary_of(game_keys(g.game_id)[0]) == victim]
 
     running = asyncio.Event()
     running.set()
@@ -107,7 +107,7 @@ async def test_a_primary_failover_mid_play_loses_no_acknowledged_move(
         running.set()  # the games go on through the outage
         await failover
         # its replica serves the slot now
-        assert fresh_cluster.primary_of(_keys(games[0][0].game_id)[0]) != victim
+        assert fresh_cluster.primary_of(game_keys(games[0][0].game_id)[0]) != victim
         async with asyncio.timeout(180):
             results = await asyncio.gather(*players)
         for played in results:

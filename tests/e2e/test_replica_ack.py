@@ -22,7 +22,7 @@ from glintwick.v1 import game_pb2 as pb
 from loadtests.redis_process import RedisProcess, redis_pair
 from services.config import ServerOptions, add_arguments, options_from
 from services.store.base import LogItem, StoreUnavailableError, Write
-from services.store.redis import RedisStore, _keys
+from services.store.redis import RedisStore, game_keys
 from tests.e2e.support import open_env
 
 
@@ -62,10 +62,10 @@ async def test_an_acknowledged_write_is_on_the_replica(
     try:
         await store.create("g1", Write(record=b"r1"))
         # acknowledged: the replica has it now, not eventually
-        assert await _replica_has(replica, _keys("g1")[0], "rec") == b"r1"
+        assert await _replica_has(replica, game_keys("g1")[0], "rec") == b"r1"
         write = Write(b"r2", LogItem(1, b"e1"), idempotency_key="0:a", response=b"answer")
         assert await store.commit("g1", 1, write)
-        assert await _replica_has(replica, _keys("g1")[0], "rec") == b"r2"
+        assert await _replica_has(replica, game_keys("g1")[0], "rec") == b"r2"
         assert await store.idempotent_response("g1", "0:a") == b"answer"
         assert await store.idempotent_response("g1", "0:none") is None
     finally:
@@ -93,7 +93,7 @@ async def test_a_frozen_replica_fails_the_ack_typed_and_a_retry_is_answered_late
         assert again.value.reason == "REPLICA_ACK_TIMEOUT"
         replica.thaw()
         assert await store.idempotent_response("g2", "0:a") == b"answer"
-        assert await _replica_has(replica, _keys("g2")[0], "rec") == b"r2"
+        assert await _replica_has(replica, game_keys("g2")[0], "rec") == b"r2"
     finally:
         replica.thaw()
         await store.close()

@@ -19,6 +19,7 @@ from services.api import Caller, GameService, ServiceConfig
 from services.errors import ServiceError
 from services.store.base import GameStore
 from services.store.memory import MemoryStore
+from services.store.redis import game_keys
 from services.usecases.deadlines import Swept
 from services.usecases.records import IDLE_STEPS, IdleLimits
 from tests.integration.conftest import fresh_redis_store
@@ -102,7 +103,7 @@ async def key_ttl(setup: Setup, game_id: str) -> int:
     assert setup.redis_url is not None
     client = aioredis.Redis.from_url(setup.redis_url)
     try:
-        return int(await client.ttl(f"g:{{{game_id}}}:rec"))
+        return int(await client.ttl(game_keys(game_id)[0]))
     finally:
         await client.aclose()
 

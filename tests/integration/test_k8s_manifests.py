@@ -536,3 +536,20 @@ def _production_docs() -> str:
     start = text.index("## Production deployment")
     end = text.find("\n## ", start + 1)
     return text[start : end if end != -1 else None]
+
+
+def test_production_acknowledges_a_move_only_once_a_replica_has_it() -> None:
+    """The production overlay's servers run ``--ack replica`` (a failover to the replica
+    loses no acknowledged move), with settings the server accepts."""
+    (config,) = [
+        d
+        for d in _built(K8S / "overlays" / "production")
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "glintwick"
+    ]
+    data = config["data"]
+    assert data["GLINTWICK_ACK"] == "replica"
+    from glintwick_cli import build_parser
+
+    args = build_parser().parse_args(["serve", *[f"--{k[10:].lower().replace('_', '-')}={v}"
+                                                for k, v in data.items()]])  # fmt: skip
+    assert (args.ack, args.ack_replicas) == ("replica", 1)

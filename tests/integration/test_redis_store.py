@@ -8,7 +8,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from services.store.base import LogItem, Write
-from services.store.redis import SHARDS, RedisStore, shard_of
+from services.store.redis import SHARDS, RedisStore, hold_key, rate_key, shard_of
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(
@@ -123,3 +123,21 @@ async def test_lobby_positions_are_unique_across_shards(redis_store: RedisStore)
     for created in by_shard.values():
         assert sorted(created, key=order.index) == created
     assert len(by_shard) > 8  # (the games spread over the shards)
+
+
+async def test_the_limits_keys_expire_and_each_is_its_own_slot(
+    redis_store: RedisStore, redis_url: str
+) -> None:
+    """A rate cell lives until it is full again, a bounded set until its last lease
+    ends: a flood of clients leaves nothing behind; each key's hash tag is its whole
+    name (one Redis Cluster slot: the scripts touch that key alone)."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        await redis_store.take("flood", 1.0, 10)
+        ttl = await client.pttl(rate_key("flood"))
+        assert 900 < ttl <= 1001  # one request's refill (1 s), rounded up
+        await redis_store.hold("set", "m", 5, 30)
+        assert 29_000 < await client.pttl(hold_key("set")) <= 30_001
+        assert rate_key("x") == "glintwick:rate:{x}" and hold_key("x") == "glintwick:hold:{x}"
+    finally:
+        await client.aclose()

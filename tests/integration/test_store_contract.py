@@ -282,3 +282,78 @@ async def test_lobby_follows_the_compare_and_set_winner(store: GameStore) -> Non
         winner = results.index(True)
         listed = _listed(await store.open_games("A"))
         assert (game in listed) == (winner % 2 == 1), f"round {round_}"
+
+
+# ------------------------------------------------------------------ the limits' cells and sets
+
+
+async def test_a_rate_cell_admits_its_burst_then_refuses_with_the_wait(store: GameStore) -> None:
+    rate, burst = 10.0, 5  # a request every 0.1 s, five at once
+    answers = [await store.take("client-a", rate, burst) for _ in range(burst)]
+    assert all(a.allowed for a in answers)
+    refused = await store.take("client-a", rate, burst)
+    assert not refused.allowed
+    assert 0 < refused.retry_after <= 1 / rate + 0.05  # the next token's refill, no more
+    # another key has its own cell
+    assert (await store.take("client-b", rate, burst)).allowed
+    # a refusal takes nothing: once the wait has passed, exactly one more is admitted
+    await asyncio.sleep(refused.retry_after + 0.02)
+    assert (await store.take("client-a", rate, burst)).allowed
+    assert not (await store.take("client-a", rate, burst)).allowed
+
+
+async def test_a_rate_cell_takes_its_cost_and_never_more_than_its_burst(store: GameStore) -> None:
+    assert (await store.take("c", 1.0, 4, cost=3)).allowed
+    second = await store.take("c", 1.0, 4, cost=3)  # 6 > 4: refused, 2 s until there is room
+    assert not second.allowed and 1.5 < second.retry_after <= 2.05
+    assert (await store.take("c", 1.0, 4, cost=1)).allowed
+
+
+async def test_a_bounded_set_holds_up_to_its_limit_and_renews(store: GameStore) -> None:
+    assert await store.hold("watchers", "s1", 2, 60)
+    assert await store.hold("watchers", "s2", 2, 60)
+    assert not await store.hold("watchers", "s3", 2, 60)  # full: nothing changes
+    assert sorted(await store.held("watchers")) == ["s1", "s2"]
+    assert await store.hold("watchers", "s1", 2, 60)  # a member renews, full or not
+    await store.release("watchers", "s1", "absent")
+    assert await store.held("watchers") == ["s2"]
+    assert await store.hold("watchers", "s3", 2, 60)
+    assert sorted(await store.held("watchers")) == ["s2", "s3"]
+    await store.release("watchers", "s2", "s3")
+    assert await store.held("watchers") == []
+
+
+async def test_a_lease_that_is_not_renewed_ends(store: GameStore) -> None:
+    assert await store.hold("streams", "gone", 1, 0.2)
+    assert not await store.hold("streams", "new", 1, 60)
+    await asyncio.sleep(0.3)  # the store's clock passes the lease: its member stops counting
+    assert await store.held("streams") == []
+    assert await store.hold("streams", "new", 1, 60)
+    assert await store.held("streams") == ["new"]
+
+
+async def test_unfinished_names_the_games_in_play_only(store: GameStore) -> None:
+    await store.create("playing", Write(b"0"))
+    await store.create("over", Write(b"0"))
+    assert await store.commit("over", 1, Write(b"1", finished=True))
+    assert await store.unfinished(["playing", "over", "never"]) == {"playing"}
+    assert await store.unfinished([]) == set()
+
+
+async def test_the_memory_store_limits_run_on_its_injected_clock() -> None:
+    """The memory store's cells and leases follow its clock (Redis's follow TIME):
+    no sleeping, and the expired cells and sets are dropped (its memory stays bounded)."""
+    from services.store.memory import MemoryStore
+
+    now = [1000.0]
+    store = MemoryStore(clock=lambda: now[0])
+    assert [(await store.take("k", 2.0, 2)).allowed for _ in range(3)] == [True, True, False]
+    now[0] += 0.5  # one request's refill
+    assert (await store.take("k", 2.0, 2)).allowed
+    assert await store.hold("s", "m", 1, 10)
+    now[0] += 10
+    assert await store.held("s") == []
+    for i in range(3000):  # a flood of clients, each once: the sweeps drop them
+        await store.take(f"client-{i}", 1000.0, 1)
+        now[0] += 0.01
+    assert len(store._cells) < 1100

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from loadtests.redis_cluster import RedisCluster
 from loadtests.redis_process import RedisProcess, redis_pair
 from services.store.base import GameStore, LogItem, StoreUnavailableError, Write
-from services.store.redis import RedisStore, _keys
+from services.store.redis import RedisStore, game_keys
 from tests.integration.test_store_contract import *  # noqa: F403 (the contract's tests)
 
 
@@ -51,7 +51,7 @@ async def test_a_frozen_replica_fails_the_ack_on_a_cluster_too(fresh_cluster: Re
     store = RedisStore(fresh_cluster.url, finished_ttl=60, ack_replicas=1, ack_timeout=0.3)
     try:
         await store.create("frozen", Write(b"r0"))
-        primary = fresh_cluster.primary_of(_keys("frozen")[0])
+        primary = fresh_cluster.primary_of(game_keys("frozen")[0])
         with fresh_cluster.client(primary) as client:
             replicas = [int(port) for _, port, _ in client.execute_command("ROLE")[2]]
         assert replicas, "the cluster gives every primary a replica"

@@ -84,7 +84,7 @@ def test_a_p99_over_its_limit_fails_the_run(tmp_path: Path) -> None:
     code, summary, output = run_loadtest(
         tmp_path, "--store", "memory", "--workers", "1", "--time", "3s",
         "--tables", "0", "--http-tables", "0", "--solvers", "1", "--watchers", "0",
-        "--solver-wait", "0.01", "--max-p99-ms", "AnalyseHand=0",
+        "--solver-wait", "0.05", "--max-p99-ms", "AnalyseHand=0",
     )  # fmt: skip
     assert code == 3, output
     assert "p99 over its limit: AnalyseHand" in output

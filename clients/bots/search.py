@@ -1,0 +1,351 @@
+"""``search``: determinized Monte Carlo search over ``expert``, seeing only what its seat sees.
+
+The fair counterpart of the ``oracle``.  At the decisions that matter — a discard, the
+discard pile against the stock, a May I? claim, laying the contract or holding it a
+turn — it takes ``expert``'s move and, as challengers, the next best by expert's own
+ranking (at most ``max_candidates`` in all).  Then, ``budget_rollouts`` times in all, it
+samples a *world*: a full game state consistent with what the seat has seen
+(:class:`TableMemory`, :func:`sample_world`), and plays every candidate in it to the end
+of the round with ``expert`` in every seat, scoring the seat's real round penalty.  All
+candidates are played in the same worlds (common random numbers: the rollouts are
+deterministic given the world), so their difference per world is paired.  It keeps
+expert's move unless another saves ``margin`` points per round on average *and* its
+paired mean difference is ``z`` standard errors below zero.
+
+What a world may use, and nothing else: the seat's hand, the melds on the table, the
+discard pile as the seat watched it grow (the cards it saw discarded and still there),
+the cards it saw an opponent take from the pile (held by that opponent until they show
+up on the table or in the pile again), every hand's size and the stock's size.  The
+unseen cards (the rest of the deck) are dealt uniformly at random into the opponents'
+unknown cards, the pile cards the seat never saw, and the stock.  The bot owns its
+generator (seeded from its seed; the ``rng`` argument of :meth:`choose` is not used),
+so its play is deterministic given its seed and the seat's views: the same views give
+the same choices whatever the hidden cards are (``tests/unit/test_search.py``).
+
+``budget_rollouts`` (default 6) bounds the rollouts per decision: worlds × candidates.
+``horizon_turns`` (default 40) ends a rollout after that many completed turns, valued
+at the penalty the seat would score if the round ended there (``None``: to the end of
+the round; contract rounds that only the 200-turn cap ends make that costly).
+``time_ms`` (default off) also stops sampling new worlds once that much wall-clock
+time has gone by in one decision (at least one world is always played): with it the
+choices depend on the machine's speed and are no longer reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from clients.bots.base import Bot, Situation
+from clients.bots.expert import ExpertBot
+from clients.bots.greedy import fits_table, missing
+from clients.turn import engine_turn
+from engine.actions import Action, Claim, Discard, Draw, DrawSource, LayContract, PassClaim
+from engine.cards import Card, full_deck
+from engine.game import GameState, Phase
+from engine.rulesets import RuleSet
+
+__all__ = ["SearchBot", "TableMemory", "sample_world"]
+
+_PILE = Draw(DrawSource.DISCARD)
+_STOCK = Draw(DrawSource.STOCK)
+_UNUSED = random.Random(0)  # handed to expert, which draws no random numbers
+
+
+@dataclass
+class TableMemory:
+    """What one seat has watched of the current deal, beyond its situation of the moment.
+
+    ``pile``: the discard pile's cards the seat has seen laid there and not seen taken,
+    bottom first (the top last); ``unknown``: how many pile cards under those it never
+    saw.  ``held``: per opponent seat, the cards it saw that seat take from the pile and
+    not yet seen again.  Kept up to date by :meth:`observe` at each of the seat's
+    decisions (and :meth:`discarded` for its own discards)."""
+
+    deal: tuple[int, int] = (-1, -1)  # (round, exhaustions)
+    stock_size: int = -1
+    sizes: tuple[int, ...] = ()
+    pile: list[int] = field(default_factory=list)
+    unknown: int = 0
+    held: dict[int, set[int]] = field(default_factory=dict)
+
+    def observe(self, sit: Situation) -> None:
+        deal = (sit.round_number, sit.exhaustions)
+        top = sit.discard_top
+        if deal[0] != self.deal[0]:
+            self.held = {}
+            self._restart(sit)
+        elif deal != self.deal or sit.stock_size > self.stock_size:
+            self._restart(sit)  # the pile but its top went back into the stock
+        else:
+            self._reconcile(sit, top)
+        self.deal = deal
+        self.stock_size = sit.stock_size
+        self.sizes = sit.hand_sizes
+        shown = {c.id for c in sit.hand} | set(self.pile)
+        shown.update(c.id for m in sit.table for c in m.cards)
+        for seat in list(self.held):
+            self.held[seat] -= shown
+            if not self.held[seat]:
+                del self.held[seat]
+
+    def discarded(self, card_id: int) -> None:
+        """The seat's own discard: on top of the pile now."""
+        self.pile.append(card_id)
+
+    def _restart(self, sit: Situation) -> None:
+        self.pile = [sit.discard_top.id] if sit.discard_top is not None else []
+        self.unknown = max(0, sit.discard_size - len(self.pile))
+
+    def _reconcile(self, sit: Situation, top: Card | None) -> None:
+        """Cards leave the pile from the top and arrive on it: keep the longest bottom part
+        of what was there that fits the pile's size and top now."""
+        size, pile = sit.discard_size, self.pile
+        if top is None:
+            kept, added = 0, False
+        else:
+            same = [k for k in range(len(pile), 0, -1) if k + self.unknown == size]
+            if same and pile[same[0] - 1] == top.id:
+                kept, added = same[0], False
+            else:
+                kept, added = max(0, min(len(pile), size - 1 - self.unknown)), True
+        removed = pile[kept:]
+        self.pile = pile[:kept] + ([top.id] if added and top is not None else [])
+        if len(self.pile) + self.unknown != size:  # not what a pile can do: start over
+            self._restart(sit)
+            return
+        mine = {c.id for c in sit.hand}
+        taker = self._taker(sit)
+        for card_id in removed:
+            if card_id not in mine and taker is not None:
+                self.held.setdefault(taker, set()).add(card_id)
+
+    def _taker(self, sit: Situation) -> int | None:
+        """The opponent who took from the pile since the last look, when it is clear: the
+        only opponent, or the one whose hand grew the most (a May I? adds two cards)."""
+        others = [s for s in range(sit.seats) if s != sit.seat]
+        if len(others) == 1:
+            return others[0]
+        if len(self.sizes) != len(sit.hand_sizes):
+            return None
+        growth = {s: sit.hand_sizes[s] - self.sizes[s] for s in others}
+        most = max(growth.values())
+        leaders = [s for s, g in growth.items() if g == most]
+        return leaders[0] if most >= 2 and len(leaders) == 1 else None
+
+
+def sample_world(sit: Situation, memory: TableMemory, rng: random.Random) -> GameState | None:
+    """A full game state consistent with what the seat knows, the unseen cards dealt at
+    random; None when the situation and memory do not add up (the memory is then
+    dropped: only the pile's top and the sizes are used)."""
+    world = _world(sit, memory.pile, memory.unknown, memory.held, rng)
+    if world is None:
+        top = [sit.discard_top.id] if sit.discard_top is not None else []
+        world = _world(sit, top, max(0, sit.discard_size - len(top)), {}, rng)
+    return world
+
+
+def _world(
+    sit: Situation,
+    pile: Sequence[int],
+    unknown: int,
+    held: dict[int, set[int]],
+    rng: random.Random,
+) -> GameState | None:
+    rules = sit.rules
+    if len(pile) + unknown != sit.discard_size or (pile and sit.discard_top is None):
+        return None
+    if sit.discard_top is not None and (not pile or pile[-1] != sit.discard_top.id):
+        return None
+    deck = {c.id: c for c in full_deck(rules.decks, rules.jokers)}
+    known = {c.id for c in sit.hand} | set(pile)
+    known.update(c.id for m in sit.table for c in m.cards)
+    hands: list[list[Card]] = [[] for _ in range(sit.seats)]
+    for seat, cards in sorted(held.items()):
+        if seat == sit.seat or len(cards) > sit.hand_sizes[seat] or cards & known:
+            return None
+        hands[seat] = [deck[i] for i in sorted(cards)]
+        known |= cards
+    unseen = [c for i, c in deck.items() if i not in known]
+    rng.shuffle(unseen)
+    need = sum(sit.hand_sizes[s] - len(hands[s]) for s in range(sit.seats) if s != sit.seat)
+    if need + unknown + sit.stock_size != len(unseen):
+        return None
+    at = 0
+    for seat in range(sit.seats):
+        if seat == sit.seat:
+            hands[seat] = list(sit.hand)
+            continue
+        more = sit.hand_sizes[seat] - len(hands[seat])
+        hands[seat] = [*hands[seat], *unseen[at : at + more]]
+        at += more
+    under = unseen[at : at + unknown]
+    at += unknown
+    phase = Phase(sit.phase)
+    return GameState(
+        rules=rules,
+        seats=sit.seats,
+        seed=rng.getrandbits(64).to_bytes(8, "big"),  # the world's reshuffles
+        round_number=sit.round_number,
+        phase=phase,
+        current=sit.current,
+        hands=tuple(tuple(sorted(h, key=_id)) for h in hands),
+        stock=tuple(unseen[at:]),
+        discards=(*under, *(deck[i] for i in pile)),
+        table=sit.table,
+        opened=sit.opened_seats,
+        scores=sit.scores,
+        taken_from_discard=sit.taken_from_discard,
+        laid_this_turn=sit.laid_this_turn,
+        claim_answers=(None,) * sit.seats if phase is Phase.CLAIM else (),
+        exhaustions=sit.exhaustions,
+        turns_completed=sit.turns_completed,
+    )
+
+
+def _id(c: Card) -> int:
+    return c.id
+
+
+def _without(hand: Sequence[Card], card_id: int) -> tuple[Card, ...]:
+    return tuple(c for c in hand if c.id != card_id)
+
+
+class SearchBot(Bot):
+    name = "search"
+    budget_rollouts = 6  # rollouts per decision, over all candidates
+    horizon_turns: int | None = 40  # a rollout's completed turns (None: to the round's end)
+    time_ms: float | None = None  # also stop sampling worlds after this long (not reproducible)
+    max_candidates = 3  # expert's move and its next best
+    margin = 2.0  # points per round another move must save on average
+    z = 1.0  # ... and standard errors of the paired mean difference
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.base = ExpertBot(seed)
+        self.random = random.Random(f"search:{seed}")
+        self.memory = TableMemory()
+        #: counts for the reports: decisions searched, overruled, rollouts played
+        self.searched = 0
+        self.overruled = 0
+        self.rollouts = 0
+
+    def setup(self, rules: RuleSet, seat: int) -> None:
+        super().setup(rules, seat)
+        self.base.setup(rules, seat)
+
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        sit = situation
+        self.memory.observe(sit)
+        trial = self.base.clone()
+        base_action = trial.choose(sit, legal, _UNUSED)  # expert draws no random numbers
+        candidates = self.candidates(sit, legal, base_action, trial)
+        chosen = base_action
+        if len(candidates) > 1:
+            chosen = self._search(sit, candidates, trial)
+        self.base = trial
+        if chosen != base_action:
+            self.base.remember(chosen)
+        if isinstance(chosen, Discard):
+            self.memory.discarded(chosen.card)
+        return chosen
+
+    def candidates(
+        self, sit: Situation, legal: Sequence[Action], base_action: Action, base: ExpertBot
+    ) -> list[Action]:
+        """Expert's move first, then the challengers worth a search (none: no search)."""
+        if sit.phase == "claim":
+            top = sit.discard_top
+            if Claim() not in legal or top is None:
+                return []
+            if base_action == Claim() or (sit.opened and fits_table(top, sit)):
+                other: Action = PassClaim() if base_action == Claim() else Claim()
+                return [base_action, other]
+            return []
+        if sit.phase == "draw":
+            if _PILE in legal and _STOCK in legal:
+                return [base_action, _STOCK if base_action == _PILE else _PILE]
+            return []
+        if sit.phase != "play":
+            return []
+        discards = [a for a in legal if isinstance(a, Discard)]
+        if not discards:
+            return []
+        if isinstance(base_action, LayContract):
+            # hold the contract a turn: expert's discard of the closed hand
+            return [base_action, base.ranked_discards(sit, discards)[0]]
+        if not isinstance(base_action, Discard):
+            return []
+        ranked = base.ranked_discards(sit, discards)
+        by_id = {c.id: c for c in sit.hand}
+        kind = by_id[base_action.card].kind
+        rest = [a for a in ranked if by_id[a.card].kind != kind]
+        if not sit.opened:  # only leaves as close to the contract as expert's
+            fewest = missing(_without(sit.hand, base_action.card), sit)
+            rest = [a for a in rest if missing(_without(sit.hand, a.card), sit) <= fewest]
+        return [base_action, *rest[: self.max_candidates - 1]]
+
+    def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
+        worlds = max(1, self.budget_rollouts // len(candidates))
+        started = time.perf_counter()
+        values: list[list[float]] = [[] for _ in candidates]
+        deadline = None if self.time_ms is None else started + self.time_ms / 1000
+        for w in range(worlds):
+            if w and deadline is not None and time.perf_counter() >= deadline:
+                break
+            world = sample_world(sit, self.memory, self.random)
+            if world is None:
+                break
+            for i, action in enumerate(candidates):
+                values[i].append(self._rollout(world, sit.seat, action, base))
+        self.searched += 1
+        if not values[0]:
+            return candidates[0]
+        best, best_gain = 0, 0.0
+        for i in range(1, len(candidates)):
+            gains = [b - v for b, v in zip(values[0], values[i], strict=True)]
+            mean = sum(gains) / len(gains)
+            if mean < self.margin or mean <= best_gain:
+                continue
+            if len(gains) > 1:
+                var = sum((g - mean) ** 2 for g in gains) / (len(gains) - 1)
+                if mean < self.z * math.sqrt(var / len(gains)):
+                    continue
+            best, best_gain = i, mean
+        if best:
+            self.overruled += 1
+        return candidates[best]
+
+    def _rollout(self, world: GameState, seat: int, action: Action, base: ExpertBot) -> float:
+        """The seat's penalty for the round in ``world`` if it plays ``action`` now, every
+        seat then playing ``expert`` (with what this seat remembers of the discards)."""
+        self.rollouts += 1
+        players = [base.clone() for _ in range(world.seats)]
+        players[seat].remember(action)
+        for s, bot in enumerate(players):
+            bot.seat = s
+        start_round = world.round_number
+        stop = None if self.horizon_turns is None else world.turns_completed + self.horizon_turns
+        state, _ = world.apply_action(seat, action)
+        while not state.is_terminal() and state.round_number == start_round:
+            if stop is not None and state.turns_completed >= stop:
+                # what the seat would score if the round ended now
+                return float(sum(state.rules.penalty(c) for c in state.hands[seat]))
+            who = state.to_act[0]
+            state, _, _ = engine_turn(state, who, players[who], _UNUSED)
+        return float(state.scores[seat] - world.scores[seat])
+
+
+class SearchBot2(SearchBot):
+    """The budget study: 2 rollouts per decision (one world for two candidates)."""
+
+    budget_rollouts = 2
+
+
+class SearchBot12(SearchBot):
+    """The budget study: 12 rollouts per decision."""
+
+    budget_rollouts = 12

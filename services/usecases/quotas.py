@@ -1,0 +1,373 @@
+"""Rate limits on every call and quotas, shared by every replica through the store.
+
+**Who is limited.**  Each call is charged to its caller's *client key*: the seat
+token when the call brings one (hashed: the store never sees a token), otherwise
+the client's address (an IPv6 address by its /64, what one host is usually given).
+The address is the connection's peer, or, when the peer is a trusted proxy
+(``--trusted-proxy``), the rightmost address of ``X-Forwarded-For`` that is not a
+trusted proxy itself (:func:`client_address`): a client cannot pick its address by
+sending the header, only a proxy of ours adds to it.  A token that turns out to be
+no seat's (UNAUTHENTICATED) is charged to the address as well, so that inventing
+tokens gives no fresh limits.  The operator's and the bot pool's credentials are
+exempt from every limit and quota: they are the service's own workers (the house-bot
+pool plays hundreds of seats through one credential).
+
+**Rate limits** are per call class (:data:`CALL_CLASSES`: create, join, read, act,
+analyse, stream), each ``rate`` a second and ``burst`` at once per client key, a GCRA
+cell in the store (:meth:`GameStore.take`, one atomic script on one key, on the
+store's clock): N replicas admit what one does, not N times it.  A move is charged
+to its seat (game and seat, once authenticated), on the unary call and on a play
+stream alike.  A refusal is RESOURCE_EXHAUSTED (HTTP 429), ``RATE_LIMITED``, with the
+wait until a call would pass (RetryInfo, ``Retry-After``), and changes nothing.
+
+**Quotas** (:class:`Quotas`), each refusal RESOURCE_EXHAUSTED with its own reason and
+counted in ``glintwick_limit_refusals_total``:
+
+* the unfinished games a client created (``QUOTA_OPEN_GAMES``): a bounded set of
+  game ids per client key in the store; when it is full, the games since finished
+  (or gone) are dropped from it and the create tried once more (at most once a
+  second per client and process), so a finished game stops counting without any
+  write at its end;
+* the games in play on the whole service (``QUOTA_GAMES_IN_PLAY``): the store's count
+  of unfinished games, read before each create (two racing creates may both pass at
+  the cap: it may be exceeded by the creates in flight at once);
+* the watchers of a game, the play sessions of a game, and the streams (watches and
+  sessions together) of a client (``QUOTA_GAME_WATCHERS``, ``QUOTA_GAME_SESSIONS``,
+  ``QUOTA_CLIENT_STREAMS``): bounded sets of leases in the store, held while the
+  stream is open and renewed by one task per process (:class:`LeaseKeeper`); a
+  replica that dies leaves its leases to end by themselves after ``LEASE_SECONDS``.
+
+**A store that cannot be reached** admits the call (fail-open): every call that needs
+the store then fails UNAVAILABLE by itself, and those that need none (Ping,
+AnalyseHand, GetLimits) keep answering during an outage, as before the limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import ipaddress
+import secrets
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import grpc
+import structlog
+
+from services import metrics
+from services.config import DEFAULT_RATES, Network, Rate
+from services.errors import ServiceError
+from services.store.base import StoreUnavailableError
+
+from .access import is_operator
+from .context import Caller, Context, ServiceConfig
+
+log = structlog.get_logger("glintwick.limits")
+
+T = TypeVar("T")
+
+#: seconds a stream's lease lasts unless renewed (the keeper renews every third of it)
+LEASE_SECONDS = 60.0
+#: seconds a created game counts towards its client's open games at most (a game that
+#: is still unfinished by then is abandoned, and ends long before by its expiry)
+OPEN_GAME_SECONDS = 7 * 24 * 3600.0
+#: seconds between two checks of a full client's open games for finished ones
+PRUNE_SECONDS = 1.0
+
+
+def rate_limited(call: str, retry_after: float) -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "RATE_LIMITED",
+        f"too many {call} calls from this client: retry in {retry_after:.2f} s",
+        retry_after,
+    )
+
+
+def quota_exceeded(reason: str, message: str, retry_after: float | None = None) -> ServiceError:
+    metrics.LIMIT_REFUSALS.labels("quota", reason).inc()
+    return ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message, retry_after)
+
+
+# ------------------------------------------------------------------ the client's key
+
+
+def client_address(peer: str, forwarded: Iterable[str], trusted: tuple[Network, ...]) -> str:
+    """The client's address: ``peer`` (the connection's), unless it is a trusted
+    proxy: then the rightmost hop of the ``X-Forwarded-For`` values (in the order
+    received) that is not a trusted proxy (each trusted proxy appends the address it
+    was called from; what the client itself sent is further left, and never read
+    past an untrusted hop).  A hop that is no IP address ends the walk there."""
+    address = _ip(peer)
+    if address is None or not _trusted(address, trusted):
+        return peer
+    hops = [hop.strip() for value in forwarded for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        parsed = _ip(hop)
+        if parsed is None:
+            return hop[:64]
+        if not _trusted(parsed, trusted):
+            return str(parsed)
+        address = parsed
+    return str(address)  # every hop a proxy of ours: the leftmost
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip().strip("[]"))
+    except ValueError:
+        return None
+
+
+def _trusted(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address, trusted: tuple[Network, ...]
+) -> bool:
+    return any(address.version == network.version and address in network for network in trusted)
+
+
+def client_key(caller: Caller) -> str:
+    """The key a call is charged to: its token's (hashed), else its address's."""
+    if caller.token:
+        return "t:" + hashlib.sha256(caller.token.encode()).hexdigest()[:32]
+    return address_key(caller)
+
+
+def address_key(caller: Caller) -> str:
+    address = _ip(caller.address)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return "a:" + str(ipaddress.IPv6Network((address, 64), strict=False).network_address)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return "a:" + str(address.ipv4_mapped)
+    return "a:" + caller.address
+
+
+# ------------------------------------------------------------------ rate limits
+
+
+def exempt(config: ServiceConfig, caller: Caller) -> bool:
+    """The operator's and the bot pool's credentials: no limit, no quota."""
+    return bool(caller.token) and is_operator(config, caller.token or "", bots=True)
+
+
+def rate_of(config: ServiceConfig, call: str) -> Rate | None:
+    if config.rates is None:
+        return None  # --limits off
+    if call == "act":
+        rate = Rate(config.rate_per_second, config.rate_burst)
+    else:
+        rate = config.rates.get(call, DEFAULT_RATES[call])
+    return rate if rate.per_second > 0 else None
+
+
+async def admit(ctx: Context, call: str, caller: Caller, key: str | None = None) -> None:
+    """Charge one ``call`` to ``key`` (default: the caller's client key); RATE_LIMITED
+    when its limit is reached."""
+    rate = rate_of(ctx.config, call)
+    if rate is None or exempt(ctx.config, caller):
+        return
+    try:
+        admission = await ctx.store.take(
+            f"{call}:{key or client_key(caller)}", rate.per_second, rate.burst
+        )
+    except StoreUnavailableError:
+        return  # fail-open: the call meets the outage itself if it needs the store
+    if not admission.allowed:
+        metrics.LIMIT_REFUSALS.labels("rate", call).inc()
+        raise rate_limited(call, admission.retry_after)
+
+
+async def charge_bad_token(ctx: Context, call: str, caller: Caller) -> None:
+    """A token that is no seat's: the call is charged to the address too (RATE_LIMITED
+    instead of UNAUTHENTICATED once the address has used its limit)."""
+    if caller.token:
+        await admit(ctx, call, Caller(address=caller.address), address_key(caller))
+
+
+# ------------------------------------------------------------------ games
+
+
+async def claim_open_game(ctx: Context, caller: Caller, game_id: str) -> str | None:
+    """Count ``game_id`` towards its creator's open games; the set's key (None: not
+    counted), which :func:`release_open_game` takes if the create then fails."""
+    config = ctx.config
+    quotas = config.quotas
+    if exempt(config, caller):
+        return None
+    store = ctx.store
+    try:
+        if quotas.games_in_play > 0 and await store.games_in_play() >= quotas.games_in_play:
+            raise quota_exceeded(
+                "QUOTA_GAMES_IN_PLAY",
+                f"the service holds its most games in play ({quotas.games_in_play}): retry later",
+                LEASE_SECONDS,
+            )
+        if quotas.open_games <= 0:
+            return None
+        key = f"open:{client_key(caller)}"
+        if await store.hold(key, game_id, quotas.open_games, OPEN_GAME_SECONDS):
+            return key
+        # full: the games finished (or gone) since stop counting, then once more (at
+        # most once a PRUNE_SECONDS per client and process: a flood at its quota does
+        # not re-check its games on every refusal)
+        now = time.monotonic()
+        if now - ctx.pruned.get(key, -PRUNE_SECONDS) >= PRUNE_SECONDS:
+            if len(ctx.pruned) > 10_000:
+                ctx.pruned.clear()
+            ctx.pruned[key] = now
+            held = await store.held(key)
+            done = set(held) - await store.unfinished(held)
+            if done:
+                await store.release(key, *done)
+                if await store.hold(key, game_id, quotas.open_games, OPEN_GAME_SECONDS):
+                    return key
+    except StoreUnavailableError:
+        return None  # fail-open (the create itself then meets the outage)
+    raise quota_exceeded(
+        "QUOTA_OPEN_GAMES",
+        f"this client has {quotas.open_games} unfinished games: finish one (or let one"
+        " expire) before creating another",
+    )
+
+
+async def release_open_game(ctx: Context, key: str | None, game_id: str) -> None:
+    if key is not None:
+        with contextlib.suppress(StoreUnavailableError):
+            await ctx.store.release(key, game_id)
+
+
+# ------------------------------------------------------------------ streams
+
+
+@dataclass(eq=False)
+class StreamHold:
+    """A stream's leases (on its game's set and its client's): renewed by the
+    process's :class:`LeaseKeeper` until :meth:`release`."""
+
+    ctx: Context
+    member: str
+    sets: tuple[tuple[str, int], ...]  # (key, limit)
+    released: bool = False
+
+    async def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        keeper(self.ctx).forget(self)
+        with contextlib.suppress(StoreUnavailableError):
+            for key, _ in self.sets:
+                await self.ctx.store.release(key, self.member)
+
+
+_STREAMS_COUNTED = {
+    "QUOTA_GAME_WATCHERS": "watches of this game",
+    "QUOTA_GAME_SESSIONS": "play sessions of this game",
+    "QUOTA_CLIENT_STREAMS": "open streams of this client",
+}
+
+
+async def hold_stream(ctx: Context, kind: str, game_id: str, caller: Caller) -> StreamHold | None:
+    """Lease a stream's place: a watch (``kind`` "watch") or a play session ("play")
+    of ``game_id`` by ``caller``; a quota's refusal when its game or its client is full.
+    None: nothing held (exempt, no quotas, or the store unreachable)."""
+    config = ctx.config
+    quotas = config.quotas
+    if exempt(config, caller):
+        return None
+    per_game, reason = (
+        (quotas.game_watchers, "QUOTA_GAME_WATCHERS")
+        if kind == "watch"
+        else (quotas.game_sessions, "QUOTA_GAME_SESSIONS")
+    )
+    wanted = [
+        (f"{kind}:{game_id}", per_game, reason),
+        (f"streams:{client_key(caller)}", quotas.client_streams, "QUOTA_CLIENT_STREAMS"),
+    ]
+    wanted = [(key, limit, why) for key, limit, why in wanted if limit > 0]
+    if not wanted:
+        return None
+    hold = StreamHold(ctx, secrets.token_hex(8), tuple((k, n) for k, n, _ in wanted))
+    try:
+        for held, (key, limit, why) in enumerate(wanted):
+            if not await ctx.store.hold(key, hold.member, limit, LEASE_SECONDS):
+                for earlier, _, _ in wanted[:held]:
+                    await ctx.store.release(earlier, hold.member)
+                what = _STREAMS_COUNTED[why]
+                raise quota_exceeded(why, f"there are {limit} {what} already: close one first")
+    except StoreUnavailableError:
+        return None
+    keeper(ctx).keep(hold)
+    return hold
+
+
+class HeldStream(AsyncIterator[T]):
+    """A stream whose leases are released when it ends or is closed (even if never
+    iterated: a generator that never started would skip its own ``finally``)."""
+
+    def __init__(self, inner: AsyncIterator[T], hold: StreamHold | None) -> None:
+        self._inner = inner
+        self._hold = hold
+
+    def __aiter__(self) -> HeldStream[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            return await anext(self._inner)
+        except BaseException:
+            await self._release()
+            raise
+
+    async def aclose(self) -> None:
+        try:
+            if isinstance(self._inner, AsyncGenerator):
+                await self._inner.aclose()
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
+        if self._hold is not None:
+            await self._hold.release()
+
+
+class LeaseKeeper:
+    """Renews every open stream's leases of this process, every third of
+    ``LEASE_SECONDS``: one task per process, however many streams."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._holds: set[StreamHold] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def keep(self, hold: StreamHold) -> None:
+        self._holds.add(hold)
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._renew(), name="stream-leases")
+
+    def forget(self, hold: StreamHold) -> None:
+        self._holds.discard(hold)
+
+    async def _renew(self) -> None:
+        stopping = self._ctx.stopping
+        while self._holds and not stopping.is_set():
+            with contextlib.suppress(TimeoutError):  # (the server stopping ends it now)
+                async with asyncio.timeout(LEASE_SECONDS / 3):
+                    await stopping.wait()
+            for hold in list(self._holds):
+                for key, limit in hold.sets:
+                    # (a lease lost meanwhile, its place taken: the stream goes on, over
+                    # the quota by one until it ends; a store down: renewed next time)
+                    with contextlib.suppress(StoreUnavailableError):
+                        if not hold.released:
+                            await self._ctx.store.hold(key, hold.member, limit, LEASE_SECONDS)
+                        if hold.released:  # (released while that renewal was in flight)
+                            await self._ctx.store.release(key, hold.member)
+
+
+def keeper(ctx: Context) -> LeaseKeeper:
+    """The process's lease keeper (one per service, made when first needed)."""
+    if ctx.leases is None:
+        ctx.leases = LeaseKeeper(ctx)
+    return ctx.leases
