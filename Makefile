@@ -90,9 +90,15 @@ bench-durability: $(STAMP) redis-server
 	$(BIN)/python -m bench.durability $(DURABILITY_ARGS)
 
 ## The fault campaign (docs/FAULTS.md): 200 tables through server and Redis kills, a frozen
-## Redis and clients dropping calls; fails on any lost, doubled or unfinished game.
+## Redis and clients dropping calls, on one Redis then on a Redis Cluster (a primary's
+## failover too); fails on any lost, doubled or unfinished game. FAULTS_TOPOLOGIES=cluster
+## runs one; FAULTS_ARGS="--games 50 …" goes to each.
+FAULTS_TOPOLOGIES ?= standalone cluster
 faults: $(STAMP) redis-server
-	$(BIN)/python -m bench.faults $(FAULTS_ARGS)
+	@for topology in $(FAULTS_TOPOLOGIES); do \
+		echo "faults: topology $$topology"; \
+		$(BIN)/python -m bench.faults --topology $$topology $(FAULTS_ARGS) || exit 1; \
+	done
 
 ## Load test (docs/LOADTEST.md): Redis, the server's processes and headless locust, reports in
 ## build/loadtest/; fails on any failed request or a p99 over its limit. LOADTEST_* variables

@@ -13,8 +13,15 @@ games, while the campaign injects its fault steps one after another:
 * ``drop-clients``: for a few seconds the clients give up calls mid-flight
   (cancelled after a random few milliseconds) and close channels with calls in
   flight, and retry (each move with its request id);
-* a topology's own steps (:meth:`Topology.extra_steps`): the place of a Redis
-  Cluster's ``primary failover`` (loadtests/redis_cluster.py, issue 18).
+* ``--topology cluster``: a Redis Cluster (loadtests/redis_cluster.py, three
+  primaries with a replica each) and servers on ``--ack replica`` (a write is
+  answered once its slot's replica has it), whose store faults differ
+  (:meth:`Topology.store_steps`): ``primary-failover`` in place of ``kill-store``
+  (SIGKILL of the primary with the most games in play until its replica is
+  promoted, then the old node restarted: it rejoins as a replica), and two
+  freezes of that primary, ``freeze-primary-short`` (shorter than the cluster's
+  node timeout: nothing fails over) and ``freeze-primary`` (longer: its replica is
+  promoted while it sleeps, and it rejoins as a replica once resumed).
 
 Each client retries every refused call with the same request id (a move is applied
 once however often it is sent) and records each move acknowledged (a success
@@ -31,7 +38,8 @@ its end.  Then each game is checked against the store and the public API:
 
 It prints the figures (games, moves, faults, client errors by code, moves lost,
 recovery after each fault: from the fault until acknowledged moves are back to half
-their rate before it) and exits non-zero on any loss or failed check.
+their rate before it) and exits non-zero on any loss or failed check.  `make faults`
+runs both topologies, one after the other.
 """
 
 from __future__ import annotations
@@ -68,10 +76,11 @@ from engine.rulesets import WHISKERTRAIL
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
+from loadtests.redis_cluster import RedisCluster, redis_cluster
 from loadtests.redis_process import RedisProcess, free_port
 from services.codec import state_from_pb
 from services.store.base import GameStore
-from services.store.redis import RedisStore
+from services.store.redis import SHARDS, RedisStore, index_key
 
 T = TypeVar("T")
 
@@ -85,6 +94,8 @@ RETRIED = {
     grpc.StatusCode.DEADLINE_EXCEEDED,
     grpc.StatusCode.CANCELLED,
 }
+# codes of a refusal that the table handles (a move the game moved past; a seat taken)
+EXPECTED = {grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION}
 
 
 # --------------------------------------------------------------------------- processes
@@ -148,26 +159,30 @@ class Topology(Protocol):
     """The Redis the servers use, and what the campaign does to it."""
 
     name: str
+    #: what ``glintwick serve`` is given besides the store URL
+    server_options: Sequence[str]
 
     @property
     def url(self) -> str:
-        """The store URL the servers and the final checks use (after any failover)."""
+        """The store URL the servers and the final checks use (a node that runs)."""
         ...
 
     def start(self) -> None: ...
     def stop(self) -> None: ...
-    def kill(self) -> None:
+
+    # the faults (each blocks until done; the answer: what it did, for the figures)
+    def kill(self) -> str:
         """SIGKILL the store (its primary)."""
         ...
 
-    def restart(self) -> None:
+    def restart(self) -> str:
         """Start what :meth:`kill` killed, from its data directory."""
         ...
 
-    def freeze(self) -> None: ...
-    def thaw(self) -> None: ...
-    def extra_steps(self) -> list[Step]:
-        """Fault steps only this topology has (a cluster: its primary failover)."""
+    def freeze(self) -> str: ...
+    def thaw(self) -> str: ...
+    def store_steps(self, seconds: float) -> list[Step]:
+        """The topology's store faults, in order (``seconds``: how long a freeze lasts)."""
         ...
 
 
@@ -175,6 +190,7 @@ class Standalone:
     """One redis-server, AOF ``always`` by default: a SIGKILL loses no acknowledged write."""
 
     name = "standalone"
+    server_options: Sequence[str] = ()
 
     def __init__(self, workdir: Path, persistence: str = "always") -> None:
         self.redis = RedisProcess(workdir, persistence)
@@ -189,28 +205,117 @@ class Standalone:
     def stop(self) -> None:
         self.redis.stop()
 
-    def kill(self) -> None:
+    def kill(self) -> str:
         self.redis.kill()
+        return ""
 
-    def restart(self) -> None:
+    def restart(self) -> str:
         self.redis.start(timeout=60)  # (an AOF to load first)
+        return ""
 
-    def freeze(self) -> None:
+    def freeze(self) -> str:
         self.redis.freeze()
+        return ""
 
-    def thaw(self) -> None:
+    def thaw(self) -> str:
         self.redis.thaw()
+        return ""
 
-    def extra_steps(self) -> list[Step]:
-        return []
+    def store_steps(self, seconds: float) -> list[Step]:
+        return [KillStore(), FreezeStore(seconds)]
 
 
-# The Redis Cluster topology (issue 18) plugs in here: a ``Cluster`` with the same
-# methods over loadtests/redis_cluster.py (url: the cluster's seed nodes; kill/freeze:
-# a primary's process) whose ``extra_steps`` returns a ``PrimaryFailover`` step
-# (SIGKILL a primary, wait for its replica's promotion, restart the old one as a
-# replica), and an entry in TOPOLOGIES.
-TOPOLOGIES: dict[str, Callable[[Path], Topology]] = {"standalone": Standalone}
+class Cluster:
+    """A Redis Cluster (loadtests/redis_cluster.py: three primaries with a replica each,
+    no persistence: the replica is a primary's copy), the servers on ``--ack replica``
+    (a write is answered once the replica of its slot's primary has it, so a failover
+    loses no acknowledged move).  Its faults strike the primary with the most games in
+    play (the ``active`` index of the shards it serves) at that moment."""
+
+    name = "cluster"
+    server_options: Sequence[str] = ("--ack", "replica")
+    #: the cluster's node timeout: longer than the harness's 1 s for tests, so that a
+    #: loaded machine's pauses fail nothing over unasked
+    NODE_TIMEOUT_MS = 2000
+
+    def __init__(self, workdir: Path) -> None:
+        self._nodes = contextlib.ExitStack()
+        self._cluster: RedisCluster | None = None
+        self._down: int | None = None  # the port killed or frozen now
+        self._since = 0.0  # when (monotonic)
+
+    @property
+    def cluster(self) -> RedisCluster:
+        assert self._cluster is not None, "the cluster is not started"
+        return self._cluster
+
+    @property
+    def url(self) -> str:
+        up = [port for port in self.cluster.pids if port != self._down]
+        return f"redis+cluster://127.0.0.1:{up[0]}"
+
+    def start(self) -> None:
+        self._cluster = self._nodes.enter_context(redis_cluster(self.NODE_TIMEOUT_MS))
+
+    def stop(self) -> None:
+        self._nodes.close()
+
+    def busiest_primary(self) -> tuple[int, int]:
+        """The primary serving the most games in play, and how many it serves."""
+        games: collections.Counter[int] = collections.Counter()
+        for shard in range(SHARDS):
+            key = index_key(shard, "active")
+            port = self.cluster.primary_of(key)
+            with self.cluster.client(port) as client:
+                games[port] += int(client.scard(key))
+        return games.most_common(1)[0]
+
+    def kill(self) -> str:
+        port, games = self.busiest_primary()
+        before = set(self.cluster.primaries())
+        start = time.monotonic()
+        self.cluster.kill_primary(port, timeout=90)  # (until its replica is promoted)
+        self._down = port
+        promoted = sorted(set(self.cluster.primaries()) - before)
+        return (
+            f"primary :{port} ({games} games in play) SIGKILLed; replica"
+            f" :{','.join(map(str, promoted))} promoted in {time.monotonic() - start:.1f} s"
+        )
+
+    def restart(self) -> str:
+        port, self._down = self._down, None
+        assert port is not None, "nothing was killed"
+        self.cluster.restart(port, timeout=90)  # (until it is a replica, linked)
+        return f":{port} restarted, rejoined as a {self._role(port)}"
+
+    def freeze(self) -> str:
+        port, games = self.busiest_primary()
+        self.cluster.freeze(port)
+        self._down, self._since = port, time.monotonic()
+        return f"primary :{port} ({games} games in play) SIGSTOPped"
+
+    def thaw(self) -> str:
+        port, self._down = self._down, None
+        assert port is not None, "nothing was frozen"
+        frozen = time.monotonic() - self._since
+        self.cluster.thaw(port)
+        self.cluster.wait_ok(90)  # (a primary failed over meanwhile: until it is a replica)
+        return f"SIGCONT after {frozen:.1f} s: a {self._role(port)} now"
+
+    def _role(self, port: int) -> str:
+        role = self.cluster.roles().get(port, "unknown")
+        return {"master": "primary", "slave": "replica"}.get(role, role)
+
+    def store_steps(self, seconds: float) -> list[Step]:
+        timeout = self.NODE_TIMEOUT_MS / 1000
+        return [
+            KillStore(name="primary-failover"),
+            FreezeStore(timeout / 2, name="freeze-primary-short"),
+            FreezeStore(max(seconds, timeout * 2.5), name="freeze-primary"),
+        ]
+
+
+TOPOLOGIES: dict[str, Callable[[Path], Topology]] = {"standalone": Standalone, "cluster": Cluster}
 
 
 # --------------------------------------------------------------------------- the clients
@@ -229,6 +334,15 @@ class Figures:
     play_resumes: int = 0
 
     samples: dict[str, str] = field(default_factory=dict)  # a message per reason
+    # refusals no retry cured: how many of each call and code, and the first's
+    # message and time (monotonic)
+    fatal: collections.Counter[str] = field(default_factory=collections.Counter)
+    first_fatal: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+    def refused(self, call: str, error: CallError) -> None:
+        what = f"{call} {error.code.name}"
+        self.fatal[what] += 1
+        self.first_fatal.setdefault(what, (time.monotonic(), error.message[:160]))
 
     def error(self, code: str, message: str = "") -> None:
         self.errors[code] += 1
@@ -242,6 +356,7 @@ class Game:
     tokens: list[str]
     by_play: bool
     acked: dict[int, str] = field(default_factory=dict)  # version → "seat:request id"
+    acked_at: list[float] = field(default_factory=list)  # monotonic, one per acked move
     streams: list[list[tuple[int, int]]] = field(default_factory=list)  # (version, index)
     over: bool = False
 
@@ -272,6 +387,13 @@ class Clients:
     async def close(self) -> None:
         for client in self.pool:
             await client.close()
+
+
+def _name(call: Callable[..., object]) -> str:
+    """A call's name (of a partial: its function's), for the figures."""
+    while isinstance(call, functools.partial):
+        call = call.func
+    return getattr(call, "__name__", repr(call))
 
 
 def _dropped_by_us() -> bool:
@@ -309,6 +431,8 @@ class Campaign:
                 reason = exc.reason if exc.code in RETRIED else exc.code.name
                 self.figures.error(reason, exc.message)
                 if exc.code not in RETRIED or time.monotonic() > deadline:
+                    if exc.code not in EXPECTED:
+                        self.figures.refused(_name(call), exc)
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
@@ -373,7 +497,9 @@ class Campaign:
     def acked(self, game: Game, seat: int, version: int, request_id: str) -> None:
         game.acked[version] = f"{seat}:{request_id}"
         self.figures.moves += 1
-        self.figures.ack_times.append(time.monotonic())
+        now = time.monotonic()
+        self.figures.ack_times.append(now)
+        game.acked_at.append(now)
 
     def bots(self) -> list[Bot]:
         """A greedy bot per seat, told the rules (a custom rule set: no preset by name)."""
@@ -539,8 +665,9 @@ class Context:
 class Step(Protocol):
     name: str
 
-    async def inject(self, context: Context) -> None:
-        """Do the fault and repair it (restart, resume): the campaign then measures."""
+    async def inject(self, context: Context) -> str:
+        """Do the fault and repair it (restart, resume): the campaign then measures.
+        The answer: what it did ("" when its name says it)."""
         ...
 
 
@@ -550,21 +677,24 @@ class KillServer:
     down: float = 3.0
     name: str = "kill-server"
 
-    async def inject(self, context: Context) -> None:
+    async def inject(self, context: Context) -> str:
         server = context.servers[self.index]
         server.kill()
         await asyncio.sleep(self.down)
+        server.store_url = context.topology.url  # (a cluster's node that runs now)
         await asyncio.to_thread(server.start)
+        return f"server {self.index}"
 
 
 @dataclass
 class KillStore:
     name: str = "kill-store"
 
-    async def inject(self, context: Context) -> None:
-        context.topology.kill()
+    async def inject(self, context: Context) -> str:
+        killed = await asyncio.to_thread(context.topology.kill)
         await asyncio.sleep(1.0)
-        await asyncio.to_thread(context.topology.restart)
+        restarted = await asyncio.to_thread(context.topology.restart)
+        return "; ".join(filter(None, [killed, restarted]))
 
 
 @dataclass
@@ -572,12 +702,13 @@ class FreezeStore:
     seconds: float = 5.0
     name: str = "freeze-store"
 
-    async def inject(self, context: Context) -> None:
-        context.topology.freeze()
+    async def inject(self, context: Context) -> str:
+        frozen = await asyncio.to_thread(context.topology.freeze)
         try:
             await asyncio.sleep(self.seconds)
         finally:
-            context.topology.thaw()
+            resumed = await asyncio.to_thread(context.topology.thaw)
+        return "; ".join(filter(None, [frozen, resumed]))
 
 
 @dataclass
@@ -585,7 +716,7 @@ class DropClients:
     seconds: float = 5.0
     name: str = "drop-clients"
 
-    async def inject(self, context: Context) -> None:
+    async def inject(self, context: Context) -> str:
         clients = context.clients
         clients.dropping = True
         try:
@@ -595,6 +726,7 @@ class DropClients:
                 await clients.replace(random.randrange(len(clients.pool)))
         finally:
             clients.dropping = False
+        return ""
 
 
 def steps_for(topology: Topology, seconds: float = 5.0) -> list[Step]:
@@ -602,11 +734,9 @@ def steps_for(topology: Topology, seconds: float = 5.0) -> list[Step]:
     clients drop calls (a killed server stays down for most of it)."""
     return [
         KillServer(0, down=seconds * 0.6),
-        KillStore(),
-        FreezeStore(seconds),
+        *topology.store_steps(seconds),
         DropClients(seconds),
         KillServer(1, down=seconds * 0.6),
-        *topology.extra_steps(),
     ]
 
 
@@ -624,6 +754,32 @@ def recovery_seconds(acks: Sequence[float], start: float, until: float) -> float
             return round(min(window) - start, 2)
         at += 0.1
     return None
+
+
+def worst_stall(games: Sequence[Game], start: float) -> float | None:
+    """The longest a game in play at ``start`` waited, from its last acknowledged move
+    before ``start`` to its next (a fault that strikes some games only, a cluster's
+    primary, hardly moves the rate that :func:`recovery_seconds` follows)."""
+    waits = []
+    for game in games:
+        before = [t for t in game.acked_at if t < start]
+        after = [t for t in game.acked_at if t >= start]
+        if before and after:
+            waits.append(after[0] - before[-1])
+    return round(max(waits), 2) if waits else None
+
+
+def server_log_errors(logs: Path) -> collections.Counter[str]:
+    """The servers' log lines at level error or above, by event (a fault must not
+    make a server log a bug: tracebacks, a failed log reader)."""
+    found: collections.Counter[str] = collections.Counter()
+    for log in sorted(logs.glob("*.log")):
+        for line in log.read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict) and entry.get("level") in ("error", "critical"):
+                    found[str(entry.get("event"))] += 1
+    return found
 
 
 # --------------------------------------------------------------------------- the checks
@@ -686,7 +842,12 @@ async def check_game(
         if by_version.get(version) != request_id:
             verdict.lost += 1
             verdict.problems.append(f"{game.game_id}: acknowledged v{version} is not logged")
-    verdict.unacknowledged += sum(1 for v in by_version if v not in game.acked)
+    for version, request_id in by_version.items():
+        if version not in game.acked:
+            verdict.unacknowledged += 1
+            verdict.problems.append(
+                f"{game.game_id}: v{version} ({request_id}) is logged, never acknowledged"
+            )
     state = state_from_pb(record.state)
     if not (game.over and state.is_terminal()):
         verdict.unfinished += 1
@@ -721,7 +882,9 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
     topology.start()
     logs = workdir / "logs"
     logs.mkdir()
-    servers = [ServerProcess(f"server{i}", topology.url, logs) for i in range(2)]
+    servers = [
+        ServerProcess(f"server{i}", topology.url, logs, topology.server_options) for i in range(2)
+    ]
     figures = Figures()
     clients: Clients | None = None
     try:
@@ -736,7 +899,7 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
         await asyncio.sleep(args.warmup)
         for step in steps_for(topology, args.fault_seconds):
             at = time.monotonic()
-            await step.inject(context)
+            detail = await step.inject(context)
             repaired = time.monotonic()
             await asyncio.sleep(args.settle)
             figures.faults.append(
@@ -744,10 +907,11 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
                     "fault": step.name,
                     "at_s": round(at - started, 1),
                     "lasted_s": round(repaired - at, 1),
+                    "detail": detail,
                     "start": at,
                 }
             )
-            print(f"  {step.name} at {at - started:.0f} s", flush=True)
+            print(f"  {step.name} at {at - started:.0f} s: {detail}", flush=True)
         play.stopping = True
         play.think = 0.0
         done, pending = await asyncio.wait(tables, timeout=args.finish)
@@ -759,9 +923,9 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
         for task in pending:
             task.cancel()
         for fault in figures.faults:
-            fault["recovery_s"] = recovery_seconds(
-                figures.ack_times, fault.pop("start"), time.monotonic()
-            )
+            start = fault.pop("start")
+            fault["recovery_s"] = recovery_seconds(figures.ack_times, start, time.monotonic())
+            fault["worst_stall_s"] = worst_stall(play.games, start)
         elapsed = time.monotonic() - started
         verdict = Verdict()
         verdict.problems += [f"a table failed: {f}" for f in failures]
@@ -796,6 +960,12 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
             "state_mismatches": verdict.state_mismatches,
             "unfinished": verdict.unfinished + len(pending),
             "stream_faults": verdict.stream_faults,
+            "server_log_errors": dict(server_log_errors(logs)),
+            "refusals_not_retried": {
+                what: f"{n}, the first at {figures.first_fatal[what][0] - started:.1f} s:"
+                f" {figures.first_fatal[what][1]}"
+                for what, n in figures.fatal.most_common()
+            },
             "problems": verdict.problems[:20],
             "ok": ok,
         }
@@ -823,6 +993,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=0.25, help="mean seconds between moves")
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
     args = parser.parse_args(argv)
     import logging
 
@@ -834,7 +1005,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report, ok = asyncio.run(campaign(args, workdir))
     finally:
-        if ok:
+        if ok and not args.keep_logs:
             shutil.rmtree(workdir, ignore_errors=True)
         else:
             print(f"kept the servers' logs: {workdir}/logs", flush=True)

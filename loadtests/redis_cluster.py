@@ -50,6 +50,7 @@ class RedisCluster:
 
     workdir: Path
     nodes: list[_Node] = field(default_factory=list)
+    node_timeout_ms: int = NODE_TIMEOUT_MS
 
     @property
     def url(self) -> str:
@@ -88,7 +89,7 @@ class RedisCluster:
             [_binary("redis-server"), "--port", str(node.port), "--bind", "127.0.0.1",
              "--cluster-enabled", "yes", "--cluster-port", str(node.bus_port),
              "--cluster-config-file", f"nodes-{node.port}.conf",
-             "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
+             "--cluster-node-timeout", str(self.node_timeout_ms),
              "--save", "", "--appendonly", "no", "--dir", str(self.workdir),
              "--dbfilename", f"dump-{node.port}.rdb"],
             stdout=subprocess.DEVNULL,
@@ -192,6 +193,22 @@ class RedisCluster:
         self._wait_answering(node)
         self.wait_ok(timeout)
 
+    def freeze(self, port: int) -> None:
+        """SIGSTOP a node: it answers nothing (its peers fail it over once it has been
+        silent ``node_timeout_ms``, if it is a primary) until :meth:`thaw`."""
+        self._process(port).send_signal(signal.SIGSTOP)
+
+    def thaw(self, port: int) -> None:
+        """SIGCONT a frozen node (a primary failed over meanwhile rejoins as a replica
+        of its promoted replica: :meth:`wait_ok` waits for that)."""
+        self._process(port).send_signal(signal.SIGCONT)
+
+    def _process(self, port: int) -> subprocess.Popen[bytes]:
+        node = next(n for n in self.nodes if n.port == port)
+        if node.process is None or node.process.poll() is not None:
+            raise RuntimeError(f"no redis-server runs on port {port}")
+        return node.process
+
     def flush(self) -> None:
         """Empty every primary (a test's fresh start)."""
         for port in self.primaries():
@@ -201,20 +218,22 @@ class RedisCluster:
     def stop(self) -> None:
         for node in self.nodes:
             if node.process is not None and node.process.poll() is None:
-                node.process.send_signal(signal.SIGKILL)
+                node.process.send_signal(signal.SIGKILL)  # (frozen ones too)
                 node.process.wait(10)
 
 
 @contextlib.contextmanager
-def redis_cluster() -> Iterator[RedisCluster]:
+def redis_cluster(node_timeout_ms: int = NODE_TIMEOUT_MS) -> Iterator[RedisCluster]:
     """Start a six-node cluster (three primaries, one replica each) on free ports and
-    yield its handle; every node is killed afterwards."""
+    yield its handle; every node is killed afterwards.  ``node_timeout_ms``: how long
+    a primary may be silent before its replica takes over."""
     workdir = Path(tempfile.mkdtemp(prefix="glintwick-cluster-"))
     ports = {free_port() for _ in range(2 * NODES)}
     while len(ports) < 2 * NODES:
         ports.add(free_port())
     chosen = sorted(ports)
-    cluster = RedisCluster(workdir, [_Node(chosen[i], chosen[NODES + i]) for i in range(NODES)])
+    nodes = [_Node(chosen[i], chosen[NODES + i]) for i in range(NODES)]
+    cluster = RedisCluster(workdir, nodes, node_timeout_ms)
     try:
         for node in cluster.nodes:
             cluster._start(node)

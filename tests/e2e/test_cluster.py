@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from clients.sdk import GlintwickClient, RetryPolicy, Seat
 from engine.rulesets import PRESETS
 from glintwick.storage.v1 import storage_pb2 as spb
 from loadtests.redis_cluster import RedisCluster
-from services.store.redis import SHARDS, game_keys, index_key
+from services.store.redis import SHARDS, cluster_client, cluster_url, game_keys, index_key
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Mirror, Played, play_game
 
@@ -119,3 +121,41 @@ async def test_a_primary_failover_mid_play_loses_no_acknowledged_move(
     finally:
         for client in clients:
             await client.close()
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_connection_closed_under_a_command_is_unreachable(
+    cluster: RedisCluster, loop: str
+) -> None:
+    """redis-py's cluster client closes every connection when one of them fails, so
+    another task's command can find its transport closed under it.  On uvloop (the
+    server's loop) that write raises a RuntimeError ("the handler is closed"), which
+    came out of a GetView as INTERNAL in the fault campaign while a primary was
+    frozen; the store's cluster connections answer it as a ConnectionError (which
+    the client retries and the store answers UNAVAILABLE)."""
+
+    async def send_on_a_closed_transport() -> None:
+        url = cluster_url(cluster.url)
+        assert url is not None
+        client = cluster_client(url)
+        try:
+            await client.initialize()
+            node = client.get_node_from_key("g:{s00}:closed:rec")
+            assert node is not None
+            connection = node.acquire_connection()
+            await connection.send_packed_command(connection.pack_command("PING"))
+            assert await connection.read_response() == b"PONG"  # (connected)
+            assert connection._writer is not None
+            connection._writer.transport.close()  # (as the client's close does)
+            await asyncio.sleep(0.05)  # (the loop has closed the handle)
+            with pytest.raises(RedisConnectionError, match=r"closed|lost"):
+                await connection.send_packed_command(connection.pack_command("PING"))
+            node.release(connection)
+        finally:
+            await client.aclose()
+
+    if loop == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        uvloop.run(send_on_a_closed_transport())
+    else:
+        asyncio.run(send_on_a_closed_transport())
