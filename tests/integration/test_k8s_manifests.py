@@ -557,7 +557,6 @@ def _serve_args(data: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Any:
     (every flag reads its GLINTWICK_* variable as its default): a key it refuses,
     or a value, fails here as it would fail the pod."""
     from glintwick_cli import build_parser
-
     from services import config
 
     known = Path(config.__file__).read_text()  # (each variable is named once there)
