@@ -10,7 +10,7 @@ buf: $(STAMP)
 	$(BIN)/buf lint
 	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.2.0.binpb
 
-.PHONY: install solver run serve-redis simulate solve test lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium loadtest
+.PHONY: install solver run serve-redis simulate solve test test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium loadtest
 
 install: $(STAMP)
 
@@ -80,6 +80,11 @@ chromium:
 ## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)
 	GLINTWICK_SOAK_GAMES=$${GLINTWICK_SOAK_GAMES:-10000} $(BIN)/pytest -m slow -x -p no:cacheprovider --timeout=0
+
+## The long Redis Cluster runs of the end-to-end tests (marked slow: not in `make test`,
+## which runs the cluster's store contract, failover and quick replica tests).
+test-cluster: $(STAMP) redis-server
+	$(BIN)/pytest -m slow -k cluster -p no:cacheprovider --ignore=tests/e2e/test_faults.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

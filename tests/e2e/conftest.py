@@ -54,6 +54,11 @@ async def fresh_redis(redis_url: str) -> str:
     return redis_url
 
 
+#: the shared stores of a test whose cluster run is long: that run is marked slow
+#: (``make test-cluster`` runs it; ``make test`` the rest)
+SHARED_STORES_CLUSTER_SLOW = ["redis", pytest.param("cluster", marks=pytest.mark.slow)]
+
+
 @pytest.fixture(params=["redis", "cluster"])
 def shared_store(request: pytest.FixtureRequest) -> str:
     """What replicas share, emptied for this test: "redis" (the session's redis-server)

@@ -32,7 +32,7 @@ from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_bot_pool
 from services.api import replay_events
 from services.config import ServerOptions
-from tests.e2e.conftest import StartServer
+from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env
 from tests.redis_server import free_port, redis_server
 from tests.support.processes import glintwick_command, json_log_lines, logged_process, wait_for_ping
@@ -140,6 +140,8 @@ async def test_a_player_fills_the_table_with_bots_and_plays_a_game(server: Env) 
     assert not any(s.by_deadline for s in replay.steps)
 
 
+# (their Redis Cluster runs take tens of seconds each: `make test-cluster`, not `make test`)
+@pytest.mark.parametrize("shared_store", SHARED_STORES_CLUSTER_SLOW, indirect=True)
 @pytest.mark.parametrize("lease", [10, 0], ids=["leases", "no-leases"])
 async def test_two_workers_on_two_replicas_play_each_bot_turn_exactly_once(
     start_server: StartServer, lease: int, shared_store: str

@@ -34,7 +34,7 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from services.store.redis import SHARDS
-from tests.e2e.conftest import StartServer
+from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import (
     OPERATOR_TOKEN,
     Env,
@@ -392,6 +392,8 @@ async def play_with_cuts(
                     raise AssertionError(f"unexpected {message}")
 
 
+# (their Redis Cluster runs take tens of seconds each: `make test-cluster`, not `make test`)
+@pytest.mark.parametrize("shared_store", SHARED_STORES_CLUSTER_SLOW, indirect=True)
 async def test_sessions_cut_at_random_resume_on_another_process(
     shared_url: str, tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2
 
 from clients.sdk import GlintwickClient, Seat, actions
@@ -24,7 +25,7 @@ from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from services.api import GameService
-from tests.e2e.conftest import StartServer
+from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import Env, Mirror, health_status, play_game, race_writers
 from tests.redis_server import free_port
 from tests.support.processes import glintwick_command, logged_process
@@ -186,6 +187,8 @@ async def clients(*ports: int) -> AsyncIterator[list[GlintwickClient]]:
             await client.close()
 
 
+# (their Redis Cluster runs take tens of seconds each: `make test-cluster`, not `make test`)
+@pytest.mark.parametrize("shared_store", SHARED_STORES_CLUSTER_SLOW, indirect=True)
 async def test_two_processes_serve_one_game_alternately(shared_url: str, tmp_path: Path) -> None:
     seed = b"two processes"
     rules = PRESETS["whiskertrail"]

@@ -292,7 +292,9 @@ async def uncut_watcher(stub: pb_grpc.GameServiceAsyncStub, game_id: str, token:
     return [item.event async for item in call if item.HasField("event")]
 
 
-@pytest.mark.parametrize("server", ["memory", "redis", "cluster"], indirect=True)
+@pytest.mark.parametrize(
+    "server", ["memory", "redis", pytest.param("cluster", marks=pytest.mark.slow)], indirect=True
+)
 async def test_watchers_cut_at_random_events_miss_nothing(server: Env) -> None:
     """Random legal play with watchers (a seat's and a spectator's, on gRPC and SSE)
     cut at random events and resumed after their last cursor: each sees every event
