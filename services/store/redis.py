@@ -778,6 +778,7 @@ class RedisStore(GameStore):
                 connection_pool=connection_pool(url, max_connections=1, timeout=1, **timeouts)
             )
         self._relearned = 0.0  # when the cluster's slots were last asked again (monotonic)
+        self._relearning: set[asyncio.Task[None]] = set()  # (_relearn_later's tasks)
         # a shard's log reader, made with its first waiter
         self._readers: dict[int, _ShardReader] = {}
         self._closed = False
@@ -853,9 +854,15 @@ class RedisStore(GameStore):
                 # the new owner, as the cluster client does, and send it there)
                 await connection.disconnect()
                 self._cluster.nodes_manager.update_moved_exception(exc)  # type: ignore[no-untyped-call]
-            except BaseException:
+            except BaseException as exc:
                 # (what the connection still holds of the two answers is unknown)
                 await connection.disconnect()
+                if isinstance(exc, _UNREACHABLE):
+                    # (the node may be down and its slots served by another now: learn
+                    # them again, as the cluster client does after its own commands'
+                    # failures; nothing else may ask, and this path would go on
+                    # sending to the dead node for good)
+                    self._relearn_later()
                 raise
             finally:
                 node.release(connection)
@@ -968,6 +975,15 @@ class RedisStore(GameStore):
                 connection = node.connection_class(**options)
         await connection.connect()
         return connection
+
+    def _relearn_later(self) -> None:
+        """:meth:`_relearn_slots` in a task of its own: the failed call is answered
+        now, not after the slots are read again (a frozen node delays that read)."""
+        if self._cluster is None or time.monotonic() - self._relearned < 1.0:
+            return
+        task = asyncio.create_task(self._relearn_slots())
+        self._relearning.add(task)
+        task.add_done_callback(self._relearning.discard)
 
     async def _relearn_slots(self) -> None:
         """After a reader's failure on a cluster: ask which node serves each slot again
@@ -1119,6 +1135,10 @@ class RedisStore(GameStore):
         self._closed = True
         for reader in self._readers.values():
             await reader.close()
+        for task in list(self._relearning):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await self._redis.aclose()
         await self._probe.aclose()
 

@@ -5,6 +5,7 @@ Redis Cluster, where each write's WAIT goes to the primary of the game's slot)."
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator, Iterator
@@ -67,5 +68,37 @@ async def test_a_frozen_replica_fails_the_ack_on_a_cluster_too(fresh_cluster: Re
                 os.kill(fresh_cluster.pids[port], signal.SIGCONT)
         snapshot = await store.load("frozen")
         assert snapshot is not None and snapshot.record == b"r1"  # applied on the primary
+    finally:
+        await store.close()
+
+
+async def test_a_write_learns_the_new_primary_after_a_failover_by_itself(
+    fresh_cluster: RedisCluster,
+) -> None:
+    """With replica acks a game write goes to its slot's primary by hand (EVALSHA and
+    WAIT on one of its connections): after that primary dies and its replica takes
+    over, the writes themselves must make the store learn the new primary (here no
+    other command of the store runs that would make redis-py's cluster client learn
+    it).  The promoted replica has no replica of its own yet: a write that reaches it
+    is applied there and answered REPLICA_ACK_TIMEOUT."""
+    store = RedisStore(fresh_cluster.url, finished_ttl=60, ack_replicas=1, ack_timeout=0.2)
+    try:
+        await store.create("moved", Write(b"r0"))
+        await asyncio.to_thread(fresh_cluster.wait_replicated)
+        victim = fresh_cluster.primary_of(game_keys("moved")[0])
+        await asyncio.to_thread(fresh_cluster.kill_primary, victim)
+        reasons: list[str] = []
+        for _ in range(6):
+            try:
+                await store.commit("moved", 1, Write(b"r1"))
+                break
+            except StoreUnavailableError as exc:
+                reasons.append(exc.reason)
+                if exc.reason == "REPLICA_ACK_TIMEOUT":
+                    break
+            await asyncio.sleep(1.1)  # (past the store's once-a-second relearning)
+        assert reasons[-1:] == ["REPLICA_ACK_TIMEOUT"], reasons
+        with fresh_cluster.client(fresh_cluster.primary_of(game_keys("moved")[0])) as client:
+            assert client.hget(game_keys("moved")[0], "rec") == b"r1"
     finally:
         await store.close()
