@@ -126,6 +126,7 @@ from redis.asyncio.connection import AbstractConnection, Connection, parse_url
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
+    AskError,
     ClusterError,
     DataError,
     MovedError,
@@ -854,6 +855,16 @@ class RedisStore(GameStore):
                 # the new owner, as the cluster client does, and send it there)
                 await connection.disconnect()
                 self._cluster.nodes_manager.update_moved_exception(exc)  # type: ignore[no-untyped-call]
+            except AskError as exc:
+                # (the slot is being moved to another primary, resharding, and these
+                # keys are not all here: the script ran nowhere.  Not followed there:
+                # a script of several keys is answered TRYAGAIN there until every
+                # one has moved.  Unreachable for now, as TRYAGAIN is, not a
+                # ResponseError: a client's retry meets the slot moved.)
+                await connection.disconnect()
+                raise StoreUnavailableError(
+                    f"the game's slot is moving to {exc.host}:{exc.port}", write=False
+                ) from exc
             except BaseException as exc:
                 # (what the connection still holds of the two answers is unknown)
                 await connection.disconnect()

@@ -102,3 +102,34 @@ async def test_a_write_learns_the_new_primary_after_a_failover_by_itself(
             assert client.hget(game_keys("moved")[0], "rec") == b"r1"
     finally:
         await store.close()
+
+
+async def test_a_write_to_a_slot_being_migrated_is_unavailable_not_an_error(
+    fresh_cluster: RedisCluster,
+) -> None:
+    """While an operator moves a game's slot to another primary (resharding), a key
+    not on the slot's old primary is answered ASK there: the acknowledged write
+    (EVALSHA and WAIT by hand) answers that as the store unreachable (a client's retry
+    meets the slot moved), not as redis-py's AskError (an INTERNAL error to the
+    client).  Nothing is written anywhere."""
+    store = RedisStore(fresh_cluster.url, finished_ttl=60, ack_replicas=1, ack_timeout=2.0)
+    key = game_keys("asked")[0]
+    source = fresh_cluster.primary_of(key)
+    target = next(p for p in fresh_cluster.primaries() if p != source)
+    with fresh_cluster.client(source) as old, fresh_cluster.client(target) as new:
+        slot = int(old.cluster("KEYSLOT", key))
+        old_id, new_id = old.execute_command("CLUSTER MYID"), new.execute_command("CLUSTER MYID")
+        new.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", old_id)
+        old.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", new_id)
+        try:
+            with pytest.raises(StoreUnavailableError) as refused:
+                await store.create("asked", Write(b"r0"))
+            assert not refused.value.write  # (the script ran nowhere)
+            asked = new.pipeline(transaction=False)
+            asked.execute_command("ASKING")  # (the new primary answers for the slot so)
+            asked.exists(key)
+            assert asked.execute()[1] == 0
+        finally:
+            old.execute_command("CLUSTER SETSLOT", slot, "STABLE")
+            new.execute_command("CLUSTER SETSLOT", slot, "STABLE")
+            await store.close()
