@@ -41,6 +41,16 @@ class LogItem:
 
 
 @dataclass(frozen=True, slots=True)
+class CellTake:
+    """A rate-limit cell of one game (:meth:`GameStore.take` with its ``game_id``)
+    that a commit of that game takes in its own atomic step (``Write.take``)."""
+
+    name: str
+    rate: float
+    burst: int
+
+
+@dataclass(frozen=True, slots=True)
 class Write:
     """One atomic write: the new record, and optionally an accepted action."""
 
@@ -66,6 +76,12 @@ class Write:
     open_seats: bool = False
     open_seats_changed: bool = True
     rule_set_hash: str = ""  # the game's rule-set hash: which lobby index lists it
+    # A commit only: take one from this rate-limit cell of the game, in the same atomic
+    # step, after the compare-and-set and idempotency checks passed (a commit refused
+    # by them takes nothing); a cell that refuses fails the commit with
+    # RateRefusedError, and nothing changes (a move's act limit, without a round trip
+    # of its own)
+    take: CellTake | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +105,15 @@ class Admission:
 
 class GameExistsError(Exception):
     pass
+
+
+class RateRefusedError(Exception):
+    """A commit's rate-limit cell (``Write.take``) refused it: nothing changed;
+    ``retry_after`` seconds until the cell would admit it."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"refused by the rate limit: retry in {retry_after:.3f} s")
+        self.retry_after = retry_after
 
 
 class StoreUnavailableError(Exception):
@@ -127,7 +152,8 @@ class GameStore(ABC):
         True when written; False when another writer got there first, or when
         ``write.idempotency_key`` is already stored (nothing changed either way).
         Appending the entry, storing the idempotent response and
-        setting the expiry happen atomically with the record write.
+        setting the expiry happen atomically with the record write (and taking
+        ``write.take``'s cell, whose refusal raises :class:`RateRefusedError`).
         """
 
     @abstractmethod
@@ -176,11 +202,15 @@ class GameStore(ABC):
         """Those of ``game_ids`` that are stored games not finished (the games in play)."""
 
     @abstractmethod
-    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+    async def take(
+        self, key: str, rate: float, burst: int, cost: int = 1, game_id: str | None = None
+    ) -> Admission:
         """Take ``cost`` from the rate-limit cell ``key``: ``rate`` a second, ``burst`` at
         once (GCRA: the cell holds one time, the theoretical arrival of the next request;
         a refusal changes nothing).  The store's clock, so replicas' clocks do not
-        matter; the cell expires once it is full again."""
+        matter; the cell expires once it is full again.  ``game_id``: a cell of that
+        game (stored with it, one of its cells ``key``), which a commit of the game may
+        take as well (``Write.take``: the same cell)."""
 
     @abstractmethod
     async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:

@@ -181,8 +181,10 @@ class MonitoredStore(GameStore):
     async def unfinished(self, game_ids: list[str]) -> set[str]:
         return await self._call(self.inner.unfinished(game_ids))
 
-    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
-        return await self._call(self.inner.take(key, rate, burst, cost))
+    async def take(
+        self, key: str, rate: float, burst: int, cost: int = 1, game_id: str | None = None
+    ) -> Admission:
+        return await self._call(self.inner.take(key, rate, burst, cost, game_id))
 
     async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:
         return await self._call(self.inner.hold(key, member, limit, seconds))

@@ -20,12 +20,18 @@ from services.store.base import (
     GameStore,
     LogItem,
     OpenGame,
+    RateRefusedError,
     Snapshot,
     Write,
 )
 
 #: limit calls between two sweeps of the expired rate-limit cells and bounded sets
 _LIMITS_SWEEP = 1024
+
+
+def _game_cell(game_id: str, name: str) -> str:
+    """The key of a game's rate-limit cell (apart from every other cell's)."""
+    return f"\0game:{game_id}:{name}"
 
 
 @dataclass
@@ -100,6 +106,11 @@ class MemoryStore(GameStore):
             return False
         if write.idempotency_key is not None and write.idempotency_key in game.responses:
             return False  # that request was applied before: never twice
+        if write.take is not None:
+            cell = write.take
+            admission = self._take(_game_cell(game_id, cell.name), cell.rate, cell.burst, 1)
+            if not admission.allowed:
+                raise RateRefusedError(admission.retry_after)
         game.revision += 1
         game.record = write.record
         if write.entry is not None:
@@ -198,7 +209,12 @@ class MemoryStore(GameStore):
             g for g in game_ids if (game := self._live(g)) is not None and game.expires_at is None
         }
 
-    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+    async def take(
+        self, key: str, rate: float, burst: int, cost: int = 1, game_id: str | None = None
+    ) -> Admission:
+        return self._take(key if game_id is None else _game_cell(game_id, key), rate, burst, cost)
+
+    def _take(self, key: str, rate: float, burst: int, cost: int) -> Admission:
         now = self._limits_now()
         interval = 1.0 / rate
         arrival = max(self._cells.get(key, now), now) + cost * interval

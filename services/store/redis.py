@@ -27,7 +27,10 @@ deployment.)
   last position given: ``SHARDS`` more when two games share one), so a position is
   an exact cursor for the lobby's pages;
 * ``glintwick:{sNN}:lobby:<rule-set hash>`` — the same, for one rule set: a filtered
-  lobby page is one range read per shard, never a scan past other rule sets' games.
+  lobby page is one range read per shard, never a scan past other rule sets' games;
+* ``glintwick:{sNN}:rate:<id>:<name>`` — string: a rate-limit cell of one game (as
+  ``glintwick:rate:`` below: a seat's act limit), in the game's slot, so that a move's
+  commit script takes it itself (``Write.take``: no round trip of its own).
 
 The limits every replica shares (:mod:`services.usecases.quotas`), each in one key
 of its own, changed by a script that touches that key alone (whose hash tag is the
@@ -147,6 +150,7 @@ from services.store.base import (
     GameStore,
     LogItem,
     OpenGame,
+    RateRefusedError,
     Snapshot,
     StoreUnavailableError,
     Write,
@@ -253,14 +257,39 @@ return 1
 """
 )
 
-# KEYS: record, log, requests, the index keys; ARGV: expected revision, record,
-# entry version, entry, idempotency key, response, ttl, game id, the index args
+# GCRA on one cell: ``interval`` microseconds per request, ``burst``, ``cost``.  Takes
+# it and answers 0, or answers the microseconds to wait (> 0: nothing changed).
+_GCRA = """
+local function gcra(key, interval, burst, cost)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local arrival = tonumber(redis.call('GET', key) or now)
+  if arrival < now then arrival = now end
+  arrival = arrival + cost * interval
+  local allowed_at = arrival - burst * interval
+  if allowed_at > now then return allowed_at - now end
+  redis.call('SET', key, string.format('%.0f', arrival),
+             'PX', math.floor((arrival - now) / 1000) + 1)
+  return 0
+end
+"""
+
+# KEYS: record, log, requests, the index keys, the game's rate cell (``Write.take``);
+# ARGV: expected revision, record, entry version, entry, idempotency key, response,
+# ttl, game id, the index args, and with the cell: its microseconds per request and
+# burst.  1: written; 0: refused by the compare-and-set or the idempotency key; below
+# 0: refused by the cell, -1 - the microseconds to wait (nothing changed either way).
 _COMMIT = (
     _INDEXES
+    + _GCRA
     + """
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if (not rev) or tonumber(rev) ~= tonumber(ARGV[1]) then return 0 end
 if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then return 0 end
+if KEYS[10] then
+  local wait = gcra(KEYS[10], tonumber(ARGV[15]), tonumber(ARGV[16]), 1)
+  if wait > 0 then return -1 - math.ceil(wait) end
+end
 redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'rec', ARGV[2])
 if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], ARGV[3] .. '-1', 'e', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
@@ -301,19 +330,14 @@ return response
 
 # GCRA: KEYS: the cell; ARGV: microseconds per request, burst, cost.  Returns
 # {1, 0} (allowed: the cell moved on) or {0, microseconds to wait} (nothing changed).
-_TAKE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval = tonumber(ARGV[1])
-local arrival = tonumber(redis.call('GET', KEYS[1]) or now)
-if arrival < now then arrival = now end
-arrival = arrival + tonumber(ARGV[3]) * interval
-local allowed_at = arrival - tonumber(ARGV[2]) * interval
-if allowed_at > now then return {0, string.format('%.0f', allowed_at - now)} end
-redis.call('SET', KEYS[1], string.format('%.0f', arrival),
-           'PX', math.floor((arrival - now) / 1000) + 1)
+_TAKE = (
+    _GCRA
+    + """
+local wait = gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
+if wait > 0 then return {0, string.format('%.0f', wait)} end
 return {1, '0'}
 """
+)
 
 # KEYS: the set; ARGV: member, limit, lease (microseconds).  1: held; 0: full.
 _HOLD = """
@@ -341,6 +365,11 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '
 def rate_key(name: str) -> str:
     """A rate-limit cell's key: its own hash tag (one slot, whatever else shares it)."""
     return f"glintwick:rate:{{{name}}}"
+
+
+def game_rate_key(game_id: str, name: str) -> str:
+    """A game's rate-limit cell: in its shard's slot, which its commit script may take."""
+    return index_key(shard_of(game_id), f"rate:{game_id}:{name}")
 
 
 def hold_key(name: str) -> str:
@@ -912,7 +941,14 @@ class RedisStore(GameStore):
             *_index_args(game_id, write),
         ]
         keys = [*game_keys(game_id), *_index_keys(game_id, write)]
-        return bool(await self._write(self._commit, keys, args))
+        if write.take is not None:
+            cell = write.take
+            keys.append(game_rate_key(game_id, cell.name))
+            args += [repr(1_000_000 / cell.rate), cell.burst]
+        answer = int(await self._write(self._commit, keys, args))
+        if answer < 0:
+            raise RateRefusedError((-answer - 1) / 1_000_000)
+        return answer == 1
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         if self._ack_replicas:  # (answered as a success: confirmed as a write is)
@@ -1107,10 +1143,13 @@ class RedisStore(GameStore):
             found = await pipe.execute()
         return {g for g, there in zip(game_ids, found, strict=True) if there}
 
-    async def take(self, key: str, rate: float, burst: int, cost: int = 1) -> Admission:
+    async def take(
+        self, key: str, rate: float, burst: int, cost: int = 1, game_id: str | None = None
+    ) -> Admission:
         args: list[Any] = [repr(1_000_000 / rate), burst, cost]
+        cell = rate_key(key) if game_id is None else game_rate_key(game_id, key)
         with _reachable():
-            allowed, wait = await self._take(keys=[rate_key(key)], args=args)
+            allowed, wait = await self._take(keys=[cell], args=args)
         return Admission(bool(allowed), int(wait) / 1_000_000)
 
     async def hold(self, key: str, member: str, limit: int, seconds: float) -> bool:

@@ -4,7 +4,8 @@ request → decode → on the game (the cached one when it is at the version the
 client expects, else a fresh load) authenticate the seat, answer a repeated
 request id, take the seat's rate-limit token (the store's), check the version → the engine
 applies the action (pure) → one compare-and-set write that also appends the log
-entry and remembers the idempotent response → respond.  On a cached game every
+entry and remembers the idempotent response (and, on the cached game, takes the
+seat's rate-limit token itself: one round trip for a move) → respond.  On a cached game every
 doubt (the token not in its record, a refusal by the engine or the rate limit, a lost
 compare-and-set) sends the move once more, on a fresh load, whose answer is final:
 so every answer is the one a fresh load gives (docs/ARCHITECTURE.md).
@@ -23,11 +24,11 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
 from services.errors import ServiceError, conflict, invalid, precondition, stale
-from services.store.base import LogItem
+from services.store.base import CellTake, LogItem, RateRefusedError
 
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
-from .quotas import admit
+from .quotas import admit, seat_cell
 from .records import Loaded, next_deadline, store_write
 
 log = structlog.get_logger("glintwick.api")
@@ -101,9 +102,14 @@ async def submit_action(
             if earlier is not None:
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return pb.SubmitActionResponse.FromString(earlier)
-        if not charged:
-            try:  # (the seat's act limit, shared by every replica: services/usecases/quotas.py)
-                await admit(ctx, "act", caller, f"seat:{game_id}:{seat}")
+        # (the seat's act limit, shared by every replica: services/usecases/quotas.py;
+        # on the cache, taken by the commit's own script, no round trip of its own: a
+        # move refused before its commit, or by its compare-and-set, takes nothing
+        # there and is charged on the fresh load)
+        take = seat_cell(ctx, caller, seat) if on_cache and not charged else None
+        if not charged and take is None:
+            try:
+                await admit(ctx, "act", caller, f"seat:{seat}", game_id)
             except ServiceError:
                 if on_cache:
                     continue  # judged fresh: a retry of a landed move gets its answer
@@ -117,9 +123,12 @@ async def submit_action(
             if on_cache:
                 continue  # a stale cache must answer ABORTED, not this: judged fresh
             raise engine_error(exc) from exc
-        response = await commit_move(
-            ctx, loaded, seat, action, state, events, idem_key, by_deadline=False
-        )
+        try:
+            response = await commit_move(
+                ctx, loaded, seat, action, state, events, idem_key, by_deadline=False, take=take
+            )
+        except RateRefusedError:
+            continue  # (on the cache only) judged fresh: RATE_LIMITED there, or its answer
         if response is not None:
             house_bot = loaded.record.seats[seat].bot
             log.info(
@@ -180,9 +189,11 @@ async def commit_move(
     events: list[Event],
     idem_key: str | None,
     by_deadline: bool,
+    take: CellTake | None = None,
 ) -> pb.SubmitActionResponse | None:
     """One compare-and-set of an applied move; None when the game moved on first
-    (or ``idem_key`` is stored already)."""
+    (or ``idem_key`` is stored already).  ``take``: the move's act cell, taken in the
+    same step (RateRefusedError: refused by it, nothing written)."""
     version = state.action_count
     record = spb.StoredGame()
     record.CopyFrom(loaded.record)
@@ -218,6 +229,7 @@ async def commit_move(
         entry=LogItem(version, entry.SerializeToString()),
         idempotency_key=idem_key,
         response=response.SerializeToString() if idem_key else None,
+        take=take,
     )
     if not await ctx.store.commit(record.game_id, loaded.revision, write):
         return None

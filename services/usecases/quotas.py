@@ -60,7 +60,7 @@ import structlog
 from services import metrics
 from services.config import DEFAULT_RATES, Network, Rate
 from services.errors import ServiceError
-from services.store.base import StoreUnavailableError
+from services.store.base import CellTake, StoreUnavailableError
 
 from .access import is_operator
 from .context import Caller, Context, ServiceConfig
@@ -162,21 +162,33 @@ def rate_of(config: ServiceConfig, call: str) -> Rate | None:
     return rate if rate.per_second > 0 else None
 
 
-async def admit(ctx: Context, call: str, caller: Caller, key: str | None = None) -> None:
-    """Charge one ``call`` to ``key`` (default: the caller's client key); RATE_LIMITED
-    when its limit is reached."""
+async def admit(
+    ctx: Context, call: str, caller: Caller, key: str | None = None, game_id: str | None = None
+) -> None:
+    """Charge one ``call`` to ``key`` (default: the caller's client key; with
+    ``game_id``, a cell of that game's); RATE_LIMITED when its limit is reached."""
     rate = rate_of(ctx.config, call)
     if rate is None or exempt(ctx.config, caller):
         return
     try:
         admission = await ctx.store.take(
-            f"{call}:{key or client_key(caller)}", rate.per_second, rate.burst
+            f"{call}:{key or client_key(caller)}", rate.per_second, rate.burst, game_id=game_id
         )
     except StoreUnavailableError:
         return  # fail-open: the call meets the outage itself if it needs the store
     if not admission.allowed:
         metrics.LIMIT_REFUSALS.labels("rate", call).inc()
         raise rate_limited(call, admission.retry_after)
+
+
+def seat_cell(ctx: Context, caller: Caller, seat: int) -> CellTake | None:
+    """A move's act cell (its seat's, a cell of its game: ``admit(ctx, "act", caller,
+    f"seat:{seat}", game_id)``'s) for its commit to take in its own script
+    (``Write.take``); None when the move is not limited."""
+    rate = rate_of(ctx.config, "act")
+    if rate is None or exempt(ctx.config, caller):
+        return None
+    return CellTake(f"act:seat:{seat}", rate.per_second, rate.burst)
 
 
 async def charge_bad_token(ctx: Context, call: str, caller: Caller) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from engine.game import GameState, Phase
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
-from services.store.base import LogItem, Write
+from services.store.base import CellTake, LogItem, Write
 
 
 @dataclass
@@ -132,6 +132,7 @@ def store_write(
     entry: LogItem | None = None,
     idempotency_key: str | None = None,
     response: bytes | None = None,
+    take: CellTake | None = None,
 ) -> Write:
     """The store write of ``record`` (holding ``after``) over ``before`` (None: a new
     game) at ``now``: its deadline, bot-turn and lobby index fields worked out in one
@@ -161,6 +162,7 @@ def store_write(
         open_seats=open_seats,
         open_seats_changed=open_seats != open_before,
         rule_set_hash=record.state.rules.hash,
+        take=take,
     )
 
 

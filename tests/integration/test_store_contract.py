@@ -7,7 +7,15 @@ import time
 
 import pytest
 
-from services.store.base import GameExistsError, GameStore, LogItem, OpenGame, Write
+from services.store.base import (
+    CellTake,
+    GameExistsError,
+    GameStore,
+    LogItem,
+    OpenGame,
+    RateRefusedError,
+    Write,
+)
 
 
 async def test_create_load_and_refuse_duplicates(store: GameStore) -> None:
@@ -307,6 +315,31 @@ async def test_a_rate_cell_takes_its_cost_and_never_more_than_its_burst(store: G
     second = await store.take("c", 1.0, 4, cost=3)  # 6 > 4: refused, 2 s until there is room
     assert not second.allowed and 1.5 < second.retry_after <= 2.05
     assert (await store.take("c", 1.0, 4, cost=1)).allowed
+
+
+async def test_a_commit_takes_its_games_cell_in_the_same_step(store: GameStore) -> None:
+    """``Write.take``: the commit takes one from a cell of its game (the cell that
+    ``take`` with the game's id takes), after its compare-and-set passed; refused by
+    the cell, it raises RateRefusedError with the wait, and nothing changes."""
+    cell = CellTake("act:seat:0", 10.0, 2)  # a request every 0.1 s, two at once
+    await store.create("g", Write(b"r0"))
+    assert await store.commit("g", 1, Write(b"r1", entry=LogItem(1, b"e1"), take=cell))
+    # a commit refused by its compare-and-set takes nothing
+    assert not await store.commit("g", 1, Write(b"x", entry=LogItem(1, b"x"), take=cell))
+    assert (await store.take("act:seat:0", 10.0, 2, game_id="g")).allowed  # the same cell
+    with pytest.raises(RateRefusedError) as refused:
+        await store.commit("g", 2, Write(b"r2", entry=LogItem(2, b"e2"), take=cell))
+    assert 0 < refused.value.retry_after <= 0.1 + 0.05
+    snapshot = await store.load("g")
+    assert snapshot is not None and (snapshot.revision, snapshot.record) == (2, b"r1")
+    assert await store.read_log("g", 0) == [LogItem(1, b"e1")]
+    # another game's cell of that name, and a cell of no game, are other cells
+    assert (await store.take("act:seat:0", 10.0, 2)).allowed
+    await store.create("h", Write(b"h0"))
+    assert await store.commit("h", 1, Write(b"h1", take=cell))
+    # once the wait has passed the commit is admitted
+    await asyncio.sleep(refused.value.retry_after + 0.02)
+    assert await store.commit("g", 2, Write(b"r2", entry=LogItem(2, b"e2"), take=cell))
 
 
 async def test_a_bounded_set_holds_up_to_its_limit_and_renews(store: GameStore) -> None:

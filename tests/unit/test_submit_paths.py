@@ -215,3 +215,46 @@ async def test_a_load_at_the_remembered_revision_reuses_it_and_a_newer_one_decod
     assert after_move.revision == fresh.revision + 1
     assert after_move.state == state
     assert await second.load(game_id) is after_move
+
+
+class CallCountingStore(MemoryStore):
+    """The embedded store, counting its calls by name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: dict[str, int] = {}
+
+    def __getattribute__(self, name: str):  # type: ignore[no-untyped-def]
+        if name in ("load", "commit", "take", "idempotent_response"):
+            calls = object.__getattribute__(self, "calls")
+            calls[name] = calls.get(name, 0) + 1
+        return object.__getattribute__(self, name)
+
+
+async def test_a_limited_move_on_the_cache_is_one_store_call_and_refused_changes_nothing() -> None:
+    """On the cached game a move's act cell (its seat's) is taken by its commit itself:
+    one store call per move, as without the limit.  Past the seat's burst the commit is
+    refused by the cell, writes nothing, and the move is judged on a fresh load:
+    RATE_LIMITED, as ever."""
+    from services.api import ServiceConfig
+
+    store = CallCountingStore()
+    service = GameService(store, ServiceConfig(rate_per_second=0.001, rate_burst=1))
+    game_id, callers, state = await new_game(service)
+    await service.get_view(pb.GetViewRequest(game_id=game_id), callers[0])  # caches the game
+    moved: set[int] = set()
+    while state.to_act[0] not in moved:  # each seat's first move: admitted
+        seat = state.to_act[0]
+        store.calls.clear()
+        state = await play(service, game_id, callers, state, 1)
+        assert store.calls == {"commit": 1}
+        moved.add(seat)
+    seat = state.to_act[0]  # its second move: over its burst
+    logged = await store.read_log(game_id, 0)
+    with pytest.raises(ServiceError) as limited:
+        await play(service, game_id, callers, state, 1)
+    assert limited.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert limited.value.reason == "RATE_LIMITED" and limited.value.retry_after
+    assert await store.read_log(game_id, 0) == logged
+    snapshot = await store.load(game_id)
+    assert snapshot is not None and snapshot.revision == 3 + len(logged)  # (create, 2 joins)
