@@ -134,9 +134,11 @@ from redis.exceptions import (
     DataError,
     MovedError,
     NoScriptError,
+    OutOfMemoryError,
     ReadOnlyError,
     RedisClusterException,
     RedisError,
+    ResponseError,
     TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -528,13 +530,27 @@ _UNREACHABLE = (
 )
 
 
+# What a Redis that refuses every write by its own state answers (the store cannot
+# take a write now, as when down): at its maxmemory with noeviction (OOM, redis-py's
+# OutOfMemoryError), short of its min-replicas-to-write (NOREPLICAS, a plain
+# ResponseError).  (Every call's rate-limit cell is a write: INTERNAL for every call
+# otherwise, reads too.)
+_WRITES_REFUSED = (OutOfMemoryError,)
+_WRITES_REFUSED_CODES = ("NOREPLICAS ",)
+
+
 @contextlib.contextmanager
 def _reachable(*, write: bool = False) -> Iterator[None]:
-    """Redis's unreachability as the store's :class:`StoreUnavailableError`."""
+    """Redis's unreachability (or refusal of writes) as the store's
+    :class:`StoreUnavailableError`."""
     try:
         yield
     except _UNREACHABLE as exc:
         raise StoreUnavailableError(str(exc) or type(exc).__name__, write=write) from exc
+    except ResponseError as exc:
+        if not isinstance(exc, _WRITES_REFUSED) and not str(exc).startswith(_WRITES_REFUSED_CODES):
+            raise
+        raise StoreUnavailableError(f"Redis refuses writes: {exc}", write=write) from exc
 
 
 @dataclass(eq=False)
@@ -654,7 +670,7 @@ class _ShardReader:
         pipe.xadd(self.wake_key, {"w": "1"}, maxlen=1, approximate=False)
         pipe.pexpire(self.wake_key, WAKE_TTL_MS)
         # (unreachable: the reader's own read fails, and fails its waiters)
-        with contextlib.suppress(*_UNREACHABLE):
+        with contextlib.suppress(StoreUnavailableError), _reachable():
             await pipe.execute()
 
     def _read_set(self) -> dict[str, int]:

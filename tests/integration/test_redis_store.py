@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from services.store.base import LogItem, Write
+from glintwick.v1 import game_pb2 as pb
+from services.api import Caller, GameService, ServiceConfig
+from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import SHARDS, RedisStore, hold_key, rate_key, shard_of
+from tests.redis_server import redis_server
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(
@@ -141,3 +144,38 @@ async def test_the_limits_keys_expire_and_each_is_its_own_slot(
         assert rate_key("x") == "glintwick:rate:{x}" and hold_key("x") == "glintwick:hold:{x}"
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize(
+    "setting", [("maxmemory", "1"), ("min-replicas-to-write", "1")], ids=["oom", "noreplicas"]
+)
+async def test_a_redis_that_refuses_writes_is_unavailable_and_the_limits_fail_open(
+    setting: tuple[str, str],
+) -> None:
+    """A Redis that refuses every write by its own state (at its maxmemory with
+    noeviction: OOM; short of its min-replicas-to-write: NOREPLICAS) is a store that
+    cannot take a write now: StoreUnavailableError (UNAVAILABLE, retried), not
+    redis-py's ResponseError (INTERNAL).  The rate-limit cell is a write too: it fails
+    open, so a read (GetView) is still answered, as before the limits."""
+    with redis_server() as url:
+        store = RedisStore(url)
+        admin = aioredis.Redis.from_url(url)
+        try:
+            service = GameService(store, ServiceConfig())
+            game = await service.create_game(
+                pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2), Caller(address="x")
+            )
+            await admin.config_set(*setting)
+            for write in (
+                store.create("other", Write(b"r0")),
+                store.commit(game.game_id, 1, Write(b"r1", entry=LogItem(1, b"e1"))),
+                store.take("cell", 1.0, 1),
+            ):
+                with pytest.raises(StoreUnavailableError):
+                    await write
+            view = await service.get_game(pb.GetGameRequest(game_id=game.game_id), Caller())
+            assert view.game_id == game.game_id
+        finally:
+            await admin.config_set(setting[0], "0")
+            await admin.aclose()
+            await store.close()
