@@ -844,6 +844,8 @@ class RedisStore(GameStore):
         """``script``'s answer; with replica acks, only once enough replicas have it."""
         if not self._ack_replicas:
             with _reachable(write=True):
+                if self._cluster is not None:
+                    return await self._write_once(self._cluster, script, keys, args)
                 return await script(keys=keys, args=args)
         with _reachable(write=True):
             # one pipeline, one connection: WAIT counts the replicas that have its
@@ -865,6 +867,26 @@ class RedisStore(GameStore):
                 reason="REPLICA_ACK_TIMEOUT",
             )
         return answer
+
+    async def _write_once(
+        self, cluster: RedisCluster, script: AsyncScript, keys: list[str], args: list[Any]
+    ) -> Any:
+        """``script`` on a cluster, sent once.  redis-py's cluster client sends a command
+        again by itself after a connection error or a timeout, and a write whose first
+        send had run then meets its own compare-and-set: False, "another writer got
+        there first", for a write that landed.  Sent to its slot's node by name it is
+        not sent again (MOVED and ASK, where nothing ran, are still followed), and its
+        failure is the store unreachable, the outcome unknown (as on one Redis)."""
+        await cluster.initialize()  # (learns the slots on first use; then a no-op)
+        for _ in range(2):
+            node = cluster.get_node_from_key(keys[0])
+            try:
+                # (in lower case, as the reader's XREAD: see there)
+                command = ("evalsha", script.sha, len(keys), *keys, *args)
+                return await cluster.execute_command(*command, target_nodes=node)
+            except NoScriptError:  # (nothing ran: load it, send again)
+                await cluster.script_load(script.script)
+        raise StoreUnavailableError("Redis lost the script as it was loaded", write=True)
 
     async def _write_and_wait(self, sha: str, keys: list[str], args: list[Any]) -> tuple[Any, int]:
         """EVALSHA then WAIT on one connection: the script's answer and the replicas

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
 from glintwick.v1 import game_pb2 as pb
+from loadtests.redis_cluster import RedisCluster
 from services.api import Caller, GameService, ServiceConfig
 from services.store.base import LogItem, StoreUnavailableError, Write
-from services.store.redis import SHARDS, RedisStore, hold_key, rate_key, shard_of
+from services.store.redis import SHARDS, RedisStore, game_keys, hold_key, rate_key, shard_of
 from tests.redis_server import redis_server
 
 
@@ -179,3 +182,84 @@ async def test_a_redis_that_refuses_writes_is_unavailable_and_the_limits_fail_op
             await admin.config_set(setting[0], "0")
             await admin.aclose()
             await store.close()
+
+
+class _ReplyDropper:
+    """A TCP proxy before one Redis node that, once armed, lets the next EVALSHA
+    through, swallows its answer and closes the client's connection: a script that
+    ran, its answer lost with the connection (a real Redis, a lossy network)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.armed = False
+        self.evalshas = 0  # those sent on to the node
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port)
+        swallow = asyncio.Event()
+
+        async def upward() -> None:
+            while data := await reader.read(65536):
+                if b"EVALSHA" in data.upper():
+                    self.evalshas += 1
+                    if self.armed:
+                        self.armed = False
+                        swallow.set()
+                up_writer.write(data)
+                await up_writer.drain()
+            up_writer.close()
+
+        async def downward() -> None:
+            while data := await up_reader.read(65536):
+                if swallow.is_set():  # (the script's answer: lost, and the connection)
+                    writer.transport.abort()
+                    return
+                writer.write(data)
+                await writer.drain()
+            writer.close()
+
+        with contextlib.suppress(ConnectionError, OSError):
+            await asyncio.gather(upward(), downward())
+        up_writer.close()
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+
+async def test_a_cluster_write_whose_answer_is_lost_is_not_sent_again(
+    fresh_cluster: RedisCluster,
+) -> None:
+    """A commit that ran on its primary but whose answer was lost with the connection
+    has an unknown outcome: StoreUnavailableError(write=True), which a client retries
+    with its request id (as on one Redis).  redis-py's cluster client would send the
+    script again by itself, and that second compare-and-set answers False, "another
+    writer got there first", for a write that landed (a move without a request id
+    answered ABORTED, a created game answered as an id taken)."""
+    primary = fresh_cluster.primary_of(game_keys("lossy")[0])
+    dropper = _ReplyDropper(primary)
+    proxy = await dropper.start()
+    store = RedisStore(fresh_cluster.url, finished_ttl=60)
+    assert store._cluster is not None
+    store._cluster.nodes_manager.address_remap = lambda address: (
+        ("127.0.0.1", proxy) if address[1] == primary else address
+    )
+    try:
+        await store.create("lossy", Write(b"r0"))
+        assert await store.commit("lossy", 1, Write(b"r1"))  # (the script is loaded)
+        dropper.armed = True
+        sent = dropper.evalshas
+        with pytest.raises(StoreUnavailableError) as unknown:
+            await store.commit("lossy", 2, Write(b"r2", entry=LogItem(1, b"e1")))
+        assert unknown.value.write
+        assert dropper.evalshas == sent + 1  # sent once
+        snapshot = await store.load("lossy")
+        assert snapshot is not None and snapshot.record == b"r2"  # (it had landed)
+    finally:
+        await store.close()
+        await dropper.close()
