@@ -301,15 +301,24 @@ async def hold_stream(ctx: Context, kind: str, game_id: str, caller: Caller) -> 
     if not wanted:
         return None
     hold = StreamHold(ctx, secrets.token_hex(8), tuple((k, n) for k, n, _ in wanted))
+    reached = 0  # the leases taken, or in flight
     try:
-        for held, (key, limit, why) in enumerate(wanted):
+        for key, limit, why in wanted:
+            reached += 1
             if not await ctx.store.hold(key, hold.member, limit, LEASE_SECONDS):
-                for earlier, _, _ in wanted[:held]:
-                    await ctx.store.release(earlier, hold.member)
+                reached -= 1  # (refused: not held)
                 what = _STREAMS_COUNTED[why]
                 raise quota_exceeded(why, f"there are {limit} {what} already: close one first")
-    except StoreUnavailableError:
-        return None
+    except BaseException as exc:
+        # refused, the store unreachable, or cancelled (the client gone): no lease of
+        # this stream stays behind (one taken, or in flight, would count for its whole
+        # lease, never renewed: a game filled by watches that never opened)
+        with contextlib.suppress(StoreUnavailableError):
+            for key, _, _ in wanted[:reached]:
+                await ctx.store.release(key, hold.member)
+        if isinstance(exc, StoreUnavailableError):
+            return None  # (fail-open)
+        raise
     keeper(ctx).keep(hold)
     return hold
 
