@@ -880,6 +880,8 @@ class RedisStore(GameStore):
         await cluster.initialize()  # (learns the slots on first use; then a no-op)
         for _ in range(2):
             node = cluster.get_node_from_key(keys[0])
+            if node is None:
+                raise StoreUnavailableError("no primary serves the game's slot now", write=False)
             try:
                 # (in lower case, as the reader's XREAD: see there)
                 command = ("evalsha", script.sha, len(keys), *keys, *args)
