@@ -218,11 +218,16 @@ async def test_bad_resume_points_are_refused(server: Env) -> None:
 
 
 async def cut_grpc_watcher(
-    stub: pb_grpc.GameServiceAsyncStub, game_id: str, token: str | None, rng: random.Random
+    stub: pb_grpc.GameServiceAsyncStub,
+    game_id: str,
+    token: str | None,
+    rng: random.Random,
+    opened: asyncio.Event,
 ) -> tuple[list[pb.Event], int]:
     """A watch from version 0 cut after a random number of events (1 to 8) again and
     again, each time resumed after the last cursor received, until the game's stream
-    ends.  Returns every event received and how many streams it took."""
+    ends (``opened`` is set once its snapshot came).  Returns every event received and
+    how many streams it took."""
     events: list[pb.Event] = []
     request = pb.WatchGameRequest(game_id=game_id)
     streams = 0
@@ -235,6 +240,7 @@ async def cut_grpc_watcher(
             async for item in call:
                 if item.HasField("snapshot"):
                     assert streams == 1, "a resumed watch sends no snapshot"
+                    opened.set()
                     continue
                 events.append(item.event)
                 request = pb.WatchGameRequest(game_id=game_id, after_cursor=item.event.cursor)
@@ -249,7 +255,7 @@ async def cut_grpc_watcher(
 
 
 async def cut_sse_watcher(
-    base: str, game_id: str, token: str | None, rng: random.Random
+    base: str, game_id: str, token: str | None, rng: random.Random, opened: asyncio.Event
 ) -> tuple[list[pb.Event], int]:
     """:func:`cut_grpc_watcher` over SSE, resuming as an EventSource does (the first
     URL again, with ``Last-Event-ID``) or with ``?after=``, at random."""
@@ -274,6 +280,7 @@ async def cut_sse_watcher(
                 async for kind, ident, data in read_sse(response):
                     if kind == "snapshot":
                         assert streams == 1, "a resumed watch sends no snapshot"
+                        opened.set()
                         continue
                     event = sse_item(kind, data).event
                     assert ident == event.cursor
@@ -287,9 +294,17 @@ async def cut_sse_watcher(
                 return events, streams
 
 
-async def uncut_watcher(stub: pb_grpc.GameServiceAsyncStub, game_id: str, token: str | None) -> Any:
+async def uncut_watcher(
+    stub: pb_grpc.GameServiceAsyncStub, game_id: str, token: str | None, opened: asyncio.Event
+) -> Any:
     call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id), metadata=bearer(token))
-    return [item.event async for item in call if item.HasField("event")]
+    events = []
+    async for item in call:
+        if item.HasField("snapshot"):
+            opened.set()
+        else:
+            events.append(item.event)
+    return events
 
 
 @pytest.mark.parametrize(
@@ -307,24 +322,32 @@ async def test_watchers_cut_at_random_events_miss_nothing(server: Env) -> None:
     viewers: list[int | None] = [1, None]
     async with game_stub(server) as stub:
         tokens = {v: (None if v is None else joined[v].token) for v in viewers}
+        opened = [asyncio.Event() for _ in range(len(viewers) * 4)]
         uncut = {
-            v: asyncio.create_task(uncut_watcher(stub, game.game_id, tokens[v])) for v in viewers
+            v: asyncio.create_task(uncut_watcher(stub, game.game_id, tokens[v], opened[i]))
+            for i, v in enumerate(viewers)
         }
         cut = [
             (
                 v,
                 face,
                 asyncio.create_task(
-                    cut_grpc_watcher(stub, game.game_id, tokens[v], random.Random(f"{v}{n}"))
+                    cut_grpc_watcher(
+                        stub, game.game_id, tokens[v], random.Random(f"{v}{n}"), opened[-1 - n]
+                    )
                     if face == "grpc"
-                    else cut_sse_watcher(server.http, game.game_id, tokens[v], random.Random(n))
+                    else cut_sse_watcher(
+                        server.http, game.game_id, tokens[v], random.Random(n), opened[-1 - n]
+                    )
                 ),
             )
             for n, (v, face) in enumerate(
                 (v, face) for v in viewers for face in ("grpc", "sse", "grpc")
             )
         ]
-        await asyncio.sleep(0.3)  # every watch took its snapshot at version 0
+        async with asyncio.timeout(30):  # every watch took its snapshot at version 0
+            for event in opened:
+                await event.wait()
         await play_game(game.game_id, [joined], mirror, rng)
         assert mirror.state.is_terminal()
         async with asyncio.timeout(60):
