@@ -105,6 +105,10 @@ class PlayStream:
         self._outbox: asyncio.Queue[pb.PlayResponse | None] = asyncio.Queue(OUTBOX_SIZE)
         self._sessions: dict[str, list[_Session]] = {}
         self._acts: set[asyncio.Task[None]] = set()
+        #: sessions that ended because the store was unreachable, (game id, seat) → that
+        #: refusal: an act for one before it is subscribed again is answered with it
+        #: (UNAVAILABLE, retried) rather than as an act of no session
+        self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
         self._closed = False
         #: counts for the logs and the benchmarks: messages in and out
         self.received = 0
@@ -165,6 +169,7 @@ class PlayStream:
             error = invalid(f"a play stream holds at most {MAX_SESSIONS} sessions")
             await self._send(_closed(game_id, requested, error))
             return
+        self._unreachable.pop((game_id, requested), None)
         session = _Session(game_id, requested, caller)
         sessions.append(session)
         session.task = asyncio.create_task(self._run(session, request))
@@ -198,6 +203,9 @@ class PlayStream:
         seat = requested
         try:
             if session is None:
+                unreachable = self._unreachable_for(act.game_id, requested)
+                if unreachable is not None:
+                    raise unreachable
                 raise invalid(
                     f"no session of game {act.game_id[:64]!r}"
                     + ("" if requested is None else f" seat {requested}")
@@ -248,6 +256,7 @@ class PlayStream:
             # (the game's sessions and the client's streams: a lease while it is open)
             hold = await hold_stream(self._ctx, "play", game_id, session.caller)
             session.seat = seat
+            self._unreachable.pop((game_id, seat), None)
             session.ready.set_result(seat)
             try:
                 final = await self._play(session, seat, loaded, start, request.prompts_only)
@@ -266,7 +275,11 @@ class PlayStream:
                 return
             await self._fail(session, exc)
         except StoreUnavailableError as exc:
-            await self._fail(session, store_unavailable(exc))
+            error = store_unavailable(exc)
+            self._unreachable[(game_id, session.requested)] = error
+            if session.seat is not None:
+                self._unreachable[(game_id, session.seat)] = error
+            await self._fail(session, error)
         except Exception:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -281,6 +294,14 @@ class PlayStream:
             sessions = self._sessions.get(game_id, [])
             if session in sessions:
                 sessions.remove(session)
+
+    def _unreachable_for(self, game_id: str, seat: int | None) -> ServiceError | None:
+        """The store's refusal that ended the session an act names, if that is why it
+        has none (an act naming no seat: of any seat of the game)."""
+        if seat is not None:
+            return self._unreachable.get((game_id, seat))
+        found = [e for (g, _), e in self._unreachable.items() if g == game_id]
+        return found[0] if found else None
 
     async def _fail(self, session: _Session, error: ServiceError) -> None:
         seat = session.seat if session.seat is not None else session.requested

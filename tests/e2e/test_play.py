@@ -26,13 +26,17 @@ import redis.asyncio as aioredis
 from google.protobuf import json_format
 
 from clients.bots.greedy import GreedyBot
-from clients.sdk import CallError, Prompt, Seat
+from clients.sdk import CallError, GlintwickClient, Prompt, RetryPolicy, Seat
 from clients.turn import wire_choice
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from glintwick_cli import start_server
+from services.config import ServerOptions
+from services.store.base import Snapshot, StoreUnavailableError
+from services.store.memory import MemoryStore
 from services.store.redis import SHARDS
 from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import (
@@ -287,6 +291,57 @@ async def test_refused_and_malformed_messages_leave_the_stream_usable(server: En
         assert ended.value.code() is grpc.StatusCode.UNAVAILABLE
     view = await actor.view()
     assert view.version == 1
+
+
+class LoadsFail(MemoryStore):
+    """A memory store whose loads the test makes fail as an unreachable store's do."""
+
+    down = False
+
+    async def load(self, game_id: str) -> Snapshot | None:
+        if self.down:
+            raise StoreUnavailableError("Connection refused.")
+        return await super().load(game_id)
+
+
+async def test_an_act_of_a_session_the_store_ended_is_unavailable_not_invalid() -> None:
+    """A seat's subscription fails because the store is unreachable (its session ends
+    UNAVAILABLE, STORE_UNAVAILABLE): an act of that seat sent before it subscribes again
+    is answered the same (UNAVAILABLE, retried), not INVALID_ARGUMENT as an act of no
+    session; subscribed again, the act is applied."""
+    store = LoadsFail()
+    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
+    running = await start_server(options, store)
+    target = f"127.0.0.1:{running.grpc_port}"
+    sdk = GlintwickClient(target, retry=RetryPolicy(attempts=1))
+    try:
+        game = await sdk.create_game("whiskertrail", seats=2, seed=b"play outage")
+        seats = [await sdk.join(game.game_id, seat=s) for s in range(2)]
+        view = await seats[0].view()
+        actor = seats[view.to_act[0]]
+        gid = game.game_id
+        async with raw_play(target, actor.token) as stream:
+            subscribe = pb.PlayRequest(subscribe=pb.PlaySubscribe(game_id=gid, seat=actor.seat))
+            store.down = True
+            stream.send(subscribe)
+            closed = (await stream.next("closed")).closed
+            assert (closed.error.code, closed.error.reason) == ("UNAVAILABLE", "STORE_UNAVAILABLE")
+            request = act(gid, 0, "during-outage", DRAW)
+            request.act.seat = actor.seat
+            stream.send(request)
+            result = (await stream.next("result")).result
+            assert result.request_id == "during-outage"
+            assert (result.error.code, result.error.reason) == ("UNAVAILABLE", "STORE_UNAVAILABLE")
+            store.down = False
+            await until(lambda: running.monitor.healthy, "the store judged up")
+            stream.send(subscribe)
+            assert (await stream.next("prompt")).prompt.version == 0
+            stream.send(request)
+            result = (await stream.next("result")).result
+            assert not result.HasField("error") and result.version == 1, result
+    finally:
+        await sdk.close()
+        await running.stop(grace=0.5)
 
 
 # --------------------------------------------------------------------------- deadlines
