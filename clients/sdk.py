@@ -714,6 +714,12 @@ class PlaySession:
         playing = self._seats.get((seat.game_id, seat.seat))
         return playing is not None and playing.open
 
+    @property
+    def ended(self) -> bool:
+        """Whether the session's stream has ended for good (every seat's session over,
+        or a failure no reopening cured): an act can no longer be sent on it."""
+        return self._task is not None and self._task.done()
+
     def finished(self) -> list[tuple[str, int]]:
         """The (game_id, seat) sessions that are over (game ended, unsubscribed, refused)."""
         return [key for key, playing in self._seats.items() if not playing.open]
@@ -733,7 +739,13 @@ class PlaySession:
         request_id: str | None = None,
         timeout: float | None = None,
     ) -> int:
-        """Act for ``seat`` at ``expected_version``; the game's new version (else CallError)."""
+        """Act for ``seat`` at ``expected_version``; the game's new version (else CallError).
+        On a session whose stream has ended (every seat's session over, or a failure)
+        nothing could carry the act: CallError at once (CANCELLED), not after the timeout."""
+        if self._task is None or self.ended:
+            if isinstance(self._failure, CallError):
+                raise self._failure
+            raise CallError(grpc.StatusCode.CANCELLED, "CANCELLED", "session closed")
         act = pb.PlayAct(
             game_id=seat.game_id,
             seat=seat.seat,

@@ -293,6 +293,25 @@ async def test_refused_and_malformed_messages_leave_the_stream_usable(server: En
     assert view.version == 1
 
 
+@pytest.mark.parametrize("server", ["memory"], indirect=True)
+async def test_an_act_on_an_ended_session_fails_at_once(server: Env) -> None:
+    """Once a session's stream has ended (here: its one seat refused), an act on it
+    has nothing to carry it: CallError at once, not a wait for its whole timeout (a
+    client that resends a given-up act there would otherwise wait for nothing)."""
+    game, joined = await server.new_game("whiskertrail", 2, b"play ended")
+    seat = Seat(server.client, game.game_id, joined[0].seat, "not-a-token")
+    session = server.client.play_session()
+    session.add(seat)
+    assert [p async for p in session] == []
+    assert session.ended and session.errors[(game.game_id, seat.seat)].reason == "BAD_TOKEN"
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(CallError) as refused:
+        await session.act(seat, DRAW, 0, timeout=5)
+    assert refused.value.code is grpc.StatusCode.CANCELLED
+    assert asyncio.get_running_loop().time() - started < 1.0
+    await session.close()
+
+
 class LoadsFail(MemoryStore):
     """A memory store whose loads the test makes fail as an unreachable store's do."""
 
