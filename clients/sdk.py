@@ -579,6 +579,27 @@ def _play_error(error: pb.PlayError) -> CallError:
     return CallError(code, error.reason or error.code, error.message)
 
 
+#: the details of grpc-python's own INTERNAL status of a streaming call whose message
+#: could not be written (its core failed the batch: the call's transport already
+#: failed, a server gone or the channel closed; grpc/grpc#34148), no server's answer
+CORE_WRITE_FAILED = "Internal error from Core"
+
+
+def _stream_dropped(exc: grpc.aio.AioRpcError) -> bool:
+    """Whether a Play stream's end is its transport's, not the server's answer: to
+    reopen.  UNAVAILABLE (a replica stopping, the network), or the INTERNAL that
+    grpc-python gives a stream when a request could not be written on a transport that
+    had failed under it (a killed server): no status from any server (a server's
+    INTERNAL carries its ErrorInfo)."""
+    if exc.code() is grpc.StatusCode.UNAVAILABLE:
+        return True
+    return (
+        exc.code() is grpc.StatusCode.INTERNAL
+        and (exc.details() or "").startswith(CORE_WRITE_FAILED)
+        and rpc_status.from_call(exc) is None  # type: ignore[arg-type]
+    )
+
+
 @dataclass
 class Prompt:
     """The seat may act: its view, its legal actions and the version to act at.
@@ -794,10 +815,14 @@ class PlaySession:
             yield prompt
 
     async def close(self) -> None:
+        """End the stream.  (A failure that ended it already was raised by the
+        iteration and by each act it left unanswered: not again here.)"""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await asyncio.wait({self._task})
+            if self._task.done() and not self._task.cancelled():
+                self._task.exception()  # (retrieved)
             self._task = None
 
     async def __aenter__(self) -> PlaySession:
@@ -852,9 +877,7 @@ class PlaySession:
                             return
                 except grpc.aio.AioRpcError as exc:
                     failures += 1
-                    if exc.code() is not grpc.StatusCode.UNAVAILABLE or (
-                        failures > self.client.retry.attempts
-                    ):
+                    if not _stream_dropped(exc) or failures > self.client.retry.attempts:
                         raise _error(exc) from None
                     await asyncio.sleep(self.client.retry.backoff * 2**failures)
                 finally:
