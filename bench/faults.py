@@ -70,7 +70,15 @@ import grpc
 
 from clients.bots.base import Bot
 from clients.bots.registry import make_bot
-from clients.sdk import CallError, GlintwickClient, PlaySession, Prompt, RetryPolicy, Seat
+from clients.sdk import (
+    CORE_WRITE_FAILED,
+    CallError,
+    GlintwickClient,
+    PlaySession,
+    Prompt,
+    RetryPolicy,
+    Seat,
+)
 from clients.turn import wire_choice
 from engine.game import GameState
 from engine.rulesets import WHISKERTRAIL
@@ -422,7 +430,7 @@ def _name(call: Callable[..., object]) -> str:
 
 
 #: the message of grpc-python's own INTERNAL on a call its channel's closing failed
-CORE_INTERNAL = "Internal error from Core"
+CORE_INTERNAL = CORE_WRITE_FAILED
 #: the client of this task's latest call (Clients.of): the channel a failure was on
 _in_use: contextvars.ContextVar[GlintwickClient | None] = contextvars.ContextVar(
     "in_use", default=None
@@ -821,17 +829,21 @@ def recovery_seconds(acks: Sequence[float], start: float, until: float) -> float
     return None
 
 
-def worst_stall(games: Sequence[Game], start: float) -> float | None:
+def worst_stall(games: Sequence[Game], start: float) -> tuple[float, str] | None:
     """The longest a game in play at ``start`` waited, from its last acknowledged move
     before ``start`` to its next (a fault that strikes some games only, a cluster's
-    primary, hardly moves the rate that :func:`recovery_seconds` follows)."""
+    primary, hardly moves the rate that :func:`recovery_seconds` follows), and that
+    game (its id, "play" if on a Play session: to find it in the servers' logs)."""
     waits = []
     for game in games:
         before = [t for t in game.acked_at if t < start]
         after = [t for t in game.acked_at if t >= start]
         if before and after:
-            waits.append(after[0] - before[-1])
-    return round(max(waits), 2) if waits else None
+            waits.append((after[0] - before[-1], game.game_id + (" play" if game.by_play else "")))
+    if not waits:
+        return None
+    wait, game_id = max(waits)
+    return round(wait, 2), game_id
 
 
 def server_log_errors(logs: Path) -> collections.Counter[str]:
@@ -990,7 +1002,9 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
         for fault in figures.faults:
             start = fault.pop("start")
             fault["recovery_s"] = recovery_seconds(figures.ack_times, start, time.monotonic())
-            fault["worst_stall_s"] = worst_stall(play.games, start)
+            stall = worst_stall(play.games, start)
+            fault["worst_stall_s"] = stall[0] if stall else None
+            fault["worst_stall_game"] = stall[1] if stall else None
         elapsed = time.monotonic() - started
         verdict = Verdict()
         verdict.problems += [f"a table failed: {f}" for f in failures]
