@@ -49,6 +49,15 @@ log = structlog.get_logger("glintwick.play")
 #: messages a stream may have waiting to be sent: its sessions wait (the log keeps
 #: what they have not sent yet) rather than a slow client growing the server's memory
 OUTBOX_SIZE = 1024
+#: a prompt's judgement when the game's record is behind the log the session sent
+#: (the log read from one node, the record from another: a Redis Cluster's primary
+#: resumed after its replica's promotion answers the reader's XREAD with writes
+#: queued on it, never acknowledged, until it learns it was replaced; the same move
+#: retried lands on the promoted one).  The session judges again every
+#: BEHIND_RECHECK seconds until the record is there (or newer entries come), rather
+#: than wait for an entry that nobody will write: both seats waiting for that prompt
+BEHIND = -2
+BEHIND_RECHECK = 0.25
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -332,7 +341,8 @@ class PlayStream:
             prompted = await self._prompt(session, seat, version - 1, loaded, message)
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
-            items = await _wait_log(ctx, game_id, version - 1)
+            behind = prompted == BEHIND
+            items = await _wait_log(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
                 if not prompts_only:
@@ -343,7 +353,7 @@ class PlayStream:
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
-            if items and version - 1 > prompted and last is None:
+            if (items or behind) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
             if not items and last is None and await ctx.store.load(game_id) is None:
                 return None  # expired from the store
@@ -379,9 +389,18 @@ class PlayStream:
     ) -> int:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
-        its newer events come next, and the prompt after them)."""
+        its newer events come next, and the prompt after them; BEHIND when the game's
+        record is not at ``version`` yet)."""
         if loaded is None or loaded.version != version:
             loaded = await self._current(session.game_id, version)
+        if loaded.version < version:
+            log.info(
+                "play_record_behind",
+                game_id=session.game_id,
+                version=version,
+                record=loaded.version,
+            )
+            return BEHIND
         if loaded.version != version:
             return -1
         state = loaded.state

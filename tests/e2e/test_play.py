@@ -312,6 +312,66 @@ async def test_an_act_on_an_ended_session_fails_at_once(server: Env) -> None:
     await session.close()
 
 
+class RecordLags(MemoryStore):
+    """A memory store whose game records can lag behind their logs, as a Redis Cluster
+    node's can: after ``lag()`` a load answers the record as it was then, while the log
+    (and the sessions' waits on it) goes on, until ``catch_up()``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stale: dict[str, Snapshot | None] = {}
+
+    async def lag(self, game_id: str) -> None:
+        self.stale[game_id] = await super().load(game_id)
+
+    def catch_up(self) -> None:
+        self.stale.clear()
+
+    async def load(self, game_id: str) -> Snapshot | None:
+        if game_id in self.stale:
+            return self.stale[game_id]
+        return await super().load(game_id)
+
+
+async def test_a_session_whose_log_runs_ahead_of_the_record_prompts_once_it_is_there() -> None:
+    """A move reaches a process's sessions through the log before that process can load
+    the record it made (a Redis Cluster primary resumed after its replica's promotion
+    answers the log reader with a write queued on it, while the same move, retried,
+    lands on the promoted node a moment later): the session prompts at the new version
+    once the record is there, not never (both seats waited for that prompt: the fault
+    campaign's Play game that stalled 58 s)."""
+    store = RecordLags()
+    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
+    mover_side = await start_server(options, store)
+    session_side = await start_server(options, store)  # (no cache of the move's record)
+    movers = GlintwickClient(f"127.0.0.1:{mover_side.grpc_port}", retry=RetryPolicy(attempts=1))
+    players = GlintwickClient(f"127.0.0.1:{session_side.grpc_port}")
+    try:
+        game = await movers.create_game("whiskertrail", seats=2, seed=b"play lag")
+        joined = [await movers.join(game.game_id, seat=s) for s in range(2)]
+        session = players.play_session()
+        for seat in joined:
+            session.add(players.seat(game.game_id, seat.seat, seat.token))
+        prompts = aiter(session)
+        async with asyncio.timeout(10):
+            first = await anext(prompts)
+        assert first.version == 0
+        await store.lag(game.game_id)  # loads answer version 0 from now on …
+        mover = joined[first.seat.seat]
+        await mover.act(first.legal_actions[0], expected_version=0, request_id="ahead")
+        await asyncio.sleep(1.0)  # … while the session has the move's events
+        store.catch_up()  # the record is there
+        async with asyncio.timeout(3):
+            second = await anext(prompts)
+        assert second.version == 1
+        await session.close()
+    finally:
+        await movers.close()
+        await players.close()
+        await mover_side.stop(grace=0.5)
+        await session_side.stop(grace=0.5)
+
+
 class LoadsFail(MemoryStore):
     """A memory store whose loads the test makes fail as an unreachable store's do."""
 
