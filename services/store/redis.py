@@ -100,8 +100,12 @@ primary, and the call raises :class:`StoreUnavailableError` with the reason
 A retry meets its stored idempotent response: that answer is given only after a
 WAIT too, behind a rewrite of the same response (``_CONFIRM``: a read alone would
 leave nothing for WAIT to wait for), so a move is never answered with success before
-a replica has it, however it was retried.  The house-bot lease (``bot_turns``) and the
-log reader's wake are not game data: they never wait.
+a replica has it, however it was retried.  The log reader delivers what it read only
+once a replica has it too (a write of its connection, then WAIT: ``_confirm_read``),
+so no session or watch gets a move that a failover could still take back (a primary
+frozen past the node timeout runs the writes queued on it when resumed, until it
+learns its replica was promoted).  The house-bot lease (``bot_turns``) and the log
+reader's wake are not game data: they never wait.
 """
 
 from __future__ import annotations
