@@ -237,13 +237,21 @@ class PlayStream:
         await self._send(message)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
-        """The authenticated session an act names (None: none, or it was refused)."""
-        found: list[_Session] = []
-        for session in list(self._sessions.get(game_id, [])):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.shield(session.ready)
-                if session.names(seat):
-                    found.append(session)
+        """The authenticated session an act names (None: none, or it was refused).
+        Each session of the game is awaited until it is authenticated or over, also
+        one subscribed while the act waited: a subscribe that replaces the session
+        the act was waiting for (a client resubscribing twice) leaves it the new one."""
+        awaited: set[_Session] = set()
+        while waiting := [s for s in self._sessions.get(game_id, []) if s not in awaited]:
+            for session in waiting:
+                awaited.add(session)
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.shield(session.ready)
+        found = [
+            s
+            for s in self._sessions.get(game_id, [])
+            if s.ready.done() and not s.ready.cancelled() and s.names(seat)
+        ]
         return found[0] if len(found) == 1 else None
 
     # ------------------------------------------------------------------ a session

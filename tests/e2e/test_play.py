@@ -312,6 +312,41 @@ async def test_an_act_on_an_ended_session_fails_at_once(server: Env) -> None:
     await session.close()
 
 
+class SlowLoads(MemoryStore):
+    """A memory store whose loads take a while (a subscribe is not authenticated at once)."""
+
+    async def load(self, game_id: str) -> Snapshot | None:
+        await asyncio.sleep(0.2)
+        return await super().load(game_id)
+
+
+async def test_an_act_waiting_for_a_session_a_second_subscribe_replaced_is_applied() -> None:
+    """A client subscribes a seat twice in a row (a resubscribe after an outage, and the
+    stream's own) and sends an act between: the act waits for the session, which the
+    second subscribe replaces, and is applied through the new one, not refused as an
+    act of no session."""
+    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
+    running = await start_server(options, SlowLoads())
+    target = f"127.0.0.1:{running.grpc_port}"
+    sdk = GlintwickClient(target, retry=RetryPolicy(attempts=1))
+    try:
+        game = await sdk.create_game("whiskertrail", seats=2, seed=b"play twice")
+        seats = [await sdk.join(game.game_id, seat=s) for s in range(2)]
+        actor = seats[(await seats[0].view()).to_act[0]]
+        async with raw_play(target, actor.token) as stream:
+            subscribe = pb.PlaySubscribe(game_id=game.game_id, seat=actor.seat)
+            request = act(game.game_id, 0, "between", DRAW)
+            request.act.seat = actor.seat
+            stream.send(pb.PlayRequest(subscribe=subscribe))
+            stream.send(request)
+            stream.send(pb.PlayRequest(subscribe=subscribe))
+            result = (await stream.next("result")).result
+            assert not result.HasField("error") and result.version == 1, result
+    finally:
+        await sdk.close()
+        await running.stop(grace=0.5)
+
+
 class RecordLags(MemoryStore):
     """A memory store whose game records can lag behind their logs, as a Redis Cluster
     node's can: after ``lag()`` a load answers the record as it was then, while the log
