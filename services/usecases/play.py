@@ -363,6 +363,8 @@ class PlayStream:
                     last = item.version
             if (items or behind) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
+                if prompted == BEHIND and not behind:  # (logged once, not every recheck)
+                    log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
             if not items and last is None and await ctx.store.load(game_id) is None:
                 return None  # expired from the store
             if not items and last is not None:
@@ -402,12 +404,6 @@ class PlayStream:
         if loaded is None or loaded.version != version:
             loaded = await self._current(session.game_id, version)
         if loaded.version < version:
-            log.info(
-                "play_record_behind",
-                game_id=session.game_id,
-                version=version,
-                record=loaded.version,
-            )
             return BEHIND
         if loaded.version != version:
             return -1
