@@ -48,6 +48,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import json
@@ -69,7 +70,15 @@ import grpc
 
 from clients.bots.base import Bot
 from clients.bots.registry import make_bot
-from clients.sdk import CallError, GlintwickClient, RetryPolicy, Seat
+from clients.sdk import (
+    CORE_WRITE_FAILED,
+    CallError,
+    GlintwickClient,
+    PlaySession,
+    Prompt,
+    RetryPolicy,
+    Seat,
+)
 from clients.turn import wire_choice
 from engine.game import GameState
 from engine.rulesets import WHISKERTRAIL
@@ -120,7 +129,7 @@ class ServerProcess:
     def start(self, timeout: float = 60.0) -> None:
         command = [sys.executable, "-m", "glintwick_cli", "serve", "--store", self.store_url,
                    "--grpc", self.address, "--http", "", "--log-format", "json", "--no-bots",
-                   "--rate", "0", *self.extra]  # fmt: skip
+                   "--rate", "0", "--limits", "off", "--quotas", "off", *self.extra]  # fmt: skip
         self.starts += 1
         log = self.logs / f"{self.name}.{self.starts}.log"
         with log.open("wb") as sink:
@@ -369,24 +378,48 @@ class Clients:
         self.targets = targets
         self.pool = [self._new() for _ in range(count)]
         self.dropping = False
-        self.retired: list[GlintwickClient] = []
+        #: the channels the drop step closed (with their calls in flight)
+        self.closed: set[GlintwickClient] = set()
 
     def _new(self) -> GlintwickClient:
         # (no retry inside the SDK: the campaign retries and counts every refusal)
         return GlintwickClient(self.targets, retry=RetryPolicy(attempts=1, timeout=5.0))
 
     def of(self, index: int) -> GlintwickClient:
-        return self.pool[index % len(self.pool)]
+        """The slot's client now (remembered as this task's channel in use: see
+        :func:`closed_under`)."""
+        client = self.pool[index % len(self.pool)]
+        _in_use.set(client)
+        return client
+
+    def closed_under(
+        self, client: GlintwickClient | None, code: grpc.StatusCode, message: str
+    ) -> bool:
+        """Whether a call's failure is the drop step's own doing: ``INTERNAL`` "Internal
+        error from Core" is what grpc-python's core answers a call on a channel closed
+        with it in flight (grpc/grpc#34148), as ``CANCELLED`` or a UsageError are; only
+        on a channel this campaign closed (a server's INTERNAL is never retried)."""
+        return (
+            code is grpc.StatusCode.INTERNAL
+            and message.startswith(CORE_INTERNAL)
+            and client is not None
+            and client in self.closed
+        )
 
     async def replace(self, index: int) -> None:
         """Close a channel with its calls in flight (they end CANCELLED) for a new one."""
         old = self.pool[index]
         self.pool[index] = self._new()
+        self.closed.add(old)
         await old.close()
 
     async def close(self) -> None:
         for client in self.pool:
             await client.close()
+
+
+class SessionEnded(Exception):
+    """A Play act's session (or its stream) is over: the act is settled by SubmitAction."""
 
 
 def _name(call: Callable[..., object]) -> str:
@@ -396,19 +429,36 @@ def _name(call: Callable[..., object]) -> str:
     return getattr(call, "__name__", repr(call))
 
 
+#: the message of grpc-python's own INTERNAL on a call its channel's closing failed
+CORE_INTERNAL = CORE_WRITE_FAILED
+#: the client of this task's latest call (Clients.of): the channel a failure was on
+_in_use: contextvars.ContextVar[GlintwickClient | None] = contextvars.ContextVar(
+    "in_use", default=None
+)
+
+
 def _dropped_by_us() -> bool:
     """A CancelledError that is no cancel of this task: its channel was closed under it."""
     task = asyncio.current_task()
     return task is not None and not task.cancelling()
 
 
-async def _cancelled_as_error(call: Callable[[], Awaitable[T]]) -> T:
+def _channel_closed() -> CallError:
+    return CallError(grpc.StatusCode.CANCELLED, "CHANNEL_CLOSED", "closed mid-call")
+
+
+async def _cancelled_as_error(clients: Clients, call: Callable[[], Awaitable[T]]) -> T:
+    _in_use.set(None)
     try:
         return await call()
     except (asyncio.CancelledError, grpc.aio.UsageError):
         if not _dropped_by_us():
             raise
-        raise CallError(grpc.StatusCode.CANCELLED, "CHANNEL_CLOSED", "closed mid-call") from None
+        raise _channel_closed() from None
+    except CallError as exc:
+        if clients.closed_under(_in_use.get(), exc.code, exc.message):
+            raise _channel_closed() from exc
+        raise
 
 
 class Campaign:
@@ -426,7 +476,7 @@ class Campaign:
         delay = 0.05
         while True:
             try:
-                return await _cancelled_as_error(call)
+                return await _cancelled_as_error(self.clients, call)
             except CallError as exc:
                 reason = exc.reason if exc.code in RETRIED else exc.code.name
                 self.figures.error(reason, exc.message)
@@ -551,6 +601,31 @@ class Campaign:
                 continue  # (the game moved on: read it again)
             self.acked(game, to_act, answer.version, request_id)
 
+    async def _session_act(
+        self, session: PlaySession, prompt: Prompt, action: pb.Action, request_id: str
+    ) -> int:
+        """One try of a Play act; SessionEnded when nothing can carry it any more (its
+        seat's session or the stream over: a retry on it would never be answered)."""
+        if session.ended or not session.is_open(prompt.seat):
+            raise SessionEnded
+        _in_use.set(session.client)
+        return await self._dropped(functools.partial(prompt.act, action, request_id=request_id))
+
+    async def settle(
+        self, index: int, game: Game, seat: int, action: pb.Action, version: int, request_id: str
+    ) -> None:
+        """A Play act whose answer its session did not give, sent again by SubmitAction
+        with its request id: a move that landed is answered (acknowledged), one that
+        did not is applied now, or ABORTED if the game moved past it."""
+        resend = functools.partial(self._act, index, game, seat, action, version, request_id)
+        try:
+            answer = await self.retrying(resend)
+        except CallError as exc:
+            if exc.code is not grpc.StatusCode.ABORTED:
+                raise
+            return
+        self.acked(game, seat, answer.version, request_id)
+
     async def play_by_session(self, index: int, game: Game) -> None:
         """Both seats on one Play session, reopened after the last event each seat got
         whenever it ends with a seat's session not over (its events: ``game.streams``)."""
@@ -562,20 +637,13 @@ class Campaign:
         # an act whose answer the session did not give (seat, action, version, request
         # id): sent again with its request id before the session reopens, so that a
         # move that landed is known as acknowledged
+        # (and before the table ends: the act whose move ended the game may be one,
+        # its session over before a retry could be sent on it)
         unsettled: tuple[int, pb.Action, int, str] | None = None
         while True:
             if unsettled is not None:
-                seat_number, action, version, request_id = unsettled
+                await self.settle(index, game, *unsettled)
                 unsettled = None
-                resend = functools.partial(
-                    self._act, index, game, seat_number, action, version, request_id
-                )
-                try:
-                    answer = await self.retrying(resend)
-                    self.acked(game, seat_number, answer.version, request_id)
-                except CallError as exc:
-                    if exc.code is not grpc.StatusCode.ABORTED:
-                        raise
             client = self.clients.of(index)
             seats = [client.seat(game.game_id, s, game.tokens[s]) for s in range(2)]
 
@@ -593,13 +661,11 @@ class Campaign:
                     )
                     await asyncio.sleep(self.think * rng.random() * 2)
                     request_id = uuid.uuid4().hex
-                    act = functools.partial(prompt.act, action, request_id=request_id)
+                    act = functools.partial(self._session_act, session, prompt, action, request_id)
                     try:
-                        version = await self.retrying(
-                            functools.partial(self._dropped, act), patience=10
-                        )
-                    except CallError as exc:
-                        if exc.code is grpc.StatusCode.ABORTED:
+                        version = await self.retrying(act, patience=10)
+                    except (CallError, SessionEnded) as exc:
+                        if isinstance(exc, CallError) and exc.code is grpc.StatusCode.ABORTED:
                             continue  # a fresh prompt follows
                         # the session is gone: settle the act, then reopen it
                         unsettled = (prompt.seat.seat, action, prompt.version, request_id)
@@ -609,6 +675,8 @@ class Campaign:
                 for error in session.errors.values():
                     self.figures.error(error.reason)
             except CallError as exc:
+                if self.clients.closed_under(client, exc.code, exc.message):
+                    exc = _channel_closed()
                 self.figures.error(exc.reason if exc.code in RETRIED else exc.code.name)
                 over = False
             except grpc.aio.UsageError:  # (its channel closed under it: the drop step)
@@ -617,6 +685,8 @@ class Campaign:
             finally:
                 await session.close()
             if over:
+                if unsettled is not None:
+                    await self.settle(index, game, *unsettled)
                 game.over = True
                 return
             self.figures.play_resumes += 1
@@ -629,7 +699,8 @@ class Campaign:
         cursor = ""
         while True:
             request = pb.WatchGameRequest(game_id=game.game_id, after_cursor=cursor)
-            stream = self.clients.of(index).stub.WatchGame(request, timeout=300)
+            client = self.clients.of(index)
+            stream = client.stub.WatchGame(request, timeout=300)
             try:
                 async for item in stream:
                     if item.HasField("event"):
@@ -641,9 +712,11 @@ class Campaign:
             except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError) as exc:
                 if isinstance(exc, asyncio.CancelledError) and not _dropped_by_us():
                     raise
-                code = (
-                    exc.code().name if isinstance(exc, grpc.aio.AioRpcError) else "CHANNEL_CLOSED"
-                )
+                code = "CHANNEL_CLOSED"
+                if isinstance(exc, grpc.aio.AioRpcError) and not self.clients.closed_under(
+                    client, exc.code(), exc.details() or ""
+                ):
+                    code = exc.code().name
                 self.figures.error(code)
                 self.figures.watch_resumes += 1
                 await asyncio.sleep(0.2)
@@ -756,17 +829,21 @@ def recovery_seconds(acks: Sequence[float], start: float, until: float) -> float
     return None
 
 
-def worst_stall(games: Sequence[Game], start: float) -> float | None:
+def worst_stall(games: Sequence[Game], start: float) -> tuple[float, str] | None:
     """The longest a game in play at ``start`` waited, from its last acknowledged move
     before ``start`` to its next (a fault that strikes some games only, a cluster's
-    primary, hardly moves the rate that :func:`recovery_seconds` follows)."""
+    primary, hardly moves the rate that :func:`recovery_seconds` follows), and that
+    game (its id, "play" if on a Play session: to find it in the servers' logs)."""
     waits = []
     for game in games:
         before = [t for t in game.acked_at if t < start]
         after = [t for t in game.acked_at if t >= start]
         if before and after:
-            waits.append(after[0] - before[-1])
-    return round(max(waits), 2) if waits else None
+            waits.append((after[0] - before[-1], game.game_id + (" play" if game.by_play else "")))
+    if not waits:
+        return None
+    wait, game_id = max(waits)
+    return round(wait, 2), game_id
 
 
 def server_log_errors(logs: Path) -> collections.Counter[str]:
@@ -925,7 +1002,9 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
         for fault in figures.faults:
             start = fault.pop("start")
             fault["recovery_s"] = recovery_seconds(figures.ack_times, start, time.monotonic())
-            fault["worst_stall_s"] = worst_stall(play.games, start)
+            stall = worst_stall(play.games, start)
+            fault["worst_stall_s"] = stall[0] if stall else None
+            fault["worst_stall_game"] = stall[1] if stall else None
         elapsed = time.monotonic() - started
         verdict = Verdict()
         verdict.problems += [f"a table failed: {f}" for f in failures]

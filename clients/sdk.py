@@ -579,6 +579,27 @@ def _play_error(error: pb.PlayError) -> CallError:
     return CallError(code, error.reason or error.code, error.message)
 
 
+#: the details of grpc-python's own INTERNAL status of a streaming call whose message
+#: could not be written (its core failed the batch: the call's transport already
+#: failed, a server gone or the channel closed; grpc/grpc#34148), no server's answer
+CORE_WRITE_FAILED = "Internal error from Core"
+
+
+def _stream_dropped(exc: grpc.aio.AioRpcError) -> bool:
+    """Whether a Play stream's end is its transport's, not the server's answer: to
+    reopen.  UNAVAILABLE (a replica stopping, the network), or the INTERNAL that
+    grpc-python gives a stream when a request could not be written on a transport that
+    had failed under it (a killed server): no status from any server (a server's
+    INTERNAL carries its ErrorInfo)."""
+    if exc.code() is grpc.StatusCode.UNAVAILABLE:
+        return True
+    return (
+        exc.code() is grpc.StatusCode.INTERNAL
+        and (exc.details() or "").startswith(CORE_WRITE_FAILED)
+        and rpc_status.from_call(exc) is None  # type: ignore[arg-type]
+    )
+
+
 @dataclass
 class Prompt:
     """The seat may act: its view, its legal actions and the version to act at.
@@ -714,6 +735,12 @@ class PlaySession:
         playing = self._seats.get((seat.game_id, seat.seat))
         return playing is not None and playing.open
 
+    @property
+    def ended(self) -> bool:
+        """Whether the session's stream has ended for good (every seat's session over,
+        or a failure no reopening cured): an act can no longer be sent on it."""
+        return self._task is not None and self._task.done()
+
     def finished(self) -> list[tuple[str, int]]:
         """The (game_id, seat) sessions that are over (game ended, unsubscribed, refused)."""
         return [key for key, playing in self._seats.items() if not playing.open]
@@ -733,7 +760,13 @@ class PlaySession:
         request_id: str | None = None,
         timeout: float | None = None,
     ) -> int:
-        """Act for ``seat`` at ``expected_version``; the game's new version (else CallError)."""
+        """Act for ``seat`` at ``expected_version``; the game's new version (else CallError).
+        On a session whose stream has ended (every seat's session over, or a failure)
+        nothing could carry the act: CallError at once (CANCELLED), not after the timeout."""
+        if self._task is None or self.ended:
+            if isinstance(self._failure, CallError):
+                raise self._failure
+            raise CallError(grpc.StatusCode.CANCELLED, "CANCELLED", "session closed")
         act = pb.PlayAct(
             game_id=seat.game_id,
             seat=seat.seat,
@@ -782,10 +815,14 @@ class PlaySession:
             yield prompt
 
     async def close(self) -> None:
+        """End the stream.  (A failure that ended it already was raised by the
+        iteration and by each act it left unanswered: not again here.)"""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await asyncio.wait({self._task})
+            if self._task.done() and not self._task.cancelled():
+                self._task.exception()  # (retrieved)
             self._task = None
 
     async def __aenter__(self) -> PlaySession:
@@ -840,9 +877,7 @@ class PlaySession:
                             return
                 except grpc.aio.AioRpcError as exc:
                     failures += 1
-                    if exc.code() is not grpc.StatusCode.UNAVAILABLE or (
-                        failures > self.client.retry.attempts
-                    ):
+                    if not _stream_dropped(exc) or failures > self.client.retry.attempts:
                         raise _error(exc) from None
                     await asyncio.sleep(self.client.retry.backoff * 2**failures)
                 finally:

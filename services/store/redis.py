@@ -103,8 +103,12 @@ primary, and the call raises :class:`StoreUnavailableError` with the reason
 A retry meets its stored idempotent response: that answer is given only after a
 WAIT too, behind a rewrite of the same response (``_CONFIRM``: a read alone would
 leave nothing for WAIT to wait for), so a move is never answered with success before
-a replica has it, however it was retried.  The house-bot lease (``bot_turns``) and the
-log reader's wake are not game data: they never wait.
+a replica has it, however it was retried.  The log reader delivers what it read only
+once a replica has it too (a write of its connection, then WAIT: ``_confirm_read``),
+so no session or watch gets a move that a failover could still take back (a primary
+frozen past the node timeout runs the writes queued on it when resumed, until it
+learns its replica was promoted).  The house-bot lease (``bot_turns``) and the log
+reader's wake are not game data: they never wait.
 """
 
 from __future__ import annotations
@@ -582,6 +586,12 @@ def _rows(rows: list[Any]) -> list[LogItem]:
     ]
 
 
+def _has_entries(answer: Any, wake_key: str) -> bool:
+    """Whether an XREAD's answer holds an entry of a game's log (not only wake ones)."""
+    streams = answer.items() if isinstance(answer, dict) else (answer or ())
+    return any(_text(key) != wake_key and rows for key, rows in streams)
+
+
 def _reader_ended(task: asyncio.Task[None]) -> None:
     """The log reader only ends by close (a cancel); anything else is a bug, logged
     here (the next waiter starts a new reader)."""
@@ -608,6 +618,8 @@ class _ShardReader:
         self._store = store
         self.shard = shard
         self.wake_key = index_key(shard, f"wake:{secrets.token_hex(8)}")
+        # (written before a WAIT that confirms a read: replica acks only, _confirm_read)
+        self.confirm_key = index_key(shard, f"confirm:{secrets.token_hex(8)}")
         self._wake_id = "0-0"  # the last wake entry read
         self.followed: dict[str, _Followed] = {}  # game id → its waiters and cursor
         self._by_key: dict[str, str] = {}  # log key → game id, of the followed games
@@ -705,6 +717,8 @@ class _ShardReader:
                     read = ("xread", "count", READ_COUNT, "block", READ_BLOCK_MS, "streams")
                     await reader.send_command(*read, *keys, *ids)
                     answer = await reader.read_response()
+                    if self._store._ack_replicas and _has_entries(answer, self.wake_key):
+                        await self._confirm_read(reader)
             except (StoreUnavailableError, RedisError) as exc:
                 # (another error of Redis, a refused command, a slot moved: as
                 # unreachable, for the waiters, and tried again after the backoff, on
@@ -726,6 +740,28 @@ class _ShardReader:
                 answer = list(answer.items())
             for key, rows in answer or ():
                 self._deliver(_text(key), rows, reading)
+
+    async def _confirm_read(self, reader: AbstractConnection) -> None:
+        """With replica acks: return once the entries just read are on enough replicas
+        (a write of this connection, then WAIT: a replica that has it has everything
+        its node wrote before).  A primary frozen past the node timeout, resumed,
+        answers the XREAD blocked on it with the writes queued on its sockets while it
+        slept (none acknowledged: their WAIT finds no replica) until it learns that its
+        replica was promoted, and its resync then discards them: sessions and watchers
+        must not get those events (the same version may hold another move, or the same
+        one retried, which a cursor past it would skip).  Until the write is confirmed
+        the read is not delivered; once the node says it serves the slot no more (a
+        replica now: MOVED), the read fails as unreachable and is issued again, on the
+        slot's node, from the same cursors."""
+        while True:
+            await reader.send_command("set", self.confirm_key, "1", "px", WAKE_TTL_MS)
+            await reader.send_command(
+                "wait", self._store._ack_replicas, self._store._ack_timeout_ms
+            )
+            await reader.read_response()
+            confirmed = await reader.read_response()
+            if int(confirmed) >= self._store._ack_replicas:
+                return
 
     def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> None:
         if key == self.wake_key:

@@ -49,6 +49,15 @@ log = structlog.get_logger("glintwick.play")
 #: messages a stream may have waiting to be sent: its sessions wait (the log keeps
 #: what they have not sent yet) rather than a slow client growing the server's memory
 OUTBOX_SIZE = 1024
+#: a prompt's judgement when the game's record is behind the log the session sent
+#: (the log read from one node, the record from another: a Redis Cluster's primary
+#: resumed after its replica's promotion answers the reader's XREAD with writes
+#: queued on it, never acknowledged, until it learns it was replaced; the same move
+#: retried lands on the promoted one).  The session judges again every
+#: BEHIND_RECHECK seconds until the record is there (or newer entries come), rather
+#: than wait for an entry that nobody will write: both seats waiting for that prompt
+BEHIND = -2
+BEHIND_RECHECK = 0.25
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -105,6 +114,10 @@ class PlayStream:
         self._outbox: asyncio.Queue[pb.PlayResponse | None] = asyncio.Queue(OUTBOX_SIZE)
         self._sessions: dict[str, list[_Session]] = {}
         self._acts: set[asyncio.Task[None]] = set()
+        #: sessions that ended because the store was unreachable, (game id, seat) → that
+        #: refusal: an act for one before it is subscribed again is answered with it
+        #: (UNAVAILABLE, retried) rather than as an act of no session
+        self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
         self._closed = False
         #: counts for the logs and the benchmarks: messages in and out
         self.received = 0
@@ -165,6 +178,7 @@ class PlayStream:
             error = invalid(f"a play stream holds at most {MAX_SESSIONS} sessions")
             await self._send(_closed(game_id, requested, error))
             return
+        self._unreachable.pop((game_id, requested), None)
         session = _Session(game_id, requested, caller)
         sessions.append(session)
         session.task = asyncio.create_task(self._run(session, request))
@@ -198,6 +212,9 @@ class PlayStream:
         seat = requested
         try:
             if session is None:
+                unreachable = self._unreachable_for(act.game_id, requested)
+                if unreachable is not None:
+                    raise unreachable
                 raise invalid(
                     f"no session of game {act.game_id[:64]!r}"
                     + ("" if requested is None else f" seat {requested}")
@@ -220,13 +237,21 @@ class PlayStream:
         await self._send(message)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
-        """The authenticated session an act names (None: none, or it was refused)."""
-        found: list[_Session] = []
-        for session in list(self._sessions.get(game_id, [])):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.shield(session.ready)
-                if session.names(seat):
-                    found.append(session)
+        """The authenticated session an act names (None: none, or it was refused).
+        Each session of the game is awaited until it is authenticated or over, also
+        one subscribed while the act waited: a subscribe that replaces the session
+        the act was waiting for (a client resubscribing twice) leaves it the new one."""
+        awaited: set[_Session] = set()
+        while waiting := [s for s in self._sessions.get(game_id, []) if s not in awaited]:
+            for session in waiting:
+                awaited.add(session)
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.shield(session.ready)
+        found = [
+            s
+            for s in self._sessions.get(game_id, [])
+            if s.ready.done() and not s.ready.cancelled() and s.names(seat)
+        ]
         return found[0] if len(found) == 1 else None
 
     # ------------------------------------------------------------------ a session
@@ -248,6 +273,7 @@ class PlayStream:
             # (the game's sessions and the client's streams: a lease while it is open)
             hold = await hold_stream(self._ctx, "play", game_id, session.caller)
             session.seat = seat
+            self._unreachable.pop((game_id, seat), None)
             session.ready.set_result(seat)
             try:
                 final = await self._play(session, seat, loaded, start, request.prompts_only)
@@ -266,7 +292,11 @@ class PlayStream:
                 return
             await self._fail(session, exc)
         except StoreUnavailableError as exc:
-            await self._fail(session, store_unavailable(exc))
+            error = store_unavailable(exc)
+            self._unreachable[(game_id, session.requested)] = error
+            if session.seat is not None:
+                self._unreachable[(game_id, session.seat)] = error
+            await self._fail(session, error)
         except Exception:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -281,6 +311,14 @@ class PlayStream:
             sessions = self._sessions.get(game_id, [])
             if session in sessions:
                 sessions.remove(session)
+
+    def _unreachable_for(self, game_id: str, seat: int | None) -> ServiceError | None:
+        """The store's refusal that ended the session an act names, if that is why it
+        has none (an act naming no seat: of any seat of the game)."""
+        if seat is not None:
+            return self._unreachable.get((game_id, seat))
+        found = [e for (g, _), e in self._unreachable.items() if g == game_id]
+        return found[0] if found else None
 
     async def _fail(self, session: _Session, error: ServiceError) -> None:
         seat = session.seat if session.seat is not None else session.requested
@@ -311,7 +349,8 @@ class PlayStream:
             prompted = await self._prompt(session, seat, version - 1, loaded, message)
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
-            items = await _wait_log(ctx, game_id, version - 1)
+            behind = prompted == BEHIND
+            items = await _wait_log(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
                 if not prompts_only:
@@ -322,8 +361,10 @@ class PlayStream:
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
-            if items and version - 1 > prompted and last is None:
+            if (items or behind) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
+                if prompted == BEHIND and not behind:  # (logged once, not every recheck)
+                    log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
             if not items and last is None and await ctx.store.load(game_id) is None:
                 return None  # expired from the store
             if not items and last is not None:
@@ -358,9 +399,12 @@ class PlayStream:
     ) -> int:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
-        its newer events come next, and the prompt after them)."""
+        its newer events come next, and the prompt after them; BEHIND when the game's
+        record is not at ``version`` yet)."""
         if loaded is None or loaded.version != version:
             loaded = await self._current(session.game_id, version)
+        if loaded.version < version:
+            return BEHIND
         if loaded.version != version:
             return -1
         state = loaded.state

@@ -141,14 +141,16 @@ async def _stream(
             return  # finished, or expired from the store
 
 
-async def _wait_log(ctx: Context, game_id: str, after_version: int) -> list[LogItem]:
-    """The store's entries after ``after_version`` (waiting a while for one), unless
-    the server stops first: then the watch ends with :func:`shutting_down`."""
+async def _wait_log(
+    ctx: Context, game_id: str, after_version: int, timeout: float | None = None
+) -> list[LogItem]:
+    """The store's entries after ``after_version`` (waiting a while for one: ``timeout``
+    seconds, else the configured poll), unless the server stops first: then the watch
+    ends with :func:`shutting_down`."""
     if ctx.stopping.is_set():
         raise shutting_down()
-    waiting = asyncio.ensure_future(
-        ctx.store.wait_log(game_id, after_version, ctx.config.watch_poll_seconds)
-    )
+    wait = ctx.config.watch_poll_seconds if timeout is None else timeout
+    waiting = asyncio.ensure_future(ctx.store.wait_log(game_id, after_version, wait))
     stopping = asyncio.ensure_future(ctx.stopping.wait())
     try:
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)

@@ -10,7 +10,9 @@ watches, deadlines, house bots and the lobby (``server`` with "cluster").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import socket
 
 import pytest
 import redis.asyncio as aioredis
@@ -20,7 +22,15 @@ from clients.sdk import GlintwickClient, RetryPolicy, Seat
 from engine.rulesets import PRESETS
 from glintwick.storage.v1 import storage_pb2 as spb
 from loadtests.redis_cluster import RedisCluster
-from services.store.redis import SHARDS, cluster_client, cluster_url, game_keys, index_key
+from services.store.base import StoreUnavailableError
+from services.store.redis import (
+    SHARDS,
+    RedisStore,
+    cluster_client,
+    cluster_url,
+    game_keys,
+    index_key,
+)
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Mirror, Played, play_game
 
@@ -121,6 +131,61 @@ async def test_a_primary_failover_mid_play_loses_no_acknowledged_move(
     finally:
         for client in clients:
             await client.close()
+
+
+def _command(*args: bytes) -> bytes:
+    """A command as Redis reads it off a socket (RESP)."""
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+async def test_the_log_reader_delivers_no_write_a_replaced_primary_ran_after_its_freeze(
+    fresh_cluster: RedisCluster,
+) -> None:
+    """A primary frozen past the node timeout, its replica promoted meanwhile, runs the
+    writes queued on its sockets when resumed, before it learns it was replaced (none
+    acknowledged: their WAIT finds no replica; its resync discards them).  The log
+    reader's XREAD, blocked on it, must not deliver such an entry to the sessions and
+    watches (the fault campaign's Play game that stalled 58 s: its session had a
+    move's events from there, then no prompt, the move retried on the promoted node
+    lying behind its cursor): with replica acks a read is delivered once a replica
+    has it, and here it fails as unreachable, to be read again on the promoted node."""
+    url = fresh_cluster.url
+    store = RedisStore(url, ack_replicas=1)
+    game_id = "replaced0000001"
+    log = game_keys(game_id)[1]
+    primary = fresh_cluster.primary_of(log)
+    before = set(fresh_cluster.primaries())
+    waiting = asyncio.create_task(store.wait_log(game_id, 0, timeout=60))
+    sock: socket.socket | None = None
+    try:
+        await asyncio.sleep(0.5)  # (the reader's XREAD blocks on the primary)
+        sock = socket.create_connection(("127.0.0.1", primary))
+        fresh_cluster.freeze(primary)
+        # a write queued on the frozen primary's socket, as a server's commit would be
+        sock.sendall(_command(b"XADD", log.encode(), b"1-1", b"e", b"never acknowledged"))
+        async with asyncio.timeout(60):
+            while not (set(await asyncio.to_thread(fresh_cluster.primaries)) - before - {primary}):
+                await asyncio.sleep(0.2)
+        fresh_cluster.thaw(primary)
+        try:
+            async with asyncio.timeout(5):
+                delivered = await asyncio.shield(waiting)
+        except StoreUnavailableError:
+            delivered = []  # (the read failed: issued again on the promoted node)
+        except TimeoutError:
+            delivered = []
+        assert delivered == [], "an entry of the replaced primary's was delivered"
+        await asyncio.to_thread(fresh_cluster.wait_ok, 60)
+        assert await store.read_log(game_id, 0) == []  # (the promoted node never had it)
+    finally:
+        if sock is not None:
+            sock.close()
+        with contextlib.suppress(Exception):
+            fresh_cluster.thaw(primary)
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StoreUnavailableError):
+            await waiting
+        await store.close()
 
 
 # (slow: it failed in full default runs on the session's cluster, right after the

@@ -4,7 +4,17 @@ or repeated an event."""
 
 from __future__ import annotations
 
-from bench.faults import RULES, Game, Verdict, check_game, check_stream, recovery_seconds
+import grpc
+
+from bench.faults import (
+    RULES,
+    Clients,
+    Game,
+    Verdict,
+    check_game,
+    check_stream,
+    recovery_seconds,
+)
 from clients.sdk import GlintwickClient
 from engine.game import GameState
 from glintwick.storage.v1 import storage_pb2 as spb
@@ -52,3 +62,21 @@ async def test_the_game_check_counts_lost_doubled_and_unanswered_moves() -> None
         await client.close()
     assert (verdict.lost, verdict.duplicated, verdict.unacknowledged) == (1, 1, 2)
     assert verdict.unfinished == 1 and not verdict.ok
+
+
+async def test_only_the_core_s_internal_on_a_channel_the_drop_step_closed_is_its_own() -> None:
+    """grpc-python's own INTERNAL on a call whose channel the campaign closed is the
+    campaign's doing (retried as CHANNEL_CLOSED); any other INTERNAL still fails it."""
+    clients = Clients(["127.0.0.1:1"], 2)
+    try:
+        kept = clients.of(1)
+        closed = clients.of(0)
+        await clients.replace(0)
+        internal = grpc.StatusCode.INTERNAL
+        assert clients.closed_under(closed, internal, "Internal error from Core")
+        assert not clients.closed_under(kept, internal, "Internal error from Core")
+        assert not clients.closed_under(None, internal, "Internal error from Core")
+        assert not clients.closed_under(closed, internal, "internal error; it has been logged")
+        assert not clients.closed_under(closed, grpc.StatusCode.UNKNOWN, "Internal error from Core")
+    finally:
+        await clients.close()
