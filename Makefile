@@ -57,8 +57,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+## The suite on one process per core (pytest-xdist; PYTEST_WORKERS=0 runs it in this one),
+## a test file's tests on one process (their module fixtures are started once).
+PYTEST_WORKERS ?= auto
 pytest: $(STAMP) redis-server chromium
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile
 
 ## The tests start their own redis-server on a free port: install Debian's if missing.
 redis-server:

@@ -42,7 +42,7 @@ from tests.support import (
     secrecy,
 )
 
-GAMES_PER_RULESET = int(os.environ.get("GLINTWICK_PLAYOUT_GAMES", "200"))
+GAMES_PER_RULESET = int(os.environ.get("GLINTWICK_PLAYOUT_GAMES", "100"))
 #: one game in UNIFORM_EVERY is played by purely uniform agents (long, stalemate-heavy
 #: rounds); the rest by eager random agents (rounds mostly end by going out)
 UNIFORM_EVERY = 20
