@@ -644,6 +644,9 @@ def build_app(
         except StoreUnavailableError:
             ok = False
         if ok:
+            down = sorted(await service.store.ping_parts())
+            if down:  # (a cluster's primaries down, not all: the others' games go on)
+                return web.json_response({"status": "SERVING", "storeNodesDown": down})
             return web.json_response({"status": "SERVING"})
         return _error_response(store_unavailable(StoreUnavailableError("down")))
 

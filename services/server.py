@@ -324,17 +324,18 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         bound = runner.addresses
         http_port = int(bound[0][1]) if bound else wanted
 
-    async def publish(store_healthy: bool) -> None:
+    async def publish(serving: bool) -> None:
+        # (SERVING while some part of the store answers: docs/OPERATIONS.md)
         status = (
             health_pb2.HealthCheckResponse.SERVING
-            if store_healthy
+            if serving
             else health_pb2.HealthCheckResponse.NOT_SERVING
         )
         await health.set("", status)
         await health.set(SERVICE_NAME, status)
 
     await health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
-    await publish(monitor.healthy)
+    await publish(monitor.serving)
     monitor.on_change(publish)
     monitoring = asyncio.create_task(monitor.run(), name="store-monitor")
     sweeper = asyncio.create_task(
@@ -345,7 +346,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         grpc_port=port,
         http_port=http_port,
         store=store_name,
-        health="SERVING" if monitor.healthy else "NOT_SERVING (waiting for the store)",
+        health="SERVING" if monitor.serving else "NOT_SERVING (waiting for the store)",
         pid=os.getpid(),
         event_loop=loop_name(),
         solver=SOLVER_FORM,

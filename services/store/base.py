@@ -103,6 +103,10 @@ class Admission:
     retry_after: float = 0.0
 
 
+#: the part name of a whole store (:meth:`GameStore.ping_parts`)
+WHOLE = ""
+
+
 class GameExistsError(Exception):
     pass
 
@@ -231,6 +235,26 @@ class GameStore(ABC):
         """Whether the store answers now (the store-health monitor's probe).  Every
         method raises :class:`StoreUnavailableError` when the store cannot be
         reached; the memory store never does."""
+
+    async def ping_parts(self) -> dict[str, str]:
+        """The parts of the store that do not answer now, each with why (``{}``: every
+        part answers).  A store of one part answers ``{WHOLE: why}`` when it is down;
+        a store of several (a Redis Cluster: its primaries) names those down, and says
+        ``WHOLE`` when none answers (the store-health monitor's probe)."""
+        try:
+            answered = await self.ping()
+        except StoreUnavailableError as exc:
+            return {WHOLE: exc.error}
+        return {} if answered else {WHOLE: "the store did not answer PING"}
+
+    def part_of_game(self, game_id: str) -> str:
+        """The part of the store (:meth:`ping_parts`) that serves the game's keys."""
+        return WHOLE
+
+    def part_of_key(self, kind: str, name: str) -> str:
+        """The part that serves a limit's key: ``kind`` ``rate`` (a rate-limit cell of
+        :meth:`take` without a game) or ``hold`` (a bounded set of :meth:`hold`)."""
+        return WHOLE
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

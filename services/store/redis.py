@@ -134,6 +134,7 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AskError,
+    ClusterDownError,
     ClusterError,
     DataError,
     MovedError,
@@ -143,6 +144,7 @@ from redis.exceptions import (
     RedisClusterException,
     RedisError,
     ResponseError,
+    SlotNotCoveredError,
     TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -151,6 +153,7 @@ from redis.retry import Retry
 from redis.typing import EncodableT
 
 from services.store.base import (
+    WHOLE,
     Admission,
     GameExistsError,
     GameStore,
@@ -505,11 +508,54 @@ def _cluster_connection(base: type[AbstractConnection]) -> type[AbstractConnecti
     return type(name, (_TornDownIsUnreachable, _HiredisPacking, base), {})
 
 
+class _Cluster(RedisCluster):
+    """redis-py's cluster client, made to go on serving the healthy primaries while
+    one is down (killed or frozen, until its replica is promoted):
+
+    * a command is sent again (once, at once, after learning the slots again) only
+      after a connection error, never after a timeout: redis-py's default (three
+      more, each waiting its timeout again) would hold a call to a frozen primary past
+      its caller's deadline; the store answers it unreachable within
+      ``command_timeout`` instead;
+    * learning the slots again (after any node's failure) does not ask the first
+      primary for its ``COMMAND`` table each time, as redis-py does (learnt once, at
+      first use): while that primary was down, the slots could not be learnt again
+      and every call failed, those of the healthy primaries too;
+    * the nodes judged down (:attr:`down`, the store's health probe's) are asked for
+      the slots last (a frozen one would hold the asking for its timeout).
+    """
+
+    ERRORS_ALLOW_RETRY = (RedisConnectionError, ClusterDownError, SlotNotCoveredError)  # type: ignore[assignment]
+
+    down: frozenset[str] = frozenset()
+
+    async def initialize(self) -> _Cluster:
+        if not self._initialize or not self.commands_parser.commands:
+            await super().initialize()  # (first use: the commands table too)
+            return self
+        if not self._lock:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._initialize:
+                startup = self.nodes_manager.startup_nodes
+                for name in [n for n in startup if n in self.down]:
+                    startup[name] = startup.pop(name)  # (asked last)
+                try:
+                    await self.nodes_manager.initialize()
+                    self._initialize = False
+                except BaseException:
+                    await self.nodes_manager.aclose()
+                    await self.nodes_manager.aclose("startup_nodes")
+                    raise
+        return self
+
+
 def cluster_client(url: str, **options: Any) -> RedisCluster:
     """redis-py's cluster client for a redis:// or rediss:// ``url`` (any node), its
     connections made by :func:`_cluster_connection` (redis-py's constructor takes no
     connection class: it is set in the options its nodes are made from)."""
-    client = RedisCluster.from_url(url, **options)
+    options.setdefault("retry", Retry(NoBackoff(), 1))
+    client: RedisCluster = _Cluster.from_url(url, **options)
     made = cast(type[Connection], _cluster_connection(client.connection_kwargs["connection_class"]))
     client.connection_kwargs["connection_class"] = made
     for node in client.nodes_manager.startup_nodes.values():
@@ -526,6 +572,7 @@ _UNREACHABLE = (
     RedisConnectionError,
     RedisTimeoutError,
     ReadOnlyError,
+    SlotNotCoveredError,
     OSError,
     TimeoutError,
     ClusterError,
@@ -860,6 +907,7 @@ class RedisStore(GameStore):
                 connection_pool=connection_pool(url, max_connections=1, timeout=1, **timeouts)
             )
         self._relearned = 0.0  # when the cluster's slots were last asked again (monotonic)
+        self._probe_down: set[str] = set()  # the primaries the last probe found down
         self._relearning: set[asyncio.Task[None]] = set()  # (_relearn_later's tasks)
         # a shard's log reader, made with its first waiter
         self._readers: dict[int, _ShardReader] = {}
@@ -1256,6 +1304,73 @@ class RedisStore(GameStore):
                 raise StoreUnavailableError(
                     f"no answer to PING within {self._command_timeout:g} s"
                 ) from None
+
+    async def ping_parts(self) -> dict[str, str]:
+        """On a cluster: each primary pinged on its own (its name, ``host:port``, when
+        down), so that one primary down (until its replica is promoted) refuses only
+        the calls that need it.  After a round that found one down, the probe's map of
+        the slots is asked again first (of the other nodes): it learns the promoted
+        replica.  Every primary down, or no map at all: the whole store."""
+        if not isinstance(self._probe, RedisCluster):
+            return await super().ping_parts()
+        probe = self._probe
+        try:
+            async with asyncio.timeout(self._command_timeout * 2):
+                if self._probe_down:
+                    for name in self._probe_down:  # (asked last: they may be frozen)
+                        probe.nodes_manager.startup_nodes.pop(name, None)
+                    with contextlib.suppress(*_UNREACHABLE, RedisError):
+                        await probe.nodes_manager.initialize()
+                with _reachable():
+                    await probe.initialize()  # (learns the slots on first use; then a no-op)
+        except TimeoutError:
+            pass  # (the map it has)
+        except StoreUnavailableError as exc:
+            return {WHOLE: exc.error}
+        primaries = probe.get_primaries()
+        if not primaries:
+            return {WHOLE: "the cluster has no primary"}
+        answers = await asyncio.gather(*(self._ping_node(node) for node in primaries))
+        down = {node.name: why for node, why in zip(primaries, answers, strict=True) if why}
+        self._probe_down = set(down)
+        for client in (self._redis, probe):
+            if isinstance(client, _Cluster):
+                client.down = frozenset(down)
+        if len(down) == len(primaries):
+            return {WHOLE: "no primary answers: " + "; ".join(f"{n}: {w}" for n, w in down.items())}
+        return down
+
+    async def _ping_node(self, node: Any) -> str:
+        """Why ``node`` did not answer PING ("": it did).  (The node's own command, not
+        the cluster client's: its failure would close every node's connections.)"""
+        try:
+            async with asyncio.timeout(self._command_timeout):
+                answered = await node.execute_command("PING")
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                await node.disconnect()
+            return f"no answer to PING within {self._command_timeout:g} s"
+        except (*_UNREACHABLE, RedisError) as exc:
+            with contextlib.suppress(Exception):
+                await node.disconnect()
+            return str(exc) or type(exc).__name__
+        return "" if answered else "the node did not answer PING"
+
+    def part_of_game(self, game_id: str) -> str:
+        return self._part_of(game_keys(game_id)[0])
+
+    def part_of_key(self, kind: str, name: str) -> str:
+        return self._part_of(hold_key(name) if kind == "hold" else rate_key(name))
+
+    def _part_of(self, key: str) -> str:
+        """The primary that serves ``key``'s slot, as the health probe last learnt the
+        slots (``WHOLE``: one Redis, or a slot it does not know)."""
+        if not isinstance(self._probe, RedisCluster):
+            return WHOLE
+        with contextlib.suppress(RedisError, RedisClusterException, KeyError, IndexError):
+            manager = self._probe.nodes_manager
+            return str(manager.get_node_from_slot(self._probe.keyslot(key)).name)
+        return WHOLE
 
     async def close(self) -> None:
         self._closed = True

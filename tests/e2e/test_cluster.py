@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
+import signal
 import socket
+import time
 
+import grpc
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from clients.sdk import GlintwickClient, RetryPolicy, Seat
+from clients.sdk import CallError, GlintwickClient, RetryPolicy, Seat
 from engine.rulesets import PRESETS
 from glintwick.storage.v1 import storage_pb2 as spb
 from loadtests.redis_cluster import RedisCluster
@@ -32,7 +36,8 @@ from services.store.redis import (
     index_key,
 )
 from tests.e2e.conftest import StartServer
-from tests.e2e.support import Mirror, Played, play_game
+from tests.e2e.support import Mirror, Played, health_status, play_game, until
+from tests.e2e.test_store_outage import SERVING, assert_store_unavailable, http_get, play_one_move
 
 GAMES = 8
 MOVES = 120  # per game: a few dozen before the failover, the rest through and after it
@@ -227,3 +232,110 @@ def test_a_connection_closed_under_a_command_is_unreachable(
         uvloop.run(send_on_a_closed_transport())
     else:
         asyncio.run(send_on_a_closed_transport())
+
+
+def _failover(cluster: RedisCluster, allowed: bool) -> None:
+    """Let the replicas take over a failed primary (Redis's default), or not: the
+    test holds a primary down as long as it needs."""
+    for port, role in cluster.roles().items():
+        if role != "master":
+            with cluster.client(port) as client:
+                client.config_set("cluster-replica-no-failover", "no" if allowed else "yes")
+
+
+@pytest.mark.parametrize("fault", ["SIGSTOP", "SIGKILL"])
+async def test_one_primary_down_refuses_only_the_games_it_serves(
+    start_server: StartServer, fresh_cluster: RedisCluster, fault: str
+) -> None:
+    """One primary frozen (SIGSTOP) or killed (SIGKILL), held down (its replica may
+    not take over until the test lets it): a move in a game it serves is UNAVAILABLE
+    STORE_UNAVAILABLE within the call's deadline, while a game of another primary
+    goes on, move after move, and the server stays SERVING (``/healthz`` names the
+    primary down); after SIGCONT (or the replica's promotion) both games go on, and
+    health is whole again."""
+    env = await start_server("cluster")
+    once = GlintwickClient(env.target, retry=RetryPolicy(attempts=1, timeout=5))
+    # (a retry, at once: redis-py's cluster client closes every node's connections
+    # when one node fails, so a write in flight to another may be cut: outcome
+    # unknown, UNAVAILABLE, retried with its request id.  docs/OPERATIONS.md)
+    retrying = GlintwickClient(env.target, retry=RetryPolicy(attempts=3, backoff=0.01, timeout=5))
+    games: dict[int, tuple[str, list[Seat]]] = {}  # a game and its seats, by its primary
+    for n in range(30):
+        game, joined = await env.new_game("whiskertrail", 2, f"part {n}".encode())
+        primary = fresh_cluster.primary_of(game_keys(game.game_id)[0])
+        games.setdefault(primary, (game.game_id, joined))
+        if len(games) == 2:
+            break
+    (victim, (down_id, joined_down)), (_, (up_id, joined_up)) = games.items()
+    down_seats = [once.seat(down_id, s.seat, s.token) for s in joined_down]
+    up_seats = [retrying.seat(up_id, s.seat, s.token) for s in joined_up]
+    for seats in (down_seats, up_seats):
+        await play_one_move(seats)
+    monitor = env.running.monitor
+    up_moves = 0
+
+    async def go_on() -> None:
+        # the other primary's game, move after move (none refused)
+        nonlocal up_moves
+        while True:
+            await play_one_move(up_seats)
+            up_moves += 1
+            await asyncio.sleep(0.02)
+
+    await asyncio.to_thread(fresh_cluster.wait_replicated)
+    _failover(fresh_cluster, allowed=False)
+    playing = asyncio.create_task(go_on())
+    try:
+        if fault == "SIGSTOP":
+            fresh_cluster.freeze(victim)
+        else:
+            os.kill(fresh_cluster.pids[victim], signal.SIGKILL)
+        # the first call of its game meets it down (or frozen: within the deadline)
+        started = time.monotonic()
+        with pytest.raises(CallError) as refused:
+            await once.game(down_id)
+        assert_store_unavailable(refused.value)
+        assert time.monotonic() - started < 5.5
+        await until(lambda: not monitor.healthy, "the primary judged down")
+        async with grpc.aio.insecure_channel(env.target) as channel:
+            assert await health_status(channel) == SERVING
+        status, body = await http_get(f"{env.http}/healthz")
+        assert status == 200 and body["status"] == "SERVING", body
+        assert [n.rsplit(":", 1)[1] for n in body["storeNodesDown"]] == [str(victim)], body
+        # judged down: its game's calls refused at once, the other game's going on
+        started = time.monotonic()
+        with pytest.raises(CallError) as refused:
+            await play_one_move(down_seats)
+        assert_store_unavailable(refused.value)
+        assert time.monotonic() - started < 1.0
+        moved = up_moves
+        async with asyncio.timeout(5):
+            while up_moves < moved + 3:
+                assert not playing.done(), playing
+                await asyncio.sleep(0.01)
+        assert not monitor.healthy
+    finally:
+        if fault == "SIGSTOP":
+            fresh_cluster.thaw(victim)
+        _failover(fresh_cluster, allowed=True)  # (a killed primary's replica takes over)
+        if playing.done():
+            playing.result()  # (a move of the other game failed: its error)
+    await asyncio.to_thread(fresh_cluster.wait_ok, 30)
+    async with asyncio.timeout(20):  # the first game goes on (on the promoted replica)
+        while True:
+            try:
+                await play_one_move(down_seats)
+                break
+            except CallError as error:
+                assert_store_unavailable(error)
+                await asyncio.sleep(0.2)
+    await until(lambda: monitor.healthy, "every primary answering", timeout=10)
+    moved = up_moves
+    await until(lambda: up_moves > moved or playing.done(), "the other game going on", 5)
+    playing.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await playing
+    status, body = await http_get(f"{env.http}/healthz")
+    assert (status, body) == (200, {"status": "SERVING"})
+    await once.close()
+    await retrying.close()

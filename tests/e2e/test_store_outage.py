@@ -33,7 +33,7 @@ from glintwick.v1 import game_pb2_grpc as pb_grpc
 from glintwick_cli import start_server
 from services.config import ServerOptions
 from services.server import LIVENESS_SERVICE, SERVICE_NAME
-from services.store.base import Snapshot, StoreUnavailableError, Write
+from services.store.base import WHOLE, Snapshot, StoreUnavailableError, Write
 from services.store.health import MonitoredStore, StoreMonitor, redacted
 from services.store.memory import MemoryStore
 from services.store.redis import RedisStore
@@ -493,3 +493,51 @@ async def test_the_monitor_judges_once_per_change_and_calls_fail_fast_while_down
         running.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await running
+
+
+class Parted(MemoryStore):
+    """A memory store of two parts, "a" and "b" (a game's part: its id's first
+    letter), either of which the test takes down."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts_down: dict[str, str] = {}
+
+    async def ping_parts(self) -> dict[str, str]:
+        if len(self.parts_down) == 2:
+            return {WHOLE: "no part answers"}
+        return dict(self.parts_down)
+
+    def part_of_game(self, game_id: str) -> str:
+        return game_id[0]
+
+
+async def test_a_store_of_parts_refuses_only_the_calls_of_a_part_down() -> None:
+    inner = Parted()
+    monitor = StoreMonitor(inner, "parted", interval=60, down_interval=60)
+    changes: list[bool] = []
+
+    async def listen(serving: bool) -> None:
+        changes.append(serving)
+
+    monitor.on_change(listen)
+    store = MonitoredStore(inner, monitor)
+    inner.parts_down = {"a": "a is down"}
+    assert not await monitor.probe()
+    assert await store.ping() and changes == []  # (serving: part b answers)
+    assert await store.ping_parts() == {"a": "a is down"}
+    with pytest.raises(StoreUnavailableError, match="a is down"):
+        await store.load("a-game")
+    assert await store.load("b-game") is None
+    with pytest.raises(StoreUnavailableError):
+        await store.open_games()  # (across parts: refused while any is down)
+    inner.parts_down = {"a": "a is down", "b": "b is down"}
+    await monitor.probe()
+    assert not await store.ping() and changes == [False]
+    with pytest.raises(StoreUnavailableError):
+        await store.load("b-game")
+    inner.parts_down = {}
+    assert await monitor.probe()
+    assert changes == [False, True] and await store.open_games() == []
+    async with asyncio.timeout(1):
+        await monitor.wait_available()
