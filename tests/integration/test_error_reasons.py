@@ -19,9 +19,9 @@ LISTED = {
 }
 SHAPE = re.compile(r"[A-Z][A-Z0-9_]{2,}")
 # upper-case strings in services/ that are no reason: environment variables, the
-# health status, the status-code labels of the request metrics, an HTTP method and
-# a flag's metavar
-NOT_REASONS = {"SERVING", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "OPTIONS", "ORIGIN"}
+# health status, the status-code labels of the request metrics, an HTTP method, a
+# flag's metavar and a Redis command
+NOT_REASONS = {"SERVING", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "OPTIONS", "ORIGIN", "PING"}
 
 
 def _reason_shaped_strings() -> set[str]:
