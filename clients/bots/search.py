@@ -1,16 +1,27 @@
 """``search``: determinized Monte Carlo search over ``expert``, seeing only what its seat sees.
 
-The fair counterpart of the ``oracle``.  At the decisions that matter — a discard, the
-discard pile against the stock, a May I? claim, laying the contract or holding it a
-turn — it takes ``expert``'s move and, as challengers, the next best by expert's own
-ranking (at most ``max_candidates`` in all).  Then, ``budget_rollouts`` times in all, it
-samples a *world*: a full game state consistent with what the seat has seen
-(:class:`TableMemory`, :func:`sample_world`), and plays every candidate in it to the end
-of the round with ``expert`` in every seat, scoring the seat's real round penalty.  All
+The fair counterpart of the ``oracle``, built never to play worse than ``expert``: it
+plays expert's move at once everywhere but a few decisions where a move's worth shows
+in the round's outcome —
+
+* a May I? claim expert would make before opening (claim or pass: is the card worth the
+  penalty card?),
+* the discard pile against the stock where both are legal (whiskertrail), when expert
+  takes the pile or the top card is of a rank, or within two of a suit, the hand holds,
+* laying the contract now against holding it a turn (expert's closed discard),
+* once open, a discard (whiskertrail only: expert's and its next best kind) —
+
+and not in contract's rounds of sets only (1 and 4), which the 200-turn cap ends: a
+rollout there costs 5-10x another round's.  At a searched decision it samples *worlds*,
+full game states consistent with what the seat has seen (:class:`TableMemory`,
+:func:`sample_world`), and plays expert's move and the challenger in each to the end of
+the round with ``expert`` in every seat, scoring the seat's real round penalty.  Both
 candidates are played in the same worlds (common random numbers: the rollouts are
 deterministic given the world), so their difference per world is paired.  It keeps
-expert's move unless another saves ``margin`` points per round on average *and* its
-paired mean difference is ``z`` standard errors below zero.
+expert's move unless the challenger saves ``margin`` (3) points a round on average over
+at least ``min_overrule`` (4) worlds *and* its paired mean difference is ``z`` (2.5)
+standard errors below zero; once ``min_worlds`` (3) worlds are played with the
+challenger not ahead, it stops early.
 
 What a world may use, and nothing else: the seat's hand, the melds on the table, the
 discard pile as the seat watched it grow (the cards it saw discarded and still there),
@@ -22,13 +33,14 @@ generator (seeded from its seed; the ``rng`` argument of :meth:`choose` is not u
 so its play is deterministic given its seed and the seat's views: the same views give
 the same choices whatever the hidden cards are (``tests/unit/test_search.py``).
 
-``budget_rollouts`` (default 6) bounds the rollouts per decision: worlds × candidates.
-``horizon_turns`` (default 40) ends a rollout after that many completed turns, valued
-at the penalty the seat would score if the round ended there (``None``: to the end of
-the round; contract rounds that only the 200-turn cap ends make that costly).
-``time_ms`` (default off) also stops sampling new worlds once that much wall-clock
-time has gone by in one decision (at least one world is always played): with it the
-choices depend on the machine's speed and are no longer reproducible.
+The budget is ``worlds`` (default 6) per searched decision, so at most ``worlds`` ×
+``max_candidates`` (2) rollouts.  ``horizon_turns`` (default ``None``: to the end of the
+round) cuts rollouts short, valued at the penalty in hand then (biased: it counts a
+claim's two cards but not the contract they bring closer).  ``time_ms`` (default off)
+also stops sampling new worlds once that much wall-clock time has gone by in one
+decision (at least one world is always played): with it the choices depend on the
+machine's speed and are no longer reproducible.  ``SearchBot4``, ``SearchBot16`` and
+``SearchBot32`` are the other budgets of the budget study.
 """
 
 from __future__ import annotations
@@ -41,12 +53,12 @@ from dataclasses import dataclass, field
 
 from clients.bots.base import Bot, Situation
 from clients.bots.expert import ExpertBot
-from clients.bots.greedy import fits_table, missing
+from clients.bots.greedy import missing
 from clients.turn import engine_turn
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, LayContract, PassClaim
 from engine.cards import Card, full_deck
 from engine.game import GameState, Phase
-from engine.rulesets import RuleSet
+from engine.rulesets import MeldKind, RuleSet
 
 __all__ = ["SearchBot", "TableMemory", "sample_world"]
 
@@ -216,22 +228,44 @@ def _without(hand: Sequence[Card], card_id: int) -> tuple[Card, ...]:
 
 class SearchBot(Bot):
     name = "search"
-    budget_rollouts = 6  # rollouts per decision, over all candidates
-    horizon_turns: int | None = 40  # a rollout's completed turns (None: to the round's end)
+    worlds = 6  # the budget: sampled worlds per searched decision (each plays every candidate)
+    min_worlds = 3  # worlds played before it may stop early (no challenger ahead)
+    min_overrule = 4  # worlds a challenger needs before it may overrule expert
+    horizon_turns: int | None = None  # a rollout's completed turns (None: to the round's end)
     time_ms: float | None = None  # also stop sampling worlds after this long (not reproducible)
-    max_candidates = 3  # expert's move and its next best
-    margin = 2.0  # points per round another move must save on average
-    z = 1.0  # ... and standard errors of the paired mean difference
+    max_candidates = 2  # expert's move and its next best
+    margin = 3.0  # points per round another move must save on average
+    z = 2.5  # ... and standard errors of the paired mean difference
+    #: which decisions it searches (each a measured option; docs/BOTS.md)
+    search_claims = True  # a May I? expert would make before opening: claim or pass
+    search_draws = True  # the pile against the stock, where the top card is of use
+    search_lay = True  # laying the contract now or holding it a turn
+    #: discards: "all", "open" (once open: the endgame) or "none", per rule set name
+    #: (contract's rounds 1 and 4 run to the turn cap: a rollout there costs 5-10x)
+    #: contract's rounds of sets only (1 and 4: lay-offs fill up, the 200-turn cap ends
+    #: 90 % of them, so a rollout costs 5-10x a round that someone goes out of)
+    search_capped = False
+    search_discards: dict[str, str] = {"whiskertrail": "open", "contract": "none"}  # noqa: RUF012
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
         self.base = ExpertBot(seed)
         self.random = random.Random(f"search:{seed}")
         self.memory = TableMemory()
-        #: counts for the reports: decisions searched, overruled, rollouts played
+        #: counts for the reports: decisions, decisions searched, overruled, rollouts
+        #: played, and the seconds spent searching
+        self.decisions = 0
         self.searched = 0
         self.overruled = 0
         self.rollouts = 0
+        self.seconds = 0.0
+        #: per kind of decision searched ("claim", "draw", "lay", "discard"): [searched, overruled]
+        self.kinds: dict[str, list[int]] = {}
+
+    @property
+    def budget_rollouts(self) -> int:
+        """The most rollouts one decision may play: worlds × candidates."""
+        return self.worlds * self.max_candidates
 
     def setup(self, rules: RuleSet, seat: int) -> None:
         super().setup(rules, seat)
@@ -239,13 +273,16 @@ class SearchBot(Bot):
 
     def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
         sit = situation
+        self.decisions += 1
         self.memory.observe(sit)
         trial = self.base.clone()
         base_action = trial.choose(sit, legal, _UNUSED)  # expert draws no random numbers
         candidates = self.candidates(sit, legal, base_action, trial)
         chosen = base_action
         if len(candidates) > 1:
+            started = time.perf_counter()
             chosen = self._search(sit, candidates, trial)
+            self.seconds += time.perf_counter() - started
         self.base = trial
         if chosen != base_action:
             self.base.remember(chosen)
@@ -257,17 +294,22 @@ class SearchBot(Bot):
         self, sit: Situation, legal: Sequence[Action], base_action: Action, base: ExpertBot
     ) -> list[Action]:
         """Expert's move first, then the challengers worth a search (none: no search)."""
+        if not self.search_capped and _capped(sit):
+            return []
         if sit.phase == "claim":
-            top = sit.discard_top
-            if Claim() not in legal or top is None:
-                return []
-            if base_action == Claim() or (sit.opened and fits_table(top, sit)):
-                other: Action = PassClaim() if base_action == Claim() else Claim()
-                return [base_action, other]
+            # before opening, a claim expert makes against passing; once open expert
+            # never claims (measured: a claim's penalty card stays to the end)
+            if self.search_claims and base_action == Claim() and not sit.opened:
+                return [base_action, PassClaim()]
             return []
         if sit.phase == "draw":
-            if _PILE in legal and _STOCK in legal:
-                return [base_action, _STOCK if base_action == _PILE else _PILE]
+            if not self.search_draws or _PILE not in legal or _STOCK not in legal:
+                return []
+            if base_action == _PILE:
+                return [_PILE, _STOCK]
+            top = sit.discard_top
+            if top is not None and _of_use(top, sit):
+                return [_STOCK, _PILE]
             return []
         if sit.phase != "play":
             return []
@@ -275,9 +317,14 @@ class SearchBot(Bot):
         if not discards:
             return []
         if isinstance(base_action, LayContract):
+            if not self.search_lay:
+                return []
             # hold the contract a turn: expert's discard of the closed hand
             return [base_action, base.ranked_discards(sit, discards)[0]]
         if not isinstance(base_action, Discard):
+            return []
+        which = self.search_discards.get(sit.rules.name, "none")
+        if which == "none" or (which == "open" and not sit.opened):
             return []
         ranked = base.ranked_discards(sit, discards)
         by_id = {c.id: c for c in sit.hand}
@@ -289,34 +336,42 @@ class SearchBot(Bot):
         return [base_action, *rest[: self.max_candidates - 1]]
 
     def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
-        worlds = max(1, self.budget_rollouts // len(candidates))
+        """Expert's move unless a challenger saves ``margin`` points a round on average over
+        at least ``min_worlds`` worlds and ``z`` standard errors of the paired difference.
+        Stops early once ``min_worlds`` are played and no challenger is ahead."""
         started = time.perf_counter()
         values: list[list[float]] = [[] for _ in candidates]
         deadline = None if self.time_ms is None else started + self.time_ms / 1000
-        for w in range(worlds):
+        for w in range(self.worlds):
             if w and deadline is not None and time.perf_counter() >= deadline:
                 break
+            if w >= self.min_worlds and not any(
+                _mean(_gains(values[0], values[i])) > 0 for i in range(1, len(candidates))
+            ):
+                break  # no challenger ahead: expert's move stands
             world = sample_world(sit, self.memory, self.random)
             if world is None:
                 break
             for i, action in enumerate(candidates):
                 values[i].append(self._rollout(world, sit.seat, action, base))
         self.searched += 1
-        if not values[0]:
-            return candidates[0]
+        tally = self.kinds.setdefault(_kind(candidates[0]), [0, 0])
+        tally[0] += 1
         best, best_gain = 0, 0.0
         for i in range(1, len(candidates)):
-            gains = [b - v for b, v in zip(values[0], values[i], strict=True)]
-            mean = sum(gains) / len(gains)
+            gains = _gains(values[0], values[i])
+            if len(gains) < max(2, self.min_overrule):
+                continue
+            mean = _mean(gains)
             if mean < self.margin or mean <= best_gain:
                 continue
-            if len(gains) > 1:
-                var = sum((g - mean) ** 2 for g in gains) / (len(gains) - 1)
-                if mean < self.z * math.sqrt(var / len(gains)):
-                    continue
+            var = sum((g - mean) ** 2 for g in gains) / (len(gains) - 1)
+            if mean < self.z * math.sqrt(var / len(gains)):
+                continue
             best, best_gain = i, mean
         if best:
             self.overruled += 1
+            tally[1] += 1
         return candidates[best]
 
     def _rollout(self, world: GameState, seat: int, action: Action, base: ExpertBot) -> float:
@@ -339,13 +394,59 @@ class SearchBot(Bot):
         return float(state.scores[seat] - world.scores[seat])
 
 
-class SearchBot2(SearchBot):
-    """The budget study: 2 rollouts per decision (one world for two candidates)."""
+def _gains(base: Sequence[float], other: Sequence[float]) -> list[float]:
+    """Per world, how many points the challenger saves over expert's move."""
+    return [b - v for b, v in zip(base, other, strict=True)]
 
-    budget_rollouts = 2
+
+def _kind(action: Action) -> str:
+    if isinstance(action, Claim | PassClaim):
+        return "claim"
+    if isinstance(action, Draw):
+        return "draw"
+    return "lay" if isinstance(action, LayContract) else "discard"
 
 
-class SearchBot12(SearchBot):
-    """The budget study: 12 rollouts per decision."""
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
 
-    budget_rollouts = 12
+
+def _capped(sit: Situation) -> bool:
+    """A contract-style round of sets only (groups take at most four cards, so once the
+    table fills nobody can go out: the turn cap ends it)."""
+    if sit.rules.set_max is None:
+        return False
+    melds = sit.rules.contract(sit.round_number).melds
+    return all(m.kind is MeldKind.SET for m in melds)
+
+
+def _of_use(c: Card, sit: Situation) -> bool:
+    """Whether the pile's top might help a hand expert would not take it for: closed, a
+    card of a rank it holds or of a suit it holds within two ranks (a meld partner)."""
+    if sit.opened or c.is_joker:
+        return False
+    for x in sit.hand:
+        if x.is_joker:
+            continue
+        if x.rank == c.rank or (x.suit == c.suit and abs(x.rank - c.rank) <= 2):
+            return True
+    return False
+
+
+class SearchBot4(SearchBot):
+    """The budget study: at most 4 worlds per searched decision."""
+
+    worlds = 4
+    min_worlds = 2
+
+
+class SearchBot16(SearchBot):
+    """The budget study: at most 16 worlds per searched decision."""
+
+    worlds = 16
+
+
+class SearchBot32(SearchBot):
+    """The budget study: at most 32 worlds per searched decision."""
+
+    worlds = 32

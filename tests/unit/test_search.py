@@ -15,7 +15,7 @@ from clients.bots.base import Bot, Situation
 from clients.bots.expert import ExpertBot
 from clients.bots.search import SearchBot, TableMemory, sample_world
 from clients.turn import engine_turn
-from engine.actions import Action
+from engine.actions import Action, Draw, DrawSource
 from engine.cards import full_deck
 from engine.game import GameState, Phase
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
@@ -29,8 +29,11 @@ SEATS = {"whiskertrail": 2, "contract": 4}
 
 
 class QuickSearch(SearchBot):
-    budget_rollouts = 4
+    worlds = 2
+    min_worlds = 1
+    min_overrule = 2
     horizon_turns = 16
+    search_discards = {"whiskertrail": "all", "contract": "all"}  # noqa: RUF012
 
 
 def _bots(rules: RuleSet, seats: int, seed: int) -> list[Bot]:
@@ -127,7 +130,7 @@ def test_it_plays_at_most_its_budget_of_rollouts_per_decision(ruleset: str) -> N
         before = search.rollouts
         state, _, _ = engine_turn(state, seat, bots[seat], rng)
         most = max(most, search.rollouts - before)
-    assert 0 < most <= QuickSearch.budget_rollouts
+    assert 0 < most <= QuickSearch.worlds * QuickSearch.max_candidates == search.budget_rollouts
 
 
 @pytest.mark.parametrize("ruleset", ["whiskertrail", "contract"])
@@ -213,3 +216,98 @@ def test_it_remembers_the_card_an_opponent_took_from_the_pile() -> None:
     assert memory.pile == [1, 3, 4, 5] and memory.held == {1: {2}}
     look(top=2, size=5)  # the opponent discarded 2 again
     assert memory.pile == [1, 3, 4, 5, 2] and memory.held == {}
+
+
+class NeverOverrules(SearchBot):
+    """Searches every decision it may, with a bar no challenger can clear."""
+
+    worlds = 2
+    min_worlds = 2
+    horizon_turns = 8
+    margin = float("inf")
+    search_discards = {"whiskertrail": "all", "contract": "all"}  # noqa: RUF012
+
+
+@pytest.mark.parametrize("ruleset", ["whiskertrail", "contract"])
+def test_without_an_overrule_it_plays_exactly_expert(ruleset: str) -> None:
+    """Its moves are expert's unless a search overrules one: with no overrule possible,
+    a round played with it in seat 0 is the round played with expert there, move for move
+    (its searches change no memory of the expert it plays over)."""
+    rules = ONE_ROUND[ruleset]
+    seats = SEATS[ruleset]
+
+    def play(first: Bot) -> list[Action]:
+        bots: list[Bot] = [first, *(ExpertBot(9 + s) for s in range(1, seats))]
+        for s, bot in enumerate(bots):
+            bot.setup(rules, s)
+        state = GameState.new_game(rules, seats, b"sameplay")
+        rng = random.Random(4)
+        moves = []
+        while not state.is_terminal():
+            seat = state.to_act[0]
+            state, action, _ = engine_turn(state, seat, bots[seat], rng)
+            moves.append(action)
+        return moves
+
+    search = NeverOverrules(9)
+    assert play(search) == play(ExpertBot(9))
+    assert search.searched > 0 and search.overruled == 0
+
+
+def test_it_does_not_search_the_rounds_the_turn_cap_ends() -> None:
+    """Contract's rounds of sets only (1 and 4) run to the 200-turn cap; rolling one out
+    costs 5-10x another round, so the bot plays expert's moves there without a search."""
+    rules = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[:1])
+    bots: list[Bot] = [QuickSearch(2), *(ExpertBot(s) for s in range(1, 4))]
+    for s, bot in enumerate(bots):
+        bot.setup(rules, s)
+    state = GameState.new_game(rules, 4, b"capround")
+    rng = random.Random(2)
+    while not state.is_terminal():
+        seat = state.to_act[0]
+        state, _, _ = engine_turn(state, seat, bots[seat], rng)
+    search = bots[0]
+    assert isinstance(search, SearchBot)
+    assert search.decisions > 100 and search.searched == 0 and search.rollouts == 0
+
+
+class Scripted(SearchBot):
+    """Rollout values given per candidate: (expert's move, the challenger) per world."""
+
+    worlds = 8
+    values: list[tuple[float, float]] = []  # noqa: RUF012
+
+    def _rollout(self, world: GameState, seat: int, action: Action, base: ExpertBot) -> float:
+        self.rollouts += 1
+        expert, challenger = self.values[(self.rollouts - 1) // 2]
+        return expert if self.rollouts % 2 else challenger
+
+
+@pytest.mark.parametrize(
+    ("values", "overrule", "worlds"),
+    [
+        ([(20.0, 10.0), (30.0, 19.0), (25.0, 16.0), (40.0, 31.0)] * 2, True, 8),  # 10 a world
+        ([(20.0, 18.0)] * 8, False, 8),  # 2 a world: under the 3-point margin
+        ([(60.0, 0.0), (0.0, 40.0), (50.0, 0.0), (0.0, 30.0)] * 2, False, 8),  # noise
+        ([(10.0, 10.0)] * 8, False, 3),  # no challenger ahead after 3 worlds: stop
+        ([(10.0, 20.0)] * 8, False, 3),
+    ],
+)
+def test_it_overrules_expert_only_with_strong_evidence(
+    values: list[tuple[float, float]], overrule: bool, worlds: int
+) -> None:
+    """A challenger replaces expert's move only when it saves ``margin`` points a round on
+    average over at least ``min_overrule`` paired worlds and ``z`` (2.5) standard errors;
+    once ``min_worlds`` are played with no challenger ahead, the search stops."""
+    state = GameState.new_game(WHISKERTRAIL, 2, b"scripted")
+    while state.to_act[0] != 0 or Draw(DrawSource.DISCARD) not in state.legal_actions(0):
+        state, _, _ = engine_turn(state, state.to_act[0], ExpertBot(0), random.Random(0))
+    bot = Scripted(1)
+    bot.values = values
+    bot.setup(WHISKERTRAIL, 0)
+    sit = Situation.from_state(state, 0)
+    bot.memory.observe(sit)
+    expert, other = Draw(DrawSource.STOCK), Draw(DrawSource.DISCARD)
+    chosen = bot._search(sit, [expert, other], bot.base.clone())
+    assert chosen == (other if overrule else expert)
+    assert bot.rollouts == 2 * worlds
