@@ -339,7 +339,7 @@ class Figures:
     ack_times: list[float] = field(default_factory=list)  # monotonic, one per acked move
     faults: list[dict[str, Any]] = field(default_factory=list)
     watch_resumes: int = 0
-    abandoned: int = 0  # tables left for a join whose answer was lost (see new_game)
+    abandoned: int = 0  # tables left for a join refused SEAT_TAKEN (see new_game): 0
     play_resumes: int = 0
 
     samples: dict[str, str] = field(default_factory=dict)  # a message per reason
@@ -498,15 +498,17 @@ class Campaign:
             raise CallError(grpc.StatusCode.CANCELLED, "DROPPED", "given up mid-call") from None
 
     async def new_game(self, index: int, by_play: bool) -> Game:
-        """A two-seat table with both seats joined.  (Join takes no request id: a join
-        that landed but whose answer was lost is SEAT_TAKEN when retried, and its token
-        is gone; that table is left, counted as abandoned, and another made.)"""
+        """A two-seat table with both seats joined.  Each join is retried with its own
+        request id: a join that landed but whose answer was lost is answered again with
+        its seat (and a new token).  (A SEAT_TAKEN all the same would leave the table,
+        counted as abandoned, and make another: none is expected.)"""
         while True:
             game = await self.retrying(functools.partial(self._create, index))
             tokens: list[str] = []
             try:
                 for seat in range(2):
-                    join = functools.partial(self._join, index, game.game_id, seat)
+                    request_id = uuid.uuid4().hex
+                    join = functools.partial(self._join, index, game.game_id, seat, request_id)
                     tokens.append(await self.retrying(join))
             except CallError as exc:
                 if exc.reason != "SEAT_TAKEN":
@@ -523,8 +525,9 @@ class Campaign:
         client = self.clients.of(index)
         return await client.create_game(convert.rules_to_pb(RULES), seats=2, seed=uuid.uuid4().hex)
 
-    async def _join(self, index: int, game_id: str, seat: int) -> str:
-        return (await self.clients.of(index).join(game_id, seat=seat)).token
+    async def _join(self, index: int, game_id: str, seat: int, request_id: str) -> str:
+        client = self.clients.of(index)
+        return (await client.join(game_id, seat=seat, request_id=request_id)).token
 
     def seat(self, index: int, game: Game, seat: int) -> Seat:
         return self.clients.of(index).seat(game.game_id, seat, game.tokens[seat])
@@ -1008,6 +1011,8 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
         elapsed = time.monotonic() - started
         verdict = Verdict()
         verdict.problems += [f"a table failed: {f}" for f in failures]
+        if figures.abandoned:  # (a join retried with its request id is never SEAT_TAKEN)
+            verdict.problems.append(f"{figures.abandoned} tables abandoned at join")
         store = RedisStore(topology.url)
         try:
             checker = clients.of(0)
@@ -1018,6 +1023,7 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
             await store.close()
         unexpected = {c: n for c, n in figures.errors.items() if c in ("INTERNAL", "UNKNOWN")}
         ok = verdict.ok and not failures and not pending and not unexpected
+        ok = ok and not figures.abandoned
         report = {
             "topology": topology.name,
             "games": figures.games,

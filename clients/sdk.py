@@ -361,8 +361,24 @@ class GlintwickClient:
                 return games
             request.page_token = response.next_page_token
 
-    async def join(self, game_id: str, *, seat: int | None = None, name: str = "") -> Seat:
-        request = pb.JoinGameRequest(game_id=game_id, name=name)
+    async def join(
+        self,
+        game_id: str,
+        *,
+        seat: int | None = None,
+        name: str = "",
+        request_id: str | None = None,
+    ) -> Seat:
+        """Take a seat once, whatever the retries: one request id (``request_id``, else a
+        fresh random UUID) for every attempt, so a retry of a join whose answer was lost
+        (UNAVAILABLE) gets its seat again, with a new token, instead of SEAT_TAKEN.
+        Give your own ``request_id`` to retry a join yourself (e.g. after
+        DEADLINE_EXCEEDED, which is not retried): unguessable, and kept as secret as a
+        token (it is a credential for that retry).
+        """
+        request = pb.JoinGameRequest(
+            game_id=game_id, name=name, request_id=request_id or uuid.uuid4().hex
+        )
         if seat is not None:
             request.seat = seat
         response = await self.call(

@@ -132,7 +132,9 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_CLAIM_STOCK_EMPTY: _ErrorReason.ValueType  # 50
     """A claim needs a stock to draw its penalty cards from."""
     ERROR_REASON_SEAT_TAKEN: _ErrorReason.ValueType  # 51
-    """The seat is taken (JoinGame with a seat)."""
+    """The seat is taken (JoinGame with a seat), and not by a join with this
+    request_id.
+    """
     ERROR_REASON_GAME_FULL: _ErrorReason.ValueType  # 52
     """Every seat is taken."""
     ERROR_REASON_GAME_NOT_FINISHED: _ErrorReason.ValueType  # 53
@@ -305,7 +307,9 @@ ERROR_REASON_OWN_DISCARD: ErrorReason.ValueType  # 49
 ERROR_REASON_CLAIM_STOCK_EMPTY: ErrorReason.ValueType  # 50
 """A claim needs a stock to draw its penalty cards from."""
 ERROR_REASON_SEAT_TAKEN: ErrorReason.ValueType  # 51
-"""The seat is taken (JoinGame with a seat)."""
+"""The seat is taken (JoinGame with a seat), and not by a join with this
+request_id.
+"""
 ERROR_REASON_GAME_FULL: ErrorReason.ValueType  # 52
 """Every seat is taken."""
 ERROR_REASON_GAME_NOT_FINISHED: ErrorReason.ValueType  # 53

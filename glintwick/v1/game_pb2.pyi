@@ -1150,6 +1150,7 @@ class JoinGameRequest(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     seat: _builtins.int
@@ -1162,16 +1163,25 @@ class JoinGameRequest(_message.Message):
     """The player's name, public (SeatInfo.name): at most 64 characters
     (INVALID_ARGUMENT otherwise); may be empty.
     """
+    request_id: _builtins.str
+    """Idempotency key of this join, at most 128 characters (INVALID_ARGUMENT
+    otherwise), unguessable (e.g. a random UUID: it is a credential for the retry).
+    A join whose request_id is the one the seat was joined with (this game; the
+    asked seat, if any) is the same join again: it answers that seat again with a
+    NEW token, and the token of every earlier answer stops working (the newest
+    answer is the valid one). Another or an empty request_id: SEAT_TAKEN as above.
+    """
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         name: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game_id", b"game_id", "name", b"name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game_id", b"game_id", "name", b"name", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -3233,8 +3243,8 @@ class GetLimitsResponse(_message.Message):
     seed_bytes: _builtins.int
     """The longest `seed`, in bytes."""
     request_id_length: _builtins.int
-    """The longest SubmitAction `request_id` (of the x-request-id header, the first
-    this many characters are kept).
+    """The longest SubmitAction and JoinGame `request_id` (of the x-request-id
+    header, the first this many characters are kept).
     """
     bot_turns_max: _builtins.int
     """ListBotTurns `limit`: 0 means `bot_turns_default`; more than the maximum is

@@ -173,7 +173,8 @@ class GameServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def JoinGame(self, request, context):
-        """Takes a seat and returns its secret token (shown once; stored hashed).
+        """Takes a seat and returns its secret token (shown once; stored hashed). A
+        retry with the join's request_id answers the same seat with a new token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -59,7 +59,9 @@ class GameServiceStub:
     oldest first, optionally of one rule set; paged (AIP-158). Public: no credential.
     """
     JoinGame: _grpc.UnaryUnaryMultiCallable[_game_pb2.JoinGameRequest, _game_pb2.JoinGameResponse]
-    """Takes a seat and returns its secret token (shown once; stored hashed)."""
+    """Takes a seat and returns its secret token (shown once; stored hashed). A
+    retry with the join's request_id answers the same seat with a new token.
+    """
     GetView: _grpc.UnaryUnaryMultiCallable[_game_pb2.GetViewRequest, _game_pb2.View]
     """What the caller may see: its seat's view, or a spectator's without a token."""
     ListLegalActions: _grpc.UnaryUnaryMultiCallable[_game_pb2.ListLegalActionsRequest, _game_pb2.ListLegalActionsResponse]
@@ -132,7 +134,9 @@ class GameServiceAsyncStub(GameServiceStub):
     oldest first, optionally of one rule set; paged (AIP-158). Public: no credential.
     """
     JoinGame: _aio.UnaryUnaryMultiCallable[_game_pb2.JoinGameRequest, _game_pb2.JoinGameResponse]  # type: ignore[assignment]
-    """Takes a seat and returns its secret token (shown once; stored hashed)."""
+    """Takes a seat and returns its secret token (shown once; stored hashed). A
+    retry with the join's request_id answers the same seat with a new token.
+    """
     GetView: _aio.UnaryUnaryMultiCallable[_game_pb2.GetViewRequest, _game_pb2.View]  # type: ignore[assignment]
     """What the caller may see: its seat's view, or a spectator's without a token."""
     ListLegalActions: _aio.UnaryUnaryMultiCallable[_game_pb2.ListLegalActionsRequest, _game_pb2.ListLegalActionsResponse]  # type: ignore[assignment]
@@ -238,7 +242,9 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _game_pb2.JoinGameRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_game_pb2.JoinGameResponse, _abc.Awaitable[_game_pb2.JoinGameResponse]]:
-        """Takes a seat and returns its secret token (shown once; stored hashed)."""
+        """Takes a seat and returns its secret token (shown once; stored hashed). A
+        retry with the join's request_id answers the same seat with a new token.
+        """
 
     @_abc_1.abstractmethod
     def GetView(

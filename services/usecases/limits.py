@@ -28,6 +28,7 @@ STRING_LENGTHS: dict[str, tuple[int | None, int]] = {
     "glintwick.v1.JoinGameRequest.name": (None, lobby.MAX_PLAYER_NAME),
     "glintwick.v1.FillWithBotsRequest.strategy": (None, house_bots.MAX_STRATEGY),
     "glintwick.v1.SubmitActionRequest.request_id": (None, moves.MAX_REQUEST_ID),
+    "glintwick.v1.JoinGameRequest.request_id": (None, moves.MAX_REQUEST_ID),
     "glintwick.v1.ListOpenGamesRequest.page_token": (None, lobby.MAX_PAGE_TOKEN),
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hmac
 import os
 import re
 import secrets
@@ -25,11 +26,13 @@ from services.store.base import GameExistsError, OpenGame
 from .access import require_deck_operator, seat_of
 from .context import Caller, Context
 from .house_bots import check_strategy
+from .moves import MAX_REQUEST_ID
 from .quotas import claim_open_game, release_open_game
 from .records import (
     Loaded,
     game_message,
     has_open_seats,
+    join_request_hash,
     next_deadline,
     seat_infos,
     store_write,
@@ -240,13 +243,21 @@ async def join_game(
 ) -> pb.JoinGameResponse:
     if len(request.name) > MAX_PLAYER_NAME:
         raise invalid(f"a player's name has at most {MAX_PLAYER_NAME} characters")
+    if len(request.request_id) > MAX_REQUEST_ID:
+        raise invalid(f"request_id has at most {MAX_REQUEST_ID} characters")
+    request_hash = join_request_hash(request.request_id) if request.request_id else b""
     for _ in range(_SEAT_WRITE_ATTEMPTS):
         loaded = await ctx.load(request.game_id)
         if loaded.state.is_terminal():  # (an abandoned table's free seats went with it)
             raise precondition("GAME_OVER", "the game is over")
         record = spb.StoredGame()
         record.CopyFrom(loaded.record)
-        if request.HasField("seat"):
+        # the same join again (its answer was lost): the seat it took, a new token
+        earlier = _joined_by(record, request, request_hash)
+        again = earlier is not None
+        if earlier is not None:
+            seat = earlier
+        elif request.HasField("seat"):
             seat = request.seat
             if seat >= len(record.seats):
                 raise invalid(f"no seat {seat} in a game of {len(record.seats)}", "NO_SUCH_SEAT")
@@ -258,19 +269,44 @@ async def join_game(
                 raise precondition("GAME_FULL", "every seat is taken")
             seat = free[0]
         token = secrets.token_urlsafe(24)
-        record.seats[seat].joined = True
-        record.seats[seat].name = request.name
-        record.seats[seat].token_hash = token_hash(token)
+        taken = record.seats[seat]
+        if not again:
+            taken.joined = True
+            taken.name = request.name
+            taken.join_request_hash = request_hash
+        # (again: the same compare-and-set write replaces the lost answer's token hash,
+        # so only the newest answer's token is the seat's)
+        taken.token_hash = token_hash(token)
         write = store_write(
             loaded, record, loaded.state, idle=ctx.config.idle, now=ctx.config.clock()
         )
         if await ctx.store.commit(request.game_id, loaded.revision, write):
             log.info(
-                "seat_joined", game_id=request.game_id, seat=seat, request_id=caller.request_id
+                "seat_joined_again" if again else "seat_joined",
+                game_id=request.game_id,
+                seat=seat,
+                # (the call's x-request-id: never a join's request_id, a credential)
+                request_id=caller.request_id,
             )
             fresh = ctx.committed(loaded, record, loaded.state)
             return pb.JoinGameResponse(seat=seat, token=token, game=game_message(fresh))
     raise conflict()
+
+
+def _joined_by(record: spb.StoredGame, request: pb.JoinGameRequest, digest: bytes) -> int | None:
+    """The seat a join with this request id hash took earlier (None: none, or no id):
+    the asked seat only, when the request asks one."""
+    if not digest:
+        return None
+    if request.HasField("seat"):
+        asked = [request.seat] if request.seat < len(record.seats) else []
+    else:
+        asked = list(range(len(record.seats)))
+    for seat in asked:
+        info = record.seats[seat]
+        if info.joined and hmac.compare_digest(info.join_request_hash, digest):
+            return seat
+    return None
 
 
 async def fill_with_bots(ctx: Context, request: pb.FillWithBotsRequest, caller: Caller) -> pb.Game:

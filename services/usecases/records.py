@@ -53,6 +53,12 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def join_request_hash(request_id: str) -> bytes:
+    """What a seat keeps of the request id of the JoinGame that took it (the id is a
+    credential for that join's retry: stored hashed, as a token is)."""
+    return hashlib.sha256(b"join:" + request_id.encode()).digest()
+
+
 def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
     """The house-bot seat that may act now, if any (the first by claim priority).
 

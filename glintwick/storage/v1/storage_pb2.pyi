@@ -195,11 +195,16 @@ class StoredSeat(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     TOKEN_HASH_FIELD_NUMBER: _builtins.int
+    JOIN_REQUEST_HASH_FIELD_NUMBER: _builtins.int
     joined: _builtins.bool
     name: _builtins.str
     bot: _builtins.str
     token_hash: _builtins.bytes
     """SHA-256 of the token: the token itself is never stored"""
+    join_request_hash: _builtins.bytes
+    """SHA-256 of the request_id of the JoinGame that took the seat (empty: none):
+    the same join again is answered with this seat (and a new token_hash).
+    """
     def __init__(
         self,
         *,
@@ -207,10 +212,11 @@ class StoredSeat(_message.Message):
         name: _builtins.str = ...,
         bot: _builtins.str = ...,
         token_hash: _builtins.bytes = ...,
+        join_request_hash: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "joined", b"joined", "name", b"name", "token_hash", b"token_hash"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "join_request_hash", b"join_request_hash", "joined", b"joined", "name", b"name", "token_hash", b"token_hash"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
