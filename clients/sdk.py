@@ -833,13 +833,15 @@ class PlaySession:
     async def close(self) -> None:
         """End the stream.  (A failure that ended it already was raised by the
         iteration and by each act it left unanswered: not again here.)"""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait({self._task})
-            if self._task.done() and not self._task.cancelled():
-                self._task.exception()  # (retrieved)
-            self._task = None
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            # (asyncio.wait, not `await task` under suppress(CancelledError): a caller
+            # cancelled while it closes, a bot pool stopping as its last game ends, must
+            # see its own cancellation, or it goes on as if nothing had asked it to stop)
+            await asyncio.wait({task})
+            if not task.cancelled():
+                task.exception()  # (retrieved)
 
     async def __aenter__(self) -> PlaySession:
         return self
