@@ -452,27 +452,6 @@ class _HiredisPacking(AbstractConnection):
             raise DataError(str(exc)) from exc
 
 
-@cache
-def _packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
-    """``base`` (TCP, TLS or a Unix socket, as the URL says) with hiredis packing."""
-    return type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
-
-
-def connection_pool(
-    url: str, pool: type[aioredis.ConnectionPool] = aioredis.BlockingConnectionPool, **options: Any
-) -> aioredis.ConnectionPool:
-    """``pool.from_url``, with connections that pack by hiredis (from_url itself
-    would put the URL's connection class back over ours)."""
-    settings: dict[str, Any] = dict(parse_url(url))
-    # hiredis writes text as UTF-8, strictly: a URL asking for another encoding
-    # keeps redis-py's packer
-    utf8 = str(settings.get("encoding", "utf-8")).lower() in ("utf-8", "utf8")
-    if utf8 and settings.get("encoding_errors", "strict") == "strict":
-        base = settings.get("connection_class", aioredis.Connection)
-        settings["connection_class"] = _packing(base)
-    return pool(**settings, **options)
-
-
 # What a transport closed under a command raises out of redis-py's asyncio I/O: an
 # AttributeError or TypeError (redis-py issues 3546 and 4287), or on uvloop (the
 # server's loop) a RuntimeError, "unable to perform operation on <TCPTransport
@@ -482,11 +461,12 @@ _TORN_DOWN = (AttributeError, TypeError, RuntimeError)
 
 
 class _TornDownIsUnreachable(AbstractConnection):
-    """A cluster client's connection.  redis-py's cluster client closes every
-    connection after one meets a connection error (to learn the slots again), so
-    another task's command may find its connection closed under it (``_TORN_DOWN``):
-    here a ConnectionError, which the client retries and this store answers as
-    unreachable."""
+    """A connection whose transport closed under a command (``_TORN_DOWN``) raises a
+    ConnectionError, which the client retries and this store answers as unreachable.
+    redis-py's cluster client closes every connection after one meets a connection
+    error (to learn the slots again), so another task's command may find its
+    connection closed under it; on one Redis, a log reader's connection met it while
+    connecting to a Redis killed under the handshake (the CI run of stop 23)."""
 
     async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
         try:
@@ -502,10 +482,37 @@ class _TornDownIsUnreachable(AbstractConnection):
 
 
 @cache
+def _packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``base`` (TCP, TLS or a Unix socket, as the URL says) with hiredis packing."""
+    return type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
+
+
+def connection_pool(
+    url: str, pool: type[aioredis.ConnectionPool] = aioredis.BlockingConnectionPool, **options: Any
+) -> aioredis.ConnectionPool:
+    """``pool.from_url``, with connections that pack by hiredis (from_url itself
+    would put the URL's connection class back over ours)."""
+    settings: dict[str, Any] = dict(parse_url(url))
+    # hiredis writes text as UTF-8, strictly: a URL asking for another encoding
+    # keeps redis-py's packer
+    utf8 = str(settings.get("encoding", "utf-8")).lower() in ("utf-8", "utf8")
+    base = settings.get("connection_class", aioredis.Connection)
+    if utf8 and settings.get("encoding_errors", "strict") == "strict":
+        base = _packing(base)
+    settings["connection_class"] = _torn_down_is_unreachable(base)
+    return pool(**settings, **options)
+
+
+@cache
+def _torn_down_is_unreachable(base: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``base`` with a transport closed under a command as unreachable."""
+    return type(f"Unreachable{base.__name__}", (_TornDownIsUnreachable, base), {})
+
+
+@cache
 def _cluster_connection(base: type[AbstractConnection]) -> type[AbstractConnection]:
     """``base`` (TCP or TLS) with hiredis packing, closed-under-a-command as unreachable."""
-    name = f"Cluster{base.__name__}"
-    return type(name, (_TornDownIsUnreachable, _HiredisPacking, base), {})
+    return _torn_down_is_unreachable(_packing(base))
 
 
 class _Cluster(RedisCluster):

@@ -111,6 +111,42 @@ def test_a_url_with_another_encoding_keeps_redis_py_packing() -> None:
     assert not issubclass(made.connection_class, _HiredisPacking)
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_connection_closed_under_a_command_is_unreachable_on_one_redis(
+    redis_url: str, loop: str
+) -> None:
+    """A transport closed under a command raises a RuntimeError on uvloop ("the
+    handler is closed"), an AttributeError or TypeError on asyncio: the connections of
+    one Redis answer it as a ConnectionError, as those of a cluster do.  CI met it in
+    a log reader connecting to a Redis killed under the handshake, which logged the
+    reader's traceback as a bug."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from services.store.redis import connection_pool
+
+    async def send_on_a_closed_transport() -> None:
+        pool = connection_pool(redis_url, max_connections=1)
+        connection = pool.make_connection()
+        try:
+            await connection.connect()
+            await connection.send_packed_command(connection.pack_command("PING"))
+            assert await connection.read_response() in (b"PONG", "PONG")  # (connected)
+            assert connection._writer is not None
+            connection._writer.transport.close()
+            await asyncio.sleep(0.05)  # (the loop has closed the handle)
+            with pytest.raises(RedisConnectionError, match=r"closed|lost"):
+                await connection.send_packed_command(connection.pack_command("PING"))
+        finally:
+            await connection.disconnect(nowait=True)
+            await pool.aclose()
+
+    if loop == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        uvloop.run(send_on_a_closed_transport())
+    else:
+        asyncio.run(send_on_a_closed_transport())
+
+
 async def test_lobby_positions_are_unique_across_shards(redis_store: RedisStore) -> None:
     """A lobby position is microseconds of Redis's clock rounded up to its shard's
     residue modulo SHARDS: games of different shards never share one, whatever their
