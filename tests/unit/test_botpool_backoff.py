@@ -58,9 +58,12 @@ async def test_an_unreachable_target_is_polled_less_and_less_and_logged_once(
         stop.set()
         stats = await running
     gaps = [b - a for a, b in zip(server.calls, server.calls[1:], strict=False)]
-    assert gaps[1] > gaps[0] * 1.5 and gaps[2] > gaps[1] * 1.5  # doubling
-    assert max(gaps) < 0.4 * 1.5  # capped
-    assert gaps[-1] < 0.1  # back to the idle poll once the target answers
+    # (bounds, not ratios of measured gaps: a loaded machine stretches any one gap,
+    # and a stretched 0.2 s gap once made the next 0.4 s one look like no doubling)
+    schedule = [0.1, 0.2, 0.4, 0.4, 0.4, 0.4]  # doubling from 0.05, capped at 0.4
+    assert all(gap >= wait * 0.9 for gap, wait in zip(gaps, schedule, strict=False))
+    assert max(gaps[3:6]) < 0.8 * 1.2  # capped (uncapped: 0.8, 1.6, 3.2)
+    assert gaps[-1] < 0.4 * 0.75  # back to the idle poll (0.01 s) once the target answers
     events = [entry["event"] for entry in logs]
     assert events.count("bot_turns_failing") == 1 and events.count("bot_turns_recovered") == 1
     assert stats.errors == 6
