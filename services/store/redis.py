@@ -512,7 +512,8 @@ def _torn_down_is_unreachable(base: type[AbstractConnection]) -> type[AbstractCo
 @cache
 def _cluster_connection(base: type[AbstractConnection]) -> type[AbstractConnection]:
     """``base`` (TCP or TLS) with hiredis packing, closed-under-a-command as unreachable."""
-    return _torn_down_is_unreachable(_packing(base))
+    name = f"Cluster{base.__name__}"
+    return type(name, (_TornDownIsUnreachable, _HiredisPacking, base), {})
 
 
 class _Cluster(RedisCluster):

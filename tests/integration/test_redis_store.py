@@ -126,7 +126,7 @@ def test_a_connection_closed_under_a_command_is_unreachable_on_one_redis(
 
     async def send_on_a_closed_transport() -> None:
         pool = connection_pool(redis_url, max_connections=1)
-        connection = pool.make_connection()
+        connection = pool.make_connection()  # type: ignore[no-untyped-call]
         try:
             await connection.connect()
             await connection.send_packed_command(connection.pack_command("PING"))
