@@ -89,6 +89,8 @@ class PoolStats:
 
 #: the longest wait between two listings while the server cannot be reached
 MAX_BACKOFF_SECONDS = 30.0
+#: what an act meets when its seat's session is over by the time it is sent
+_SESSION_ENDED = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.CANCELLED)
 
 
 class PoolConfigError(Exception):
@@ -394,11 +396,11 @@ class BotPool:
             )
         except CallError as exc:
             playing = prompt.session._seats.get((turn.game_id, turn.seat))
-            if exc.code is grpc.StatusCode.INVALID_ARGUMENT and (
-                playing is None or not playing.open
-            ):
+            if exc.code in _SESSION_ENDED and (playing is None or not playing.open):
                 # the seat's session ended (its game over: another writer's move ended
-                # it) before this act reached the server: a race lost, not a refusal
+                # it) before this act reached the server (INVALID_ARGUMENT: no session
+                # of the seat there; CANCELLED: the stream itself ended with its last
+                # session, the SDK's answer): a race lost, not a refusal
                 self.stats.races += 1
                 bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)
                 return

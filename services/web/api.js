@@ -18,7 +18,34 @@ function headers(token, json) {
   return h;
 }
 
+// A request id for a call the server applies once per id (a join, a move): a retry
+// with the same id gets the first call's answer (docs/API.md, "Idempotency").
+export function requestId() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  // (randomUUID needs a secure context: a page served over plain HTTP has not)
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Calls whose body carries a requestId are sent again, with the same id, when the
+// answer is lost (the connection failed) or the server is briefly unavailable (503):
+// the first attempt may have been applied, and the id makes the retry safe.
+const RETRY_DELAYS_MS = [250, 1000, 2000];
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export async function call(method, path, { body, token } = {}) {
+  const retries = body && body.requestId ? RETRY_DELAYS_MS : [];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await callOnce(method, path, body, token);
+    } catch (e) {
+      const lost = !(e instanceof ApiError) || e.status === 503;
+      if (!lost || attempt >= retries.length) throw e;
+      await sleep(retries[attempt]);
+    }
+  }
+}
+
+async function callOnce(method, path, body, token) {
   const response = await fetch(path, {
     method,
     headers: headers(token, body !== undefined),
@@ -38,7 +65,7 @@ export const api = {
   ruleSets: () => call("GET", "/v1/rulesets"),
   createGame: (body) => call("POST", "/v1/games", { body }),
   getGame: (id) => call("GET", `/v1/games/${encodeURIComponent(id)}`),
-  join: (id, body) => call("POST", `/v1/games/${encodeURIComponent(id)}:join`, { body }),
+  join: (id, body) => call("POST", `/v1/games/${encodeURIComponent(id)}:join`, { body: { requestId: requestId(), ...body } }),
   fillWithBots: (id, strategy, token) =>
     call("POST", `/v1/games/${encodeURIComponent(id)}:fillWithBots`, { body: { strategy }, token }),
   lobby: (name) => call("GET", `/v1/lobby${name ? `?ruleSetName=${encodeURIComponent(name)}` : ""}`),

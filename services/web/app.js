@@ -3,7 +3,7 @@
 // kept in localStorage), #/join/ID (a shared table), #/watch/ID (a spectator),
 // #/replay/ID (a finished game, its deals checked).
 
-import { api, readSse, ApiError } from "./api.js";
+import { api, readSse, requestId, ApiError } from "./api.js";
 import {
   cardFace, cardLabel, describeContract, isJoker, isRed, meldStandsFor, meldTitle,
   sortCards, standsForFace, standsForLabel,
@@ -512,7 +512,7 @@ async function act(t, action, what) {
   const version = t.prompt.version;
   render(t);
   try {
-    await api.act(t.id, t.token, { seat: t.seat, expectedVersion: version, requestId: crypto.randomUUID(), action });
+    await api.act(t.id, t.token, { seat: t.seat, expectedVersion: version, requestId: requestId(), action });
     // (the next prompt may have come on the stream before this answer)
     if (t.prompt && t.prompt.version === version) t.prompt = null;
     t.selected = null;

@@ -38,7 +38,7 @@ from glintwick.v1 import game_pb2 as pb
 from tests.e2e.support import Mirror, Rules, check_clean
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, Page, Response  # noqa: E402
+from playwright.sync_api import Browser, Page, Response, Route  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -571,6 +571,37 @@ def test_a_dropped_connection_resumes_after_its_last_event(browser: Browser, bas
     finally:
         context.close()
         proxy.close()
+
+
+def test_a_join_whose_answer_is_lost_is_retried_with_its_request_id(tab: Tab) -> None:
+    """Bob's join reaches the server, which seats him, and its answer is lost (the
+    connection reset): the page sends the join again with the same request id and gets
+    the same seat back, so the table holds Bob once (docs/API.md, JoinGame's
+    request_id; a retry without it would take a second seat of this three-seat table)."""
+    game = api(tab.base, "/v1/games", {"ruleSetName": "whiskertrail", "seats": 3})
+    game_id = game["gameId"]
+    api(tab.base, f"/v1/games/{game_id}:join", {"seat": 0, "name": "Ada"})
+    bodies: list[dict[str, Any]] = []
+
+    def lose_the_first_answer(route: Route) -> None:
+        bodies.append(route.request.post_data_json)
+        if len(bodies) == 1:
+            route.fetch()  # (the server applies it; the page never hears back)
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    tab.page.route("**/*:join", lose_the_first_answer)
+    tab.page.goto(f"{tab.base}/#/join/{game_id}")
+    tab.page.fill("#join-name", "Bob")
+    tab.page.click("text=Take a seat")
+    tab.page.wait_for_selector(".seats >> text=Bob")
+    tab.shot("joined-after-a-lost-answer")
+    assert len(bodies) == 2, bodies
+    assert bodies[0]["requestId"] and bodies[0] == bodies[1]
+    seated = api(tab.base, f"/v1/games/{game_id}")["seatInfo"]
+    assert [s.get("name") for s in seated if s.get("joined")] == ["Ada", "Bob"], seated
+    assert tab.page.locator(".seats >> text=Bob").count() == 1
 
 
 def _arranged_game(base: str) -> tuple[str, str]:

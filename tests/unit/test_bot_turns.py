@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -324,3 +325,53 @@ async def test_a_play_stream_pool_acts_on_a_prompt_only_with_the_lease_of_its_ve
     prompted("b", 6)  # the game moved on past the lease: dropped, listed again
     await asyncio.sleep(0)
     assert played == [("a", 3)] and ("b", 0) not in pool._leases and pool._wake.is_set()
+
+
+@pytest.mark.parametrize(
+    ("code", "open_session", "counted"),
+    [
+        ("CANCELLED", False, "races"),  # the stream ended with the game: a race lost
+        ("INVALID_ARGUMENT", False, "races"),  # the server had no session of the seat
+        ("CANCELLED", True, "errors"),  # the seat's session still open: a failure
+        ("INVALID_ARGUMENT", True, "refused"),
+    ],
+)
+async def test_an_act_whose_session_ended_with_its_game_is_a_race_lost(
+    code: str, open_session: bool, counted: str
+) -> None:
+    """Two workers race for a turn; the other's move ends the game, and with it every
+    session of this worker's stream, so this act meets an ended session (CANCELLED from
+    the SDK, or INVALID_ARGUMENT from the server): a lost race, as an ABORTED one is,
+    not an error (a CI run counted it as one)."""
+    import grpc
+
+    from clients.botpool import BotPool
+    from clients.sdk import CallError
+
+    pool = BotPool(SimpleNamespace(target="fake"), "token")  # type: ignore[arg-type]
+    seat = SimpleNamespace(game_id="g", seat=1)
+
+    async def act(action: Any, request_id: str) -> int:
+        status = getattr(grpc.StatusCode, code)
+        raise CallError(status, code, "session closed")
+
+    async def bot(turn: Any) -> Any:
+        return object()
+
+    async def think(*_: Any) -> pb.Action:
+        return pb.Action()
+
+    pool._bot = bot  # type: ignore[method-assign]
+    pool._think = think  # type: ignore[method-assign]
+    seats = {("g", 1): SimpleNamespace(open=True)} if open_session else {}
+    prompt = SimpleNamespace(
+        seat=seat,
+        version=7,
+        legal_actions=[pb.Action()],
+        view=pb.View(),
+        act=act,
+        session=SimpleNamespace(_seats=seats),
+    )
+    await pool._play_prompt(prompt, "greedy")  # type: ignore[arg-type]
+    counts = {"races": pool.stats.races, "errors": pool.stats.errors, "refused": pool.stats.refused}
+    assert counts == {name: int(name == counted) for name in counts}
