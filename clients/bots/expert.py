@@ -10,7 +10,9 @@ closed-hand judgement, and changes what measured better (docs/BOTS.md has each n
   before live outs; where it costs a May I? penalty card (contract), after them.
 * **May I?** (contract): before opening, claim the discard when it lowers ``missing``;
   once open, never (the claimed card may lay off, but the penalty card stays, and in the
-  rounds the turn cap ends every extra card is held to the end).
+  rounds the turn cap ends every extra card is held to the end).  Never in a round of
+  groups only (contract's 1 and 4): the turn cap ends those, everybody opens long
+  before it, and every claim leaves one card more in hand at the end.
 * **The discard pile** (whiskertrail): closed, take it only when it lowers ``missing``;
   open, when it lays off *or makes an extra meld* with the hand.
 * **Open discards**: keep a card that lays off (contract's lay-down turn allows no
@@ -38,8 +40,9 @@ from clients.bots.strong import DiscardRank, Kind, StrongBot, best_discard, live
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, PassClaim
 from engine.cards import Card
 from engine.game.moves import canonical_extra_melds
+from engine.rulesets import MeldKind
 
-__all__ = ["ExpertBot", "makes_extra_meld"]
+__all__ = ["ExpertBot", "capped_round", "makes_extra_meld"]
 
 _PILE = Draw(DrawSource.DISCARD)
 _STOCK = Draw(DrawSource.STOCK)
@@ -52,10 +55,20 @@ def makes_extra_meld(c: Card, sit: Situation) -> bool:
     return any(c in cards for _, cards in canonical_extra_melds((*sit.hand, c), sit.rules))
 
 
+def capped_round(sit: Situation) -> bool:
+    """A contract-style round of groups only: a group takes at most ``set_max`` cards,
+    so once the table's groups are full nobody can go out, and the turn cap ends the
+    round (contract's rounds 1 and 4: 90 % of them)."""
+    if sit.rules.set_max is None:
+        return False
+    return all(m.kind is MeldKind.SET for m in sit.rules.contract(sit.round_number).melds)
+
+
 class ExpertBot(StrongBot):
     name = "expert"
 
     claim_open: bool = False  # May I? once open, when the card lays off (greedy's)
+    claim_capped: bool = False  # May I? in a round the turn cap ends (groups only)
     pile_live_gain: int = 0  # closed: take the pile at equal missing for this many more outs
     danger: bool = True  # closed discards: keep a card that fits the table
     open_pile: bool = True  # open: take the pile for an extra meld too
@@ -95,6 +108,8 @@ class ExpertBot(StrongBot):
         top = sit.discard_top
         passing = next((a for a in legal if isinstance(a, PassClaim)), legal[0])
         if top is None or not any(isinstance(a, Claim) for a in legal):
+            return passing
+        if not self.claim_capped and capped_round(sit):
             return passing
         if sit.opened:
             return Claim() if self.claim_open and fits_table(top, sit) else passing

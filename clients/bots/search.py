@@ -52,13 +52,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clients.bots.base import Bot, Situation
-from clients.bots.expert import ExpertBot
+from clients.bots.expert import ExpertBot, capped_round
 from clients.bots.greedy import missing
 from clients.turn import engine_turn
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, LayContract, PassClaim
 from engine.cards import Card, full_deck
 from engine.game import GameState, Phase
-from engine.rulesets import MeldKind, RuleSet
+from engine.rulesets import RuleSet
 
 __all__ = ["SearchBot", "TableMemory", "sample_world"]
 
@@ -241,7 +241,6 @@ class SearchBot(Bot):
     search_draws = True  # the pile against the stock, where the top card is of use
     search_lay = True  # laying the contract now or holding it a turn
     #: discards: "all", "open" (once open: the endgame) or "none", per rule set name
-    #: (contract's rounds 1 and 4 run to the turn cap: a rollout there costs 5-10x)
     #: contract's rounds of sets only (1 and 4: lay-offs fill up, the 200-turn cap ends
     #: 90 % of them, so a rollout costs 5-10x a round that someone goes out of)
     search_capped = False
@@ -294,7 +293,7 @@ class SearchBot(Bot):
         self, sit: Situation, legal: Sequence[Action], base_action: Action, base: ExpertBot
     ) -> list[Action]:
         """Expert's move first, then the challengers worth a search (none: no search)."""
-        if not self.search_capped and _capped(sit):
+        if not self.search_capped and capped_round(sit):
             return []
         if sit.phase == "claim":
             # before opening, a claim expert makes against passing; once open expert
@@ -409,15 +408,6 @@ def _kind(action: Action) -> str:
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
-
-
-def _capped(sit: Situation) -> bool:
-    """A contract-style round of sets only (groups take at most four cards, so once the
-    table fills nobody can go out: the turn cap ends it)."""
-    if sit.rules.set_max is None:
-        return False
-    melds = sit.rules.contract(sit.round_number).melds
-    return all(m.kind is MeldKind.SET for m in melds)
 
 
 def _of_use(c: Card, sit: Situation) -> bool:

@@ -20,7 +20,6 @@ import time
 import grpc
 import pytest
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from clients.sdk import CallError, GlintwickClient, RetryPolicy, Seat
 from engine.rulesets import PRESETS
@@ -38,6 +37,7 @@ from services.store.redis import (
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Mirror, Played, health_status, play_game, until
 from tests.e2e.test_store_outage import SERVING, assert_store_unavailable, http_get, play_one_move
+from tests.redis_server import check_a_closed_transport_is_unreachable, on_loop
 
 GAMES = 8
 MOVES = 120  # per game: a few dozen before the failover, the rest through and after it
@@ -216,22 +216,12 @@ def test_a_connection_closed_under_a_command_is_unreachable(
             node = client.get_node_from_key("g:{s00}:closed:rec")
             assert node is not None
             connection = node.acquire_connection()
-            await connection.send_packed_command(connection.pack_command("PING"))
-            assert await connection.read_response() == b"PONG"  # (connected)
-            assert connection._writer is not None
-            connection._writer.transport.close()  # (as the client's close does)
-            await asyncio.sleep(0.05)  # (the loop has closed the handle)
-            with pytest.raises(RedisConnectionError, match=r"closed|lost"):
-                await connection.send_packed_command(connection.pack_command("PING"))
+            await check_a_closed_transport_is_unreachable(connection)
             node.release(connection)
         finally:
             await client.aclose()
 
-    if loop == "uvloop":
-        uvloop = pytest.importorskip("uvloop")
-        uvloop.run(send_on_a_closed_transport())
-    else:
-        asyncio.run(send_on_a_closed_transport())
+    on_loop(loop, send_on_a_closed_transport)
 
 
 def _failover(cluster: RedisCluster, allowed: bool) -> None:

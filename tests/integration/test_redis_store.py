@@ -14,7 +14,7 @@ from loadtests.redis_cluster import RedisCluster
 from services.api import Caller, GameService, ServiceConfig
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import SHARDS, RedisStore, game_keys, hold_key, rate_key, shard_of
-from tests.redis_server import redis_server
+from tests.redis_server import check_a_closed_transport_is_unreachable, on_loop, redis_server
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(
@@ -120,8 +120,6 @@ def test_a_connection_closed_under_a_command_is_unreachable_on_one_redis(
     one Redis answer it as a ConnectionError, as those of a cluster do.  CI met it in
     a log reader connecting to a Redis killed under the handshake, which logged the
     reader's traceback as a bug."""
-    from redis.exceptions import ConnectionError as RedisConnectionError
-
     from services.store.redis import connection_pool
 
     async def send_on_a_closed_transport() -> None:
@@ -129,22 +127,12 @@ def test_a_connection_closed_under_a_command_is_unreachable_on_one_redis(
         connection = pool.make_connection()  # type: ignore[no-untyped-call]
         try:
             await connection.connect()
-            await connection.send_packed_command(connection.pack_command("PING"))
-            assert await connection.read_response() in (b"PONG", "PONG")  # (connected)
-            assert connection._writer is not None
-            connection._writer.transport.close()
-            await asyncio.sleep(0.05)  # (the loop has closed the handle)
-            with pytest.raises(RedisConnectionError, match=r"closed|lost"):
-                await connection.send_packed_command(connection.pack_command("PING"))
+            await check_a_closed_transport_is_unreachable(connection)
         finally:
             await connection.disconnect(nowait=True)
             await pool.aclose()
 
-    if loop == "uvloop":
-        uvloop = pytest.importorskip("uvloop")
-        uvloop.run(send_on_a_closed_transport())
-    else:
-        asyncio.run(send_on_a_closed_transport())
+    on_loop(loop, send_on_a_closed_transport)
 
 
 async def test_lobby_positions_are_unique_across_shards(redis_store: RedisStore) -> None:

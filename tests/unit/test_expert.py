@@ -10,7 +10,8 @@ import pytest
 
 from clients.bots import make_bot
 from clients.bots.base import Situation
-from clients.bots.expert import ExpertBot, makes_extra_meld
+from clients.bots.expert import ExpertBot, capped_round, makes_extra_meld
+from clients.bots.greedy import missing
 from clients.bots.montecarlo import determinize
 from clients.tournament import schedule as sched
 from clients.tournament.runner import run_inprocess
@@ -96,13 +97,13 @@ def test_expert_decides_from_what_its_seat_sees(rules: RuleSet) -> None:
 
 
 def test_expert_claims_before_opening_only_what_lowers_missing() -> None:
-    """May I? (contract round 1, 2 groups): a third 7 is claimed, a lone king is not; once
-    open, nothing is claimed, even a card that would lay off."""
+    """May I? (contract round 2, a group and a sequence): a third 7 is claimed, a lone
+    king is not; once open, nothing is claimed, even a card that would lay off."""
     rules = CONTRACT
     hand = tuple(
         sorted((card(i) for i in (6, 19, 9, 22, 1, 15, 30, 44, 50, 3)), key=lambda c: c.id)
     )
-    sit = Situation(rules, 1, 0, "claim", hand, False, (), card(32), None, seats=4)
+    sit = Situation(rules, 2, 0, "claim", hand, False, (), card(32), None, seats=4)
     bot = ExpertBot(0)
     bot.setup(rules, 0)
     legal: list[Action] = [Claim(), PassClaim()]
@@ -111,6 +112,27 @@ def test_expert_claims_before_opening_only_what_lowers_missing() -> None:
     assert bot.choose(king, legal, random.Random(0)) == PassClaim()
     opened = sit._replace(opened=True)
     assert bot.choose(opened, legal, random.Random(0)) == PassClaim()
+
+
+@pytest.mark.parametrize("round_number", [1, 4])
+def test_expert_never_claims_in_a_round_the_turn_cap_ends(round_number: int) -> None:
+    """Contract's rounds of groups only (1: two groups, 4: three): everybody opens long
+    before the 200-turn cap ends the round, so a claim only leaves one card more in
+    hand at the end; the third 7 that round 2 claims is passed (measured: no May I? in
+    these rounds is worth about 7 points a game, docs/BOTS.md)."""
+    hand = tuple(
+        sorted((card(i) for i in (6, 19, 9, 22, 1, 15, 30, 44, 50, 3)), key=lambda c: c.id)
+    )
+    sit = Situation(CONTRACT, round_number, 0, "claim", hand, False, (), card(32), None, seats=4)
+    assert capped_round(sit) and not capped_round(sit._replace(round_number=2))
+    assert missing((*hand, card(32)), sit) < missing(hand, sit)  # it would help
+    bot = ExpertBot(0)
+    bot.setup(CONTRACT, 0)
+    legal: list[Action] = [Claim(), PassClaim()]
+    assert bot.choose(sit, legal, random.Random(0)) == PassClaim()
+    claiming = type("Claiming", (ExpertBot,), {"claim_capped": True})(0)
+    claiming.setup(CONTRACT, 0)
+    assert claiming.choose(sit, legal, random.Random(0)) == Claim()
 
 
 def test_expert_takes_the_pile_for_an_extra_meld_once_open() -> None:
