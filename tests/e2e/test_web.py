@@ -581,7 +581,7 @@ def test_a_join_whose_answer_is_lost_is_retried_with_its_request_id(tab: Tab) ->
     game = api(tab.base, "/v1/games", {"ruleSetName": "whiskertrail", "seats": 3})
     game_id = game["gameId"]
     api(tab.base, f"/v1/games/{game_id}:join", {"seat": 0, "name": "Ada"})
-    bodies: list[dict[str, Any]] = []
+    bodies: list[Any] = []
 
     def lose_the_first_answer(route: Route) -> None:
         bodies.append(route.request.post_data_json)

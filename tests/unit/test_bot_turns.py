@@ -362,7 +362,7 @@ async def test_an_act_whose_session_ended_with_its_game_is_a_race_lost(
         return pb.Action()
 
     pool._bot = bot  # type: ignore[method-assign]
-    pool._think = think  # type: ignore[method-assign]
+    pool._think = think  # type: ignore[method-assign, assignment]
     seats = {("g", 1): SimpleNamespace(open=True)} if open_session else {}
     prompt = SimpleNamespace(
         seat=seat,
