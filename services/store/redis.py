@@ -465,8 +465,8 @@ class _TornDownIsUnreachable(AbstractConnection):
     ConnectionError, which the client retries and this store answers as unreachable.
     redis-py's cluster client closes every connection after one meets a connection
     error (to learn the slots again), so another task's command may find its
-    connection closed under it; on one Redis, a log reader's connection met it while
-    connecting to a Redis killed under the handshake (the CI run of stop 23)."""
+    connection closed under it; on one Redis, a log reader's connection meets it when
+    Redis is killed under its handshake."""
 
     async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
         try:

@@ -19,7 +19,7 @@ function headers(token, json) {
 }
 
 // A request id for a call the server applies once per id (a join, a move): a retry
-// with the same id gets the first call's answer (docs/API.md, "Idempotency").
+// with the same id gets the first call's answer (docs/API.md: SubmitAction, JoinGame).
 export function requestId() {
   if (crypto.randomUUID) return crypto.randomUUID();
   // (randomUUID needs a secure context: a page served over plain HTTP has not)
