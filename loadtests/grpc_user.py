@@ -268,7 +268,12 @@ class GrpcUser(User):
             message_latency=self.message_latency,
             forwarded_for=self.client_address,
         )
-        self._channel = grpc.insecure_channel(target)
+        # a connection of its own, as each of the many players a user stands for has:
+        # grpc otherwise shares one connection among every channel to the same target,
+        # and a server of several processes (SO_REUSEPORT balances connections, not
+        # calls) then served the whole load test from one of them (docs/LOADTEST.md)
+        options = [("grpc.use_local_subchannel_pool", 1)]
+        self._channel = grpc.insecure_channel(target, options=options)
         self.stub = pb_grpc.GameServiceStub(grpc.intercept_channel(self._channel, interceptor))
 
     def message_latency(self, rpc: str, message: Any) -> float | None:
