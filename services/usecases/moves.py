@@ -28,7 +28,7 @@ from services.store.base import CellTake, LogItem, RateRefusedError
 
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
-from .quotas import admit, seat_cell
+from .quotas import admit_move, seat_cell
 from .records import Loaded, next_deadline, store_write
 
 log = structlog.get_logger("glintwick.api")
@@ -106,14 +106,16 @@ async def submit_action(
         # on the cache, taken by the commit's own script, no round trip of its own: a
         # move refused before its commit, or by its compare-and-set, takes nothing
         # there and is charged on the fresh load)
-        take = seat_cell(ctx, caller, seat) if on_cache and not charged else None
+        cell = seat_cell(ctx, caller, seat)
+        take = cell if on_cache and not charged else None
         if not charged and take is None:
-            try:
-                await admit(ctx, "act", caller, f"seat:{seat}", game_id)
-            except ServiceError:
-                if on_cache:
-                    continue  # judged fresh: a retry of a landed move gets its answer
-                raise
+            if cell is not None:
+                try:
+                    await admit_move(ctx, game_id, cell)
+                except ServiceError:
+                    if on_cache:
+                        continue  # judged fresh: a retry of a landed move gets its answer
+                    raise
             charged = True
         if expected != loaded.version:
             raise stale(expected, loaded.version)

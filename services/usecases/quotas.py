@@ -162,33 +162,40 @@ def rate_of(config: ServiceConfig, call: str) -> Rate | None:
     return rate if rate.per_second > 0 else None
 
 
-async def admit(
-    ctx: Context, call: str, caller: Caller, key: str | None = None, game_id: str | None = None
-) -> None:
-    """Charge one ``call`` to ``key`` (default: the caller's client key; with
-    ``game_id``, a cell of that game's); RATE_LIMITED when its limit is reached."""
+async def admit(ctx: Context, call: str, caller: Caller, key: str | None = None) -> None:
+    """Charge one ``call`` to ``key`` (default: the caller's client key); RATE_LIMITED
+    when its limit is reached."""
     rate = rate_of(ctx.config, call)
     if rate is None or exempt(ctx.config, caller):
         return
+    cell = CellTake(f"{call}:{key or client_key(caller)}", rate.per_second, rate.burst)
+    await _charge(ctx, call, cell)
+
+
+def seat_cell(ctx: Context, caller: Caller, seat: int) -> CellTake | None:
+    """A move's act cell: its seat's, a cell of its game, which the move's commit
+    takes in its own script (``Write.take``) or :func:`admit_move` takes before it;
+    None when the move is not limited."""
+    rate = rate_of(ctx.config, "act")
+    if rate is None or exempt(ctx.config, caller):
+        return None
+    return CellTake(f"act:seat:{seat}", rate.per_second, rate.burst)
+
+
+async def admit_move(ctx: Context, game_id: str, cell: CellTake) -> None:
+    """Charge a move to its act ``cell`` (:func:`seat_cell`) of ``game_id`` on its own
+    round trip; RATE_LIMITED when the cell is spent."""
+    await _charge(ctx, "act", cell, game_id)
+
+
+async def _charge(ctx: Context, call: str, cell: CellTake, game_id: str | None = None) -> None:
     try:
-        admission = await ctx.store.take(
-            f"{call}:{key or client_key(caller)}", rate.per_second, rate.burst, game_id=game_id
-        )
+        admission = await ctx.store.take(cell.name, cell.rate, cell.burst, game_id=game_id)
     except StoreUnavailableError:
         return  # fail-open: the call meets the outage itself if it needs the store
     if not admission.allowed:
         metrics.LIMIT_REFUSALS.labels("rate", call).inc()
         raise rate_limited(call, admission.retry_after)
-
-
-def seat_cell(ctx: Context, caller: Caller, seat: int) -> CellTake | None:
-    """A move's act cell (its seat's, a cell of its game: ``admit(ctx, "act", caller,
-    f"seat:{seat}", game_id)``'s) for its commit to take in its own script
-    (``Write.take``); None when the move is not limited."""
-    rate = rate_of(ctx.config, "act")
-    if rate is None or exempt(ctx.config, caller):
-        return None
-    return CellTake(f"act:seat:{seat}", rate.per_second, rate.burst)
 
 
 async def charge_bad_token(ctx: Context, call: str, caller: Caller) -> None:
