@@ -276,6 +276,19 @@ class GrpcUser(User):
         self._channel = grpc.insecure_channel(target, options=options)
         self.stub = pb_grpc.GameServiceStub(grpc.intercept_channel(self._channel, interceptor))
 
+    def report(self, name: str, ms: float, size: int, failure: Exception | None) -> None:
+        """One sample of locust's, by hand (what the interceptor does not see: a Play
+        stream's messages, a table's whole move)."""
+        self.environment.events.request.fire(
+            request_type="grpc",
+            name=name,
+            response_time=ms,
+            response_length=size,
+            response=None,
+            context={},
+            exception=failure,
+        )
+
     def message_latency(self, rpc: str, message: Any) -> float | None:
         """How late a stream's message is, in ms (None: no sample); the watch user says."""
         return None

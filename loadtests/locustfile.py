@@ -200,7 +200,14 @@ class TableUser(GrpcUser):
         # a refused call has been reported (by the interceptor); then the next table
         with contextlib.suppress(FaceError):
             play_table(
-                self.face, rule_set, seats, bot=self.bot, rng=self.rng, think=self.wait, name="lt"
+                self.face,
+                rule_set,
+                seats,
+                bot=self.bot,
+                rng=self.rng,
+                think=self.wait,
+                name="lt",
+                report=self.report,
             )
 
 
@@ -223,17 +230,6 @@ class PlayTableUser(GrpcUser):
 
     def wait_time(self) -> float:
         return _jitter(self.think, self.rng)
-
-    def report(self, name: str, ms: float, size: int, failure: Exception | None) -> None:
-        self.environment.events.request.fire(
-            request_type="grpc",
-            name=name,
-            response_time=ms,
-            response_length=size,
-            response=None,
-            context={},
-            exception=failure,
-        )
 
     @task
     def play(self) -> None:

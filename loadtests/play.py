@@ -298,8 +298,14 @@ def play_table(
     games: GamesInPlay = GAMES,
     name: str = "loadtest",
     max_moves: int = 100_000,
+    report: Report | None = None,
 ) -> TableResult:
-    """Create a table, take every seat and play it to the end (or ``max_moves``)."""
+    """Create a table, take every seat and play it to the end (or ``max_moves``).
+
+    ``report("Unary (next prompt)", ms, …)`` is a move's whole cycle, the counterpart
+    of a Play stream's ``"Play (next prompt)"``: from sending a ``SubmitAction`` to
+    holding the legal actions of the game's next version (the views that find the seat
+    to act, and its ``ListLegalActions``), the think time excluded on both sides."""
     rules = ruleset(rule_set)
     game_id = face.create_game(rule_set, seats)
     result = TableResult(game_id)
@@ -307,6 +313,8 @@ def play_table(
     bots = [make_bot(bot, seed=rng.randrange(1 << 30)) for _ in range(seats)]
     for seat, player in enumerate(bots):
         player.setup(rules, seat)
+    # when the last move was sent, and at which version (for "Unary (next prompt)")
+    acted: tuple[float, int] | None = None
     games.started(game_id)
     try:
         seat = 0
@@ -323,9 +331,13 @@ def play_table(
             if legal.version != view.version or not legal.actions:
                 view = face.view(game_id, tokens[seat])
                 continue
+            if acted is not None and legal.version > acted[1] and report is not None:
+                report("Unary (next prompt)", (time.perf_counter() - acted[0]) * 1000, 0, None)
+                acted = None
             action = wire_choice(bots[seat], view, legal.actions, rng)
             think()
             games.submitting(game_id, view.version + 1)
+            acted = (time.perf_counter(), view.version)
             try:
                 face.submit(
                     game_id,

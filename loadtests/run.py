@@ -16,7 +16,13 @@
 configured) and reports the largest count whose move p99 stays within
 ``--step-p99-ms``, for each table transport of ``--step-transports`` in the same run
 (``unary``: ``TableUser``, whose move is ``SubmitAction``; ``play``:
-``PlayTableUser`` on Play streams, whose move is ``Play (act)``, from act to result).
+``PlayTableUser`` on Play streams, whose move is ``Play (act)``, from act to result;
+``--step-metric cycle``: a move's whole cycle instead, from sending it to holding the
+next decision's legal actions, ``Unary (next prompt)`` and ``Play (next prompt)``;
+``probe-call``, ``probe-cycle``: the same two as ``--probe-tables`` tables of
+``loadtests/probe.py`` see them, a grpc.aio client in a process of its own, playing
+the stepped transport beside the load; the count each metric holds is reported
+either way).
 Every option has a ``LOADTEST_*`` environment variable; options
 after ``--`` go to locust as they are.  Everything started is stopped on exit.
 """
@@ -116,6 +122,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=float(_env("STEP_P99_MS", "100")),
         help="--steps: the move p99 a table count must hold",
+    )
+    add(
+        "--step-metric",
+        choices=METRICS,
+        default=_env("STEP_METRIC", "call"),
+        help="--steps: the move's sample that must hold: call (SubmitAction, Play (act)) or "
+        "cycle (to the next decision's legal actions: the next prompt)",
+    )
+    add(
+        "--probe-tables",
+        type=int,
+        default=int(_env("PROBE_TABLES", "0")),
+        help="tables of loadtests/probe.py (a client outside locust) timed beside the load",
     )
     add(
         "--step-transports",
@@ -353,6 +372,7 @@ class RunResult:
     stats: list[dict[str, Any]] = field(default_factory=list)
     cpu: dict[str, Any] = field(default_factory=dict)
     profile: str = ""
+    probe: dict[str, Any] = field(default_factory=dict)
 
 
 def read_stats(prefix: Path) -> list[dict[str, Any]]:
@@ -422,6 +442,10 @@ def run_locust(
 ) -> RunResult:
     command = locust_command(args, grpc_target, http_url, tables, prefix, play_tables)
     locust = subprocess.Popen(command, cwd=ROOT)
+    probe = None
+    if args.probe_tables > 0:
+        play = (args.play_tables if play_tables is None else play_tables) > 0
+        probe = Probe(args, grpc_target, "play" if play else "unary", prefix)
     sampler = CpuSampler({"load generator (locust)": [locust.pid], **watch})
     sampler.start()
     raw = Path(f"{prefix}-profile.txt")
@@ -443,6 +467,7 @@ def run_locust(
         code = locust.wait()
     finally:
         _stop(locust)
+        probed = probe.finish() if probe is not None else {}
         cpu = sampler.stop()
         if timer is not None:
             timer.cancel()
@@ -452,7 +477,46 @@ def run_locust(
     if profilers and raw.exists():
         top = profile_top(raw)
         Path(f"{prefix}-profile-top.txt").write_text(top)
-    return RunResult(code, read_stats(prefix), cpu, top)
+    return RunResult(code, read_stats(prefix), cpu, top, probed)
+
+
+class Probe:
+    """``loadtests/probe.py`` beside one locust run: after the spawning (the users at
+    ``--spawn-rate``, and a second), until a tenth of the run is left."""
+
+    def __init__(self, args: argparse.Namespace, target: str, transport: str, prefix: Path):
+        run = seconds(args.time)
+        users = args.tables + args.play_tables + args.http_tables + args.solvers + args.watchers
+        delay = min(run * 0.5, users / max(args.spawn_rate, 1e-9) + 1.0)
+        self.out = Path(f"{prefix}-probe.json")
+        self.out.unlink(missing_ok=True)
+        command = [
+            sys.executable, "-m", "loadtests.probe", "--target", target,
+            "--transport", transport, "--tables", str(args.probe_tables),
+            "--seconds", f"{max(1.0, run * 0.9 - delay):.1f}",
+            "--think-time", str(args.think_time), "--out", str(self.out),
+        ]  # fmt: skip
+        self.timer = threading.Timer(delay, self._start, [command])
+        self.process: subprocess.Popen[bytes] | None = None
+        self.timer.start()
+
+    def _start(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, cwd=ROOT)
+
+    def finish(self) -> dict[str, Any]:
+        """The probe's report ({} if it did not run or did not report)."""
+        self.timer.cancel()
+        self.timer.join()
+        if self.process is not None:
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                _stop(self.process)
+        try:
+            report: dict[str, Any] = json.loads(self.out.read_text())
+        except (OSError, ValueError):
+            return {}
+        return report
 
 
 def print_summary(result: RunResult, title: str) -> None:
@@ -469,20 +533,63 @@ def print_summary(result: RunResult, title: str) -> None:
         print(f"CPU over {result.cpu['window_seconds']} s ({result.cpu['cores']} cores):")
         for name, percent in result.cpu["percent_of_one_core"].items():
             print(f"  {name:32} {percent:6.1f}% of a core")
+    if result.probe:
+        print(
+            f"probe ({result.probe['tables']} {result.probe['transport']} tables, outside locust):"
+        )
+        for name, row in result.probe["samples"].items():
+            if row["count"]:
+                print(
+                    f"  {name:8} {row['count']:6} moves"
+                    f"  p50 {row['p50']:.0f}  p99 {row['p99']:.0f} ms"
+                )
+        for failure in result.probe["failures"]:
+            print(f"  failed: {failure}")
     if result.profile:
         print("server profile (top):")
         print("\n".join(result.profile.splitlines()[:15]))
 
 
-#: the sample of one move, per table transport
-MOVE_SAMPLE = {"unary": "SubmitAction", "play": "Play (act)"}
+#: the sample of one move per metric and table transport: ``call``, the request that
+#: makes it (its answer); ``cycle``, from sending it to the next decision's legal actions
+#: (a unary table's views and ListLegalActions; a stream's result and next prompt)
+MOVE_SAMPLES = {
+    "call": {"unary": "SubmitAction", "play": "Play (act)"},
+    "cycle": {"unary": "Unary (next prompt)", "play": "Play (next prompt)"},
+}
+TRANSPORTS = ("unary", "play")
 
 
-def submit_p99(result: RunResult, transport: str = "unary") -> float | None:
-    """The p99 of the moves of ``transport``'s table users (ms)."""
-    name = MOVE_SAMPLE[transport]
+#: the probe's samples (loadtests/probe.py), whichever transport it plays
+PROBE_SAMPLES = {"probe-call": "call", "probe-cycle": "cycle"}
+METRICS = (*MOVE_SAMPLES, *PROBE_SAMPLES)
+
+
+def submit_p99(result: RunResult, transport: str = "unary", metric: str = "call") -> float | None:
+    """The p99 of the moves of ``transport``'s table users (ms), by ``metric``."""
+    if metric in PROBE_SAMPLES:
+        row = result.probe.get("samples", {}).get(PROBE_SAMPLES[metric], {})
+        failed = result.probe.get("failures") or result.probe.get("transport") != transport
+        return None if failed or not row.get("count") else float(row["p99"])
+    name = MOVE_SAMPLES[metric][transport]
     rows = [r for r in result.stats if r["name"] == name and r["type"] == "grpc"]
     return rows[0]["p99_ms"] if rows else None
+
+
+class Holds:
+    """Which table counts each transport held, stepping up: a count is held when its
+    move p99 is within ``limit`` ms with no failure and every count before it was."""
+
+    def __init__(self, transports: Sequence[str], limit: float) -> None:
+        self.limit = limit
+        self.held: dict[str, int | None] = dict.fromkeys(transports)
+        self.broken: set[str] = set()
+
+    def record(self, transport: str, tables: int, p99: float | None, failed: bool) -> None:
+        if p99 is None or p99 > self.limit or failed:
+            self.broken.add(transport)
+        elif transport not in self.broken:
+            self.held[transport] = tables
 
 
 def _commit(root: Path) -> str:
@@ -547,10 +654,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             code = 0
             transports = [t.strip() for t in args.step_transports.split(",") if t.strip()]
-            unknown = set(transports) - set(MOVE_SAMPLE)
+            unknown = set(transports) - set(TRANSPORTS)
             if unknown or not transports:
                 raise SystemExit(f"--step-transports: unary and/or play, not {sorted(unknown)}")
             summary["steps"], summary["tables_held"] = [], dict.fromkeys(transports)
+            metrics = METRICS if args.probe_tables > 0 else tuple(MOVE_SAMPLES)
+            if args.step_metric not in metrics:
+                raise SystemExit(f"--step-metric {args.step_metric} needs --probe-tables")
+            holds = {m: Holds(transports, args.step_p99_ms) for m in metrics}
             # the transports take turns at each count (so a noisy minute of a shared
             # machine falls on both); each stops at its first count over the limit
             going = list(transports)
@@ -563,27 +674,33 @@ def main(argv: Sequence[str] | None = None) -> int:
                         args, counts[0], prefix, grpc_target, http_url, watch, counts[1]
                     )
                     print_summary(result, f"step: {tables} {transport} tables")
-                    p99 = submit_p99(result, transport)
+                    p99s = {m: submit_p99(result, transport, m) for m in metrics}
                     failures = sum(r["failures"] for r in result.stats if r["name"] == "Aggregated")
                     summary["steps"].append(
                         {
                             "transport": transport,
                             "tables": tables,
-                            "move_p99_ms": p99,
+                            "move_p99_ms": p99s[args.step_metric],
+                            "move_p99_ms_by_metric": p99s,
                             **asdict(result),
                         }
                     )
                     if failures:
                         code = 1
-                    if p99 is None or p99 > args.step_p99_ms or failures:
+                    for metric, p99 in p99s.items():
+                        holds[metric].record(transport, tables, p99, bool(failures))
+                    if transport in holds[args.step_metric].broken:
                         going.remove(transport)
-                    else:
-                        summary["tables_held"][transport] = tables
-            for transport, held in summary["tables_held"].items():
-                print(
-                    f"\nlargest {transport} table count with {MOVE_SAMPLE[transport]} p99"
-                    f" <= {args.step_p99_ms:.0f} ms: {held}"
-                )
+            summary["tables_held"] = holds[args.step_metric].held
+            summary["tables_held_by_metric"] = {m: h.held for m, h in holds.items()}
+            for metric in metrics:
+                names = MOVE_SAMPLES.get(metric) or {t: f"the probe's {metric}" for t in TRANSPORTS}
+                for transport in transports:
+                    print(
+                        f"\nlargest {transport} table count with {names[transport]} p99"
+                        f" <= {args.step_p99_ms:.0f} ms: {holds[metric].held[transport]}"
+                        + ("" if metric == args.step_metric else " (of the counts run)")
+                    )
     summary["load_average_after"] = os.getloadavg()
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"reports: {args.out}/ (CSV, HTML, summary.json)")

@@ -18,8 +18,9 @@ from engine.cards import cards_from_codes
 from engine.rulesets import PRESETS
 from loadtests.corpus import conformance_hands, corpus, generated_hands
 from loadtests.play import parse_kinds
+from loadtests.probe import percentiles
 from loadtests.redis_process import free_port
-from loadtests.run import profile_top, seconds
+from loadtests.run import Holds, profile_top, seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,18 +100,53 @@ def test_steps_take_both_table_transports_in_turn(tmp_path: Path) -> None:
         tmp_path, "--store", "memory", "--workers", "1", "--time", "3s", "--steps", "1,2",
         "--step-transports", "unary,play", "--http-tables", "0", "--solvers", "0",
         "--watchers", "0", "--think-time", "0.02", "--max-p99-ms", "",
-        "--step-p99-ms", "5000",
+        "--step-p99-ms", "5000", "--probe-tables", "1",
     )  # fmt: skip
     assert code == 0, output
     steps = [(s["transport"], s["tables"]) for s in summary["steps"]]
     assert steps == [("unary", 1), ("play", 1), ("unary", 2), ("play", 2)], output
     assert summary["tables_held"] == {"unary": 2, "play": 2}, output
+    both = {"unary": 2, "play": 2}
+    assert summary["tables_held_by_metric"] == {
+        "call": both,
+        "cycle": both,
+        "probe-call": both,
+        "probe-cycle": both,
+    }, output
     for step in summary["steps"]:
         names = {row["name"]: row for row in step["stats"]}
-        move = "Play (act)" if step["transport"] == "play" else "SubmitAction"
-        other = "SubmitAction" if step["transport"] == "play" else "Play (act)"
+        unary = step["transport"] == "unary"
+        move = "SubmitAction" if unary else "Play (act)"
+        other = "Play (act)" if unary else "SubmitAction"
         assert names[move]["requests"] > 0 and other not in names, (step["transport"], output)
         assert step["move_p99_ms"] == names[move]["p99_ms"] is not None
+        # the whole cycle of a move: one sample per move (the last of a game has none)
+        cycle = "Unary (next prompt)" if unary else "Play (next prompt)"
+        assert 0 < names[cycle]["requests"] <= names[move]["requests"], output
+        # the probe played the stepped transport beside the load, outside locust
+        probe = step["probe"]
+        assert probe["transport"] == step["transport"] and not probe["failures"], output
+        assert probe["samples"]["call"]["count"] >= probe["samples"]["cycle"]["count"] > 0
+        assert step["move_p99_ms_by_metric"] == {
+            "call": names[move]["p99_ms"],
+            "cycle": names[cycle]["p99_ms"],
+            "probe-call": probe["samples"]["call"]["p99"],
+            "probe-cycle": probe["samples"]["cycle"]["p99"],
+        }
+
+
+def test_a_count_is_held_only_when_it_and_every_count_before_it_held() -> None:
+    holds = Holds(["unary", "play"], limit=100)
+    holds.record("unary", 10, 40.0, failed=False)
+    holds.record("play", 10, 120.0, failed=False)  # over the limit: play holds nothing
+    holds.record("unary", 20, 90.0, failed=True)  # a failed request breaks a count too
+    holds.record("play", 20, 50.0, failed=False)  # (after a broken count: not held)
+    holds.record("unary", 30, 60.0, failed=False)
+    assert holds.held == {"unary": 10, "play": None}
+    assert holds.broken == {"unary", "play"}
+    missing = Holds(["unary"], limit=100)
+    missing.record("unary", 10, None, failed=False)  # no move sample at all: not held
+    assert missing.held == {"unary": None}
 
 
 # --------------------------------------------------------------------------- the pieces
@@ -158,3 +194,23 @@ def test_profile_top_counts_self_and_inclusive_time(tmp_path: Path) -> None:
     own, inclusive = top.split("inclusive")
     assert " 60.0%  search (solver.py)" in own
     assert " 80.0%  solve (solver.py)" in inclusive and "100.0%  main (app.py)" in inclusive
+
+
+def test_the_probe_reports_nearest_rank_percentiles() -> None:
+    values = [float(v) for v in range(100, 0, -1)]  # 100 .. 1, unsorted
+    assert percentiles(values) == {"count": 100, "p50": 50.0, "p99": 99.0, "max": 100.0}
+    assert percentiles([7.0]) == {"count": 1, "p50": 7.0, "p99": 7.0, "max": 7.0}
+    assert percentiles([]) == {"count": 0}
+
+
+def test_a_probe_that_reaches_no_server_fails(tmp_path: Path) -> None:
+    nobody = f"127.0.0.1:{free_port()}"
+    out = tmp_path / "probe.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "loadtests.probe", "--target", nobody, "--tables", "2",
+         "--seconds", "2", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(out.read_text())
+    assert len(report["failures"]) == 2 and report["samples"] == {}
