@@ -127,8 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--step-metric",
         choices=METRICS,
         default=_env("STEP_METRIC", "call"),
-        help="--steps: the move's sample that must hold: call (SubmitAction, Play (act)) or "
-        "cycle (to the next decision's legal actions: the next prompt)",
+        help="--steps: the move's sample that must hold: call (SubmitAction, Play (act)), "
+        "cycle (to the next decision's legal actions: the next prompt), or either as the "
+        "probe sees it (probe-call, probe-cycle: needs --probe-tables)",
     )
     add(
         "--probe-tables",
@@ -444,8 +445,9 @@ def run_locust(
     locust = subprocess.Popen(command, cwd=ROOT)
     probe = None
     if args.probe_tables > 0:
-        play = (args.play_tables if play_tables is None else play_tables) > 0
-        probe = Probe(args, grpc_target, "play" if play else "unary", prefix)
+        play = args.play_tables if play_tables is None else play_tables
+        users = tables + play + args.http_tables + args.solvers + args.watchers
+        probe = Probe(args, grpc_target, "play" if play > 0 else "unary", prefix, users)
     sampler = CpuSampler({"load generator (locust)": [locust.pid], **watch})
     sampler.start()
     raw = Path(f"{prefix}-profile.txt")
@@ -484,9 +486,10 @@ class Probe:
     """``loadtests/probe.py`` beside one locust run: after the spawning (the users at
     ``--spawn-rate``, and a second), until a tenth of the run is left."""
 
-    def __init__(self, args: argparse.Namespace, target: str, transport: str, prefix: Path):
+    def __init__(
+        self, args: argparse.Namespace, target: str, transport: str, prefix: Path, users: int
+    ) -> None:
         run = seconds(args.time)
-        users = args.tables + args.play_tables + args.http_tables + args.solvers + args.watchers
         delay = min(run * 0.5, users / max(args.spawn_rate, 1e-9) + 1.0)
         self.out = Path(f"{prefix}-probe.json")
         self.out.unlink(missing_ok=True)
@@ -657,7 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             unknown = set(transports) - set(TRANSPORTS)
             if unknown or not transports:
                 raise SystemExit(f"--step-transports: unary and/or play, not {sorted(unknown)}")
-            summary["steps"], summary["tables_held"] = [], dict.fromkeys(transports)
+            summary["steps"] = []
             metrics = METRICS if args.probe_tables > 0 else tuple(MOVE_SAMPLES)
             if args.step_metric not in metrics:
                 raise SystemExit(f"--step-metric {args.step_metric} needs --probe-tables")
@@ -694,7 +697,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["tables_held"] = holds[args.step_metric].held
             summary["tables_held_by_metric"] = {m: h.held for m, h in holds.items()}
             for metric in metrics:
-                names = MOVE_SAMPLES.get(metric) or {t: f"the probe's {metric}" for t in TRANSPORTS}
+                probed = f"the probe's {PROBE_SAMPLES.get(metric)}"
+                names = MOVE_SAMPLES.get(metric) or dict.fromkeys(TRANSPORTS, probed)
                 for transport in transports:
                     print(
                         f"\nlargest {transport} table count with {names[transport]} p99"
