@@ -86,8 +86,16 @@ class Table:
     think: float
     deadline: float
 
-    def auth(self, seat: int) -> tuple[tuple[str, str]]:
-        return (("authorization", f"Bearer {self.tokens[seat]}"),)
+    async def call(self, method: Any, request: Any, seat: int) -> Any:
+        """A unary call as ``seat`` (its token), with the table's deadline."""
+        auth = (("authorization", f"Bearer {self.tokens[seat]}"),)
+        return await method(request, metadata=auth, timeout=self.deadline)
+
+    async def view(self, seat: int) -> pb.View:
+        view: pb.View = await self.call(
+            self.stub.GetView, pb.GetViewRequest(game_id=self.game_id), seat
+        )
+        return view
 
     async def pause(self) -> None:
         await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5) if self.think > 0 else 0)
@@ -112,22 +120,14 @@ async def new_table(stub: Stub, kind: tuple[str, int], rng: random.Random, think
 async def play_unary(table: Table, samples: Samples, until: float) -> None:
     """The load's unary table loop (``loadtests.play.play_table``), timed."""
     seat, acted = 0, None
-    view = await table.stub.GetView(
-        pb.GetViewRequest(game_id=table.game_id), metadata=table.auth(seat), timeout=table.deadline
-    )
+    view = await table.view(seat)
     while not view.game_over and time.perf_counter() < until:
         if not view.may_act:
             seat = view.to_act[0] if view.to_act else seat
-            view = await table.stub.GetView(
-                pb.GetViewRequest(game_id=table.game_id),
-                metadata=table.auth(seat),
-                timeout=table.deadline,
-            )
+            view = await table.view(seat)
             continue
-        legal = await table.stub.ListLegalActions(
-            pb.ListLegalActionsRequest(game_id=table.game_id),
-            metadata=table.auth(seat),
-            timeout=table.deadline,
+        legal = await table.call(
+            table.stub.ListLegalActions, pb.ListLegalActionsRequest(game_id=table.game_id), seat
         )
         if legal.version == view.version and legal.actions:
             if acted is not None and legal.version > acted[1]:
@@ -143,18 +143,12 @@ async def play_unary(table: Table, samples: Samples, until: float) -> None:
                 action=action,
             )
             try:
-                await table.stub.SubmitAction(
-                    request, metadata=table.auth(seat), timeout=table.deadline
-                )
+                await table.call(table.stub.SubmitAction, request, seat)
                 samples.add("call", acted[0])
             except grpc.aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.ABORTED:
                     raise
-        view = await table.stub.GetView(
-            pb.GetViewRequest(game_id=table.game_id),
-            metadata=table.auth(seat),
-            timeout=table.deadline,
-        )
+        view = await table.view(seat)
 
 
 async def play_stream(table: Table, samples: Samples, until: float) -> None:
