@@ -34,7 +34,7 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
 from services.errors import ServiceError, internal, invalid, store_unavailable
-from services.store.base import StoreUnavailableError
+from services.store.base import LogItem, StoreUnavailableError
 
 from .access import acting_seat
 from .context import Caller, Context
@@ -42,7 +42,7 @@ from .moves import submit_action
 from .quotas import admit, hold_stream
 from .records import Loaded
 from .views import view_of
-from .watch import _deal_events, _Start, _start, _wait_log, shutting_down
+from .watch import _deal_events, _Start, _start, shutting_down
 
 log = structlog.get_logger("glintwick.play")
 
@@ -350,7 +350,7 @@ class PlayStream:
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
             behind = prompted == BEHIND
-            items = await _wait_log(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
+            items = await _log_after(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
                 if not prompts_only:
@@ -475,6 +475,20 @@ class PlayStream:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def _log_after(
+    ctx: Context, game_id: str, after_version: int, timeout: float | None
+) -> list[LogItem]:
+    """The store's entries after ``after_version``, waiting a while for one (``timeout``
+    seconds, else the configured poll).  Unlike the watch's wait, nothing here watches
+    the server stopping: the stream does (:meth:`PlayStream.responses`), and its end
+    ends every session.  That saves each session two tasks and a wait per version,
+    about 7 % of the server's CPU per move (docs/LOADTEST.md, "Session 19")."""
+    if ctx.stopping.is_set():
+        raise shutting_down()
+    wait = ctx.config.watch_poll_seconds if timeout is None else timeout
+    return await ctx.store.wait_log(game_id, after_version, wait)
 
 
 def _closed(game_id: str, seat: int | None, error: ServiceError) -> pb.PlayResponse:
