@@ -138,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="tables of loadtests/probe.py (a client outside locust) timed beside the load",
     )
     add(
+        "--table-client",
+        choices=TABLE_CLIENTS,
+        default=_env("TABLE_CLIENT", "locust"),
+        help="--steps: who plays the stepped tables: locust (its gevent table users) or aio "
+        "(loadtests/probe.py, a grpc.aio client in a process of its own; then call and "
+        "cycle are its samples)",
+    )
+    add(
         "--step-transports",
         default=_env("STEP_TRANSPORTS", "unary,play"),
         help="--steps: the table users stepped, in turn: unary (TableUser), play (PlayTableUser)",
@@ -440,15 +448,25 @@ def run_locust(
     http_url: str,
     watch: dict[str, list[int]],
     play_tables: int | None = None,
+    aio_tables: tuple[str, int] | None = None,
 ) -> RunResult:
+    """One locust run (with the probe beside it, if asked); ``aio_tables``: (transport,
+    count) tables played by a :class:`Probe` as the load itself, and locust only for
+    the other users (not started when there are none)."""
     command = locust_command(args, grpc_target, http_url, tables, prefix, play_tables)
-    locust = subprocess.Popen(command, cwd=ROOT)
+    play = args.play_tables if play_tables is None else play_tables
+    users = tables + play + args.http_tables + args.solvers + args.watchers
+    locust = subprocess.Popen(command, cwd=ROOT) if users > 0 or aio_tables is None else None
     probe = None
-    if args.probe_tables > 0:
-        play = args.play_tables if play_tables is None else play_tables
-        users = tables + play + args.http_tables + args.solvers + args.watchers
+    groups: dict[str, list[int]] = {}
+    if locust is not None:
+        groups["load generator (locust)"] = [locust.pid]
+    if aio_tables is not None:
+        probe = Probe.whole_load(args, grpc_target, *aio_tables, prefix)
+        groups[AIO_TABLES] = [probe.pid]
+    elif args.probe_tables > 0:
         probe = Probe(args, grpc_target, "play" if play > 0 else "unary", prefix, users)
-    sampler = CpuSampler({"load generator (locust)": [locust.pid], **watch})
+    sampler = CpuSampler({**groups, **watch})
     sampler.start()
     raw = Path(f"{prefix}-profile.txt")
     profilers: list[subprocess.Popen[bytes]] = []
@@ -466,10 +484,13 @@ def run_locust(
         timer.start()
         print(f"profiling the server from {run * 0.2:.0f} s for {run * 0.6:.0f} s: {raw}")
     try:
-        code = locust.wait()
+        code = locust.wait() if locust is not None else 0
     finally:
-        _stop(locust)
+        if locust is not None:
+            _stop(locust)
         probed = probe.finish() if probe is not None else {}
+        if aio_tables is not None and (not probed or probed.get("failures")):
+            code = code or 1  # the load's own tables failed (or never reported)
         cpu = sampler.stop()
         if timer is not None:
             timer.cancel()
@@ -484,35 +505,73 @@ def run_locust(
 
 class Probe:
     """``loadtests/probe.py`` beside one locust run: after the spawning (the users at
-    ``--spawn-rate``, and a second), until a tenth of the run is left."""
+    ``--spawn-rate``, and a second), until a tenth of the run is left.  Or, made by
+    :meth:`whole_load`, the tables of the load themselves, for the whole run."""
 
     def __init__(
         self, args: argparse.Namespace, target: str, transport: str, prefix: Path, users: int
     ) -> None:
         run = seconds(args.time)
         delay = min(run * 0.5, users / max(args.spawn_rate, 1e-9) + 1.0)
+        self._setup(prefix, grace=60.0)
+        command = [
+            *self._command(args, target, transport, args.probe_tables),
+            "--seconds", f"{max(1.0, run * 0.9 - delay):.1f}",
+        ]  # fmt: skip
+        self.timer: threading.Timer | None = threading.Timer(delay, self._start, [command])
+        self.timer.start()
+
+    @classmethod
+    def whole_load(
+        cls, args: argparse.Namespace, target: str, transport: str, tables: int, prefix: Path
+    ) -> Probe:
+        """``tables`` tables of the probe as the load itself, started now for the whole
+        run: their starts spread at ``--spawn-rate`` (as locust spawns its users), and
+        that ramp and a second more left out of the samples (locust's ``--reset-stats``)."""
+        probe = cls.__new__(cls)
+        run = seconds(args.time)
+        ramp = tables / max(args.spawn_rate, 1e-9)
+        probe._setup(prefix, grace=run + 60.0)
+        probe.timer = None
+        command = [
+            *probe._command(args, target, transport, tables),
+            "--seconds", f"{run:.1f}", "--ramp", f"{ramp:.2f}",
+            "--warmup", f"{min(run * 0.5, ramp + 1.0):.2f}",
+        ]  # fmt: skip
+        probe._start(command)
+        return probe
+
+    def _setup(self, prefix: Path, grace: float) -> None:
         self.out = Path(f"{prefix}-probe.json")
         self.out.unlink(missing_ok=True)
-        command = [
+        self.grace = grace
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def _command(
+        self, args: argparse.Namespace, target: str, transport: str, tables: int
+    ) -> list[str]:
+        return [
             sys.executable, "-m", "loadtests.probe", "--target", target,
-            "--transport", transport, "--tables", str(args.probe_tables),
-            "--seconds", f"{max(1.0, run * 0.9 - delay):.1f}",
+            "--transport", transport, "--tables", str(tables),
             "--think-time", str(args.think_time), "--out", str(self.out),
         ]  # fmt: skip
-        self.timer = threading.Timer(delay, self._start, [command])
-        self.process: subprocess.Popen[bytes] | None = None
-        self.timer.start()
 
     def _start(self, command: list[str]) -> None:
         self.process = subprocess.Popen(command, cwd=ROOT)
 
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
     def finish(self) -> dict[str, Any]:
         """The probe's report ({} if it did not run or did not report)."""
-        self.timer.cancel()
-        self.timer.join()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()
         if self.process is not None:
             try:
-                self.process.wait(60)
+                self.process.wait(self.grace)
             except subprocess.TimeoutExpired:
                 _stop(self.process)
         try:
@@ -566,10 +625,18 @@ TRANSPORTS = ("unary", "play")
 #: the probe's samples (loadtests/probe.py), whichever transport it plays
 PROBE_SAMPLES = {"probe-call": "call", "probe-cycle": "cycle"}
 METRICS = (*MOVE_SAMPLES, *PROBE_SAMPLES)
+#: who plays a step's tables: locust's table users, or the probe's grpc.aio client
+TABLE_CLIENTS = ("locust", "aio")
+AIO_TABLES = "load generator (aio tables)"
 
 
-def submit_p99(result: RunResult, transport: str = "unary", metric: str = "call") -> float | None:
-    """The p99 of the moves of ``transport``'s table users (ms), by ``metric``."""
+def submit_p99(
+    result: RunResult, transport: str = "unary", metric: str = "call", aio: bool = False
+) -> float | None:
+    """The p99 of the moves of ``transport``'s table users (ms), by ``metric``; ``aio``:
+    the tables are the probe's (``call`` and ``cycle`` are its samples)."""
+    if aio:
+        metric = {"call": "probe-call", "cycle": "probe-cycle"}[metric]
     if metric in PROBE_SAMPLES:
         row = result.probe.get("samples", {}).get(PROBE_SAMPLES[metric], {})
         failed = result.probe.get("failures") or result.probe.get("transport") != transport
@@ -661,6 +728,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if unknown or not transports:
                 raise SystemExit(f"--step-transports: unary and/or play, not {sorted(unknown)}")
             summary["steps"] = []
+            aio = args.table_client == "aio"
+            if aio and args.probe_tables > 0:
+                raise SystemExit("--table-client aio: the tables are the probe's already")
+            if aio and args.step_metric in PROBE_SAMPLES:
+                args.step_metric = PROBE_SAMPLES[args.step_metric]
             metrics = METRICS if args.probe_tables > 0 else tuple(MOVE_SAMPLES)
             if args.step_metric not in metrics:
                 raise SystemExit(f"--step-metric {args.step_metric} needs --probe-tables")
@@ -673,12 +745,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     prefix = args.out / f"step-{transport}-{tables}"
                     # only this transport's table users (and the other users as configured)
                     counts = (0, tables) if transport == "play" else (tables, 0)
+                    if aio:
+                        counts = (0, 0)
                     result = run_locust(
-                        args, counts[0], prefix, grpc_target, http_url, watch, counts[1]
+                        args,
+                        counts[0],
+                        prefix,
+                        grpc_target,
+                        http_url,
+                        watch,
+                        counts[1],
+                        aio_tables=(transport, tables) if aio else None,
                     )
                     print_summary(result, f"step: {tables} {transport} tables")
-                    p99s = {m: submit_p99(result, transport, m) for m in metrics}
+                    p99s = {m: submit_p99(result, transport, m, aio) for m in metrics}
                     failures = sum(r["failures"] for r in result.stats if r["name"] == "Aggregated")
+                    if aio and result.exit_code:
+                        failures += 1  # (the tables' own failures: the probe's report)
                     summary["steps"].append(
                         {
                             "transport": transport,
@@ -699,6 +782,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for metric in metrics:
                 probed = f"the probe's {PROBE_SAMPLES.get(metric)}"
                 names = MOVE_SAMPLES.get(metric) or dict.fromkeys(TRANSPORTS, probed)
+                if aio:
+                    names = dict.fromkeys(TRANSPORTS, f"the aio tables' {metric}")
                 for transport in transports:
                     print(
                         f"\nlargest {transport} table count with {names[transport]} p99"

@@ -135,6 +135,47 @@ def test_steps_take_both_table_transports_in_turn(tmp_path: Path) -> None:
         }
 
 
+def test_aio_tables_are_the_whole_stepped_load(tmp_path: Path) -> None:
+    """``--table-client aio``: a step's tables are the probe's grpc.aio client, not
+    locust's users (locust, with no other user, is not started), and ``call`` and
+    ``cycle`` are the aio tables' samples."""
+    code, summary, output = run_loadtest(
+        tmp_path, "--store", "memory", "--workers", "1", "--time", "4s", "--steps", "2",
+        "--table-client", "aio", "--http-tables", "0", "--solvers", "0", "--watchers", "0",
+        "--think-time", "0.02", "--max-p99-ms", "", "--step-p99-ms", "5000",
+    )  # fmt: skip
+    assert code == 0, output
+    assert [(s["transport"], s["tables"]) for s in summary["steps"]] == [
+        ("unary", 2),
+        ("play", 2),
+    ], output
+    both = {"unary": 2, "play": 2}
+    assert summary["tables_held_by_metric"] == {"call": both, "cycle": both}, output
+    for step in summary["steps"]:
+        probe = step["probe"]
+        assert (probe["transport"], probe["tables"]) == (step["transport"], 2), output
+        assert not probe["failures"] and probe["warmup"] > 0, output
+        assert probe["samples"]["call"]["count"] >= probe["samples"]["cycle"]["count"] > 0
+        assert step["move_p99_ms_by_metric"] == {
+            "call": probe["samples"]["call"]["p99"],
+            "cycle": probe["samples"]["cycle"]["p99"],
+        }
+        assert step["stats"] == [], output  # (no locust run)
+        assert step["cpu"]["percent_of_one_core"]["load generator (aio tables)"] > 0
+
+
+def test_aio_tables_that_fail_hold_nothing(tmp_path: Path) -> None:
+    nobody = f"127.0.0.1:{free_port()}"
+    code, summary, output = run_loadtest(
+        tmp_path, "--target", nobody, "--time", "2s", "--steps", "1,2",
+        "--step-transports", "play", "--table-client", "aio", "--http-tables", "0",
+        "--solvers", "0", "--watchers", "0", "--max-p99-ms", "",
+    )  # fmt: skip
+    assert code == 1, output
+    assert summary["tables_held"] == {"play": None}, output
+    assert [s["tables"] for s in summary["steps"]] == [1], output  # (stopped at its failure)
+
+
 def test_a_count_is_held_only_when_it_and_every_count_before_it_held() -> None:
     holds = Holds(["unary", "play"], limit=100)
     holds.record("unary", 10, 40.0, failed=False)
