@@ -11,11 +11,12 @@ every replica.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -100,6 +101,10 @@ class Context:
         # decoding, and a move whose expected version matches it is applied and
         # committed without a load
         self._newest: OrderedDict[str, Loaded] = OrderedDict()
+        # the store reads in flight for a version known committed (load_committed)
+        self._loading: dict[tuple[str, int], asyncio.Future[Loaded]] = {}
+        # this process's commits in flight, by game: done when the store has answered
+        self._committing: dict[str, asyncio.Future[None]] = {}
         self._rules_cache: dict[bytes, RuleSet] = {}
         # set when the server stops: open watches end at once (they never finish by
         # themselves, so a graceful stop would otherwise wait its whole grace for them)
@@ -121,6 +126,45 @@ class Context:
         loaded = Loaded(snapshot.revision, record, state)
         self.remember(game_id, loaded)
         return loaded
+
+    async def load_committed(self, game_id: str, version: int) -> Loaded:
+        """The game as the store holds it, read once it is known to be at ``version`` or
+        later (its log entry has been read): the sessions that wake for the same entry,
+        a table's seats on every stream of this process, share one store read.  They
+        wake when the log reader has the entry, which often comes before the reply to
+        the commit that wrote it, so the cache does not hold it yet; each used to read
+        and decode the game itself (docs/LOADTEST.md, "Session 20")."""
+        commit = self._committing.get(game_id)
+        if commit is not None:
+            # this process wrote it: its own answer is on its way, and remembered then
+            await asyncio.shield(commit)
+            cached = self._newest.get(game_id)
+            if cached is not None and cached.version == version:
+                return cached
+        key = (game_id, version)
+        loading = self._loading.get(key)
+        if loading is None:
+            loading = self._loading[key] = asyncio.ensure_future(self.load(game_id))
+            loading.add_done_callback(lambda done: self._loaded(key, done))
+        return await asyncio.shield(loading)
+
+    @contextlib.contextmanager
+    def committing(self, game_id: str) -> Iterator[None]:
+        """Around a commit of ``game_id``: :meth:`load_committed` waits for its answer
+        rather than reading the store."""
+        commit = self._committing[game_id] = asyncio.get_running_loop().create_future()
+        try:
+            yield
+        finally:
+            commit.set_result(None)
+            if self._committing.get(game_id) is commit:
+                del self._committing[game_id]
+
+    def _loaded(self, key: tuple[str, int], done: asyncio.Future[Loaded]) -> None:
+        if self._loading.get(key) is done:
+            del self._loading[key]
+        if not done.cancelled():
+            done.exception()  # (retrieved: every session that wanted it may be gone)
 
     async def load_if_any(self, game_id: str) -> Loaded | None:
         try:

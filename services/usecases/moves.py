@@ -233,7 +233,8 @@ async def commit_move(
         response=response.SerializeToString() if idem_key else None,
         take=take,
     )
-    if not await ctx.store.commit(record.game_id, loaded.revision, write):
-        return None
-    ctx.committed(loaded, record, state)
+    with ctx.committing(record.game_id):
+        if not await ctx.store.commit(record.game_id, loaded.revision, write):
+            return None
+        ctx.committed(loaded, record, state)
     return response

@@ -387,7 +387,7 @@ class PlayStream:
         cached = self._ctx.cached(game_id)
         if cached is not None and cached.version == version:
             return cached
-        return await self._ctx.load(game_id)
+        return await self._ctx.load_committed(game_id, version)
 
     async def _prompt(
         self,

@@ -9,6 +9,8 @@ first one's writes, and every answer must still be the full path's.
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 
@@ -258,3 +260,79 @@ async def test_a_limited_move_on_the_cache_is_one_store_call_and_refused_changes
     assert await store.read_log(game_id, 0) == logged
     snapshot = await store.load(game_id)
     assert snapshot is not None and snapshot.revision == 3 + len(logged)  # (create, 2 joins)
+
+
+class GatedStore(MemoryStore):
+    """The embedded store whose loads wait for ``gate`` and commits for
+    ``commit_gate``, counting the loads (a pure unit test may hold a fake's calls back)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.commit_gate = asyncio.Event()
+        self.commit_gate.set()
+
+    async def load(self, game_id: str):  # type: ignore[no-untyped-def]
+        self.loads += 1
+        await self.gate.wait()
+        return await super().load(game_id)
+
+    async def commit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        await self.commit_gate.wait()
+        return await super().commit(*args, **kwargs)
+
+
+async def test_sessions_woken_for_one_committed_version_share_one_store_read() -> None:
+    """Every session of a table wakes for the same log entry: those whose process did
+    not write it share one read of the store, and the answer is the game at that
+    version or later; a later version is read anew."""
+    store = GatedStore()
+    writer, reader = GameService(store), GameService(store)
+    game_id, callers, state = await new_game(writer)
+    state = await play(writer, game_id, callers, state, 2)
+    ctx = reader._ctx
+    store.loads, store.gate = 0, asyncio.Event()
+    waiting = [asyncio.ensure_future(ctx.load_committed(game_id, 2)) for _ in range(4)]
+    await asyncio.sleep(0)
+    waiting[0].cancel()  # (a session ended meanwhile: the others' read goes on)
+    store.gate.set()
+    results = await asyncio.gather(*waiting[1:])
+    assert store.loads == 1
+    assert all(r is results[0] for r in results) and results[0].state == state
+    state = await play(writer, game_id, callers, state, 1)
+    assert (await ctx.load_committed(game_id, 3)).state == state
+    assert store.loads == 2
+
+
+async def test_a_session_of_the_process_that_commits_waits_for_its_answer_not_the_store() -> None:
+    """The log reader often has a move's entry before its commit's answer is back: a
+    session of that process waits for the answer (and the game it remembers then)
+    instead of reading the store; a commit that wrote nothing leaves it to the store."""
+    store = GatedStore()
+    service = GameService(store)
+    game_id, callers, state = await new_game(service)
+    ctx = service._ctx
+    await service.get_view(pb.GetViewRequest(game_id=game_id), callers[0])  # cached
+    store.loads = 0
+    store.commit_gate.clear()
+    seat = state.to_act[0]
+    action = state.legal_actions(seat)[0]
+    move = asyncio.ensure_future(
+        service.submit_action(submit(game_id, 0, action, "m0"), callers[seat])
+    )
+    for _ in range(20):  # until the commit is in flight
+        await asyncio.sleep(0)
+    session = asyncio.ensure_future(ctx.load_committed(game_id, 1))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not session.done()  # waiting for the commit's answer, not reading
+    store.commit_gate.set()
+    assert (await move).version == 1
+    assert (await session).version == 1 and store.loads == 0
+    with ctx.committing(game_id):  # (a commit that wrote nothing)
+        session = asyncio.ensure_future(ctx.load_committed(game_id, 2))
+        await asyncio.sleep(0)
+        assert not session.done()
+    assert (await session).version == 1 and store.loads == 1
