@@ -465,7 +465,7 @@ def run_locust(
         probe = Probe.whole_load(args, grpc_target, *aio_tables, prefix)
         groups[AIO_TABLES] = [probe.pid]
     elif args.probe_tables > 0:
-        probe = Probe(args, grpc_target, "play" if play > 0 else "unary", prefix, users)
+        probe = Probe.beside(args, grpc_target, "play" if play > 0 else "unary", prefix, users)
     sampler = CpuSampler({**groups, **watch})
     sampler.start()
     raw = Path(f"{prefix}-profile.txt")
@@ -504,57 +504,62 @@ def run_locust(
 
 
 class Probe:
-    """``loadtests/probe.py`` beside one locust run: after the spawning (the users at
-    ``--spawn-rate``, and a second), until a tenth of the run is left.  Or, made by
-    :meth:`whole_load`, the tables of the load themselves, for the whole run."""
+    """``loadtests/probe.py`` in a process of its own, started after ``delay`` seconds:
+    :meth:`beside` one locust run, or :meth:`whole_load`, the load's tables themselves."""
 
-    def __init__(
-        self, args: argparse.Namespace, target: str, transport: str, prefix: Path, users: int
-    ) -> None:
+    def __init__(self, command: list[str], out: Path, delay: float, grace: float) -> None:
+        self.out = out
+        self.out.unlink(missing_ok=True)
+        self.grace = grace  # seconds to wait for its end once the run is over
+        self.process: subprocess.Popen[bytes] | None = None
+        self.timer: threading.Timer | None = None
+        if delay > 0:
+            self.timer = threading.Timer(delay, self._start, [command])
+            self.timer.start()
+        else:
+            self._start(command)
+
+    @staticmethod
+    def _command(
+        args: argparse.Namespace, target: str, transport: str, tables: int, out: Path
+    ) -> list[str]:
+        return [
+            sys.executable, "-m", "loadtests.probe", "--target", target,
+            "--transport", transport, "--tables", str(tables),
+            "--think-time", str(args.think_time), "--out", str(out),
+        ]  # fmt: skip
+
+    @classmethod
+    def beside(
+        cls, args: argparse.Namespace, target: str, transport: str, prefix: Path, users: int
+    ) -> Probe:
+        """``--probe-tables`` tables beside one locust run: after the spawning (the
+        users at ``--spawn-rate``, and a second), until a tenth of the run is left."""
         run = seconds(args.time)
         delay = min(run * 0.5, users / max(args.spawn_rate, 1e-9) + 1.0)
-        self._setup(prefix, grace=60.0)
+        out = Path(f"{prefix}-probe.json")
         command = [
-            *self._command(args, target, transport, args.probe_tables),
+            *cls._command(args, target, transport, args.probe_tables, out),
             "--seconds", f"{max(1.0, run * 0.9 - delay):.1f}",
         ]  # fmt: skip
-        self.timer: threading.Timer | None = threading.Timer(delay, self._start, [command])
-        self.timer.start()
+        return cls(command, out, delay, grace=60.0)
 
     @classmethod
     def whole_load(
         cls, args: argparse.Namespace, target: str, transport: str, tables: int, prefix: Path
     ) -> Probe:
-        """``tables`` tables of the probe as the load itself, started now for the whole
-        run: their starts spread at ``--spawn-rate`` (as locust spawns its users), and
-        that ramp and a second more left out of the samples (locust's ``--reset-stats``)."""
-        probe = cls.__new__(cls)
+        """``tables`` tables as the load itself, started now for the whole run: their
+        starts spread at ``--spawn-rate`` (as locust spawns its users), and that ramp
+        and a second more left out of the samples (as locust's ``--reset-stats``)."""
         run = seconds(args.time)
         ramp = tables / max(args.spawn_rate, 1e-9)
-        probe._setup(prefix, grace=run + 60.0)
-        probe.timer = None
+        out = Path(f"{prefix}-probe.json")
         command = [
-            *probe._command(args, target, transport, tables),
+            *cls._command(args, target, transport, tables, out),
             "--seconds", f"{run:.1f}", "--ramp", f"{ramp:.2f}",
             "--warmup", f"{min(run * 0.5, ramp + 1.0):.2f}",
         ]  # fmt: skip
-        probe._start(command)
-        return probe
-
-    def _setup(self, prefix: Path, grace: float) -> None:
-        self.out = Path(f"{prefix}-probe.json")
-        self.out.unlink(missing_ok=True)
-        self.grace = grace
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def _command(
-        self, args: argparse.Namespace, target: str, transport: str, tables: int
-    ) -> list[str]:
-        return [
-            sys.executable, "-m", "loadtests.probe", "--target", target,
-            "--transport", transport, "--tables", str(tables),
-            "--think-time", str(args.think_time), "--out", str(self.out),
-        ]  # fmt: skip
+        return cls(command, out, 0.0, grace=run + 60.0)
 
     def _start(self, command: list[str]) -> None:
         self.process = subprocess.Popen(command, cwd=ROOT)

@@ -136,7 +136,8 @@ class Context:
         and decode the game itself (docs/LOADTEST.md, "Session 20")."""
         commit = self._committing.get(game_id)
         if commit is not None:
-            # this process wrote it: its own answer is on its way, and remembered then
+            # this process is writing the game (most often the entry's own move): the
+            # store's answer is on its way, and the game is remembered with it
             await asyncio.shield(commit)
             cached = self._newest.get(game_id)
             if cached is not None and cached.version == version:
