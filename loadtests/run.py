@@ -414,6 +414,12 @@ def _number(text: str) -> float | None:
         return None
 
 
+def _user_counts(args: argparse.Namespace, tables: int, play_tables: int | None) -> tuple[int, int]:
+    """A run's Play tables and its locust users in all."""
+    play = args.play_tables if play_tables is None else play_tables
+    return play, tables + play + args.http_tables + args.solvers + args.watchers
+
+
 def locust_command(
     args: argparse.Namespace,
     grpc_target: str,
@@ -422,8 +428,7 @@ def locust_command(
     prefix: Path,
     play_tables: int | None = None,
 ) -> list[str]:
-    play = args.play_tables if play_tables is None else play_tables
-    users = tables + play + args.http_tables + args.solvers + args.watchers
+    play, users = _user_counts(args, tables, play_tables)
     command = [
         sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--only-summary",
         "--host", grpc_target, "--http-host", http_url, "--run-time", args.time,
@@ -454,8 +459,7 @@ def run_locust(
     count) tables played by a :class:`Probe` as the load itself, and locust only for
     the other users (not started when there are none)."""
     command = locust_command(args, grpc_target, http_url, tables, prefix, play_tables)
-    play = args.play_tables if play_tables is None else play_tables
-    users = tables + play + args.http_tables + args.solvers + args.watchers
+    play, users = _user_counts(args, tables, play_tables)
     locust = subprocess.Popen(command, cwd=ROOT) if users > 0 or aio_tables is None else None
     probe = None
     groups: dict[str, list[int]] = {}

@@ -134,20 +134,27 @@ class Context:
         wake when the log reader has the entry, which often comes before the reply to
         the commit that wrote it, so the cache does not hold it yet; each used to read
         and decode the game itself (docs/LOADTEST.md, "Session 20")."""
+        remembered = self._remembered_at(game_id, version)
+        if remembered is not None:
+            return remembered
         commit = self._committing.get(game_id)
         if commit is not None:
             # this process is writing the game (most often the entry's own move): the
             # store's answer is on its way, and the game is remembered with it
             await asyncio.shield(commit)
-            cached = self._newest.get(game_id)
-            if cached is not None and cached.version == version:
-                return cached
+            remembered = self._remembered_at(game_id, version)
+            if remembered is not None:
+                return remembered
         key = (game_id, version)
         loading = self._loading.get(key)
         if loading is None:
             loading = self._loading[key] = asyncio.ensure_future(self.load(game_id))
             loading.add_done_callback(lambda done: self._loaded(key, done))
         return await asyncio.shield(loading)
+
+    def _remembered_at(self, game_id: str, version: int) -> Loaded | None:
+        cached = self._newest.get(game_id)
+        return cached if cached is not None and cached.version == version else None
 
     @contextlib.contextmanager
     def committing(self, game_id: str) -> Iterator[None]:

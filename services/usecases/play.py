@@ -376,18 +376,10 @@ class PlayStream:
         """The game at ``version`` (the cache of the process that committed it, else the
         store); None if the store has it at another version (or not at all)."""
         try:
-            loaded = await self._current(game_id, version)
+            loaded = await self._ctx.load_committed(game_id, version)
         except ServiceError:
             return None  # (expired from the store meanwhile)
         return loaded if loaded.version == version else None
-
-    async def _current(self, game_id: str, version: int) -> Loaded:
-        """The game as it is, read from this process's cache when that holds ``version``
-        (the process that committed a move remembers it: no store read there)."""
-        cached = self._ctx.cached(game_id)
-        if cached is not None and cached.version == version:
-            return cached
-        return await self._ctx.load_committed(game_id, version)
 
     async def _prompt(
         self,
@@ -402,7 +394,7 @@ class PlayStream:
         its newer events come next, and the prompt after them; BEHIND when the game's
         record is not at ``version`` yet)."""
         if loaded is None or loaded.version != version:
-            loaded = await self._current(session.game_id, version)
+            loaded = await self._ctx.load_committed(session.game_id, version)
         if loaded.version < version:
             return BEHIND
         if loaded.version != version:
