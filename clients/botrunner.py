@@ -31,7 +31,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import grpc
 
@@ -55,7 +55,7 @@ class SeatResult:
     timeouts: int = 0
     errors: int = 0
     latencies: list[float] = field(default_factory=list)  # seconds per move
-    final_view: dict[str, Any] | None = None
+    final_view: pb.View | None = None
     gave_up: bool = False
 
     @property
@@ -95,7 +95,7 @@ async def play_seat(
             wake.clear()
             view = await seat.view()
             if view.game_over:
-                result.final_view = convert.view_from_pb(view)
+                result.final_view = view
                 return result
             if not view.may_act:
                 with contextlib.suppress(TimeoutError):
@@ -220,5 +220,5 @@ async def play_seats(
             # (the session's end carries it; a seat given up on reads it)
             view = finals.get(key) or await seat.view()
             if view.game_over:
-                results[key].final_view = convert.view_from_pb(view)
+                results[key].final_view = view
     return [results[(s.game_id, s.seat)] for s in seats]

@@ -200,8 +200,8 @@ async def play_grpc(
     round_ends = replayed_round_ends(await client.replay(game.game_id))
     return GameResult(
         spec,
-        [int(p.get("score", 0)) for p in final["players"]],
-        [int(w) for w in final.get("winners", [])],
+        [p.score for p in final.players],
+        list(final.winners),
         rules.hash,
         tournament_seed,
         "grpc",
