@@ -17,42 +17,22 @@ A module a concept, each building on the ones before it:
 * :mod:`.store` — :class:`RedisStore`, the :class:`~services.store.base.GameStore`.
 """
 
-from services.store.redis.connections import (
-    CLUSTER_SCHEMES,
-    cluster_client,
-    cluster_url,
-    connection_pool,
-)
-from services.store.redis.keys import (
-    SHARDS,
-    game_keys,
-    game_rate_key,
-    hold_key,
-    index_key,
-    lobby_key,
-    rate_key,
-    shard_of,
-)
-from services.store.redis.log_reader import LINGER, READ_BLOCK_MS, READ_COUNT, WAKE_TTL_MS
-from services.store.redis.store import CLAIM_ROUNDS, RedisStore
-
-__all__ = [
-    "CLAIM_ROUNDS",
-    "CLUSTER_SCHEMES",
-    "LINGER",
-    "READ_BLOCK_MS",
-    "READ_COUNT",
-    "SHARDS",
-    "WAKE_TTL_MS",
-    "RedisStore",
-    "cluster_client",
-    "cluster_url",
-    "connection_pool",
-    "game_keys",
-    "game_rate_key",
-    "hold_key",
-    "index_key",
-    "lobby_key",
-    "rate_key",
-    "shard_of",
-]
+# (the names the importers of the former one-module store use, each re-exported)
+from services.store.redis.connections import CLUSTER_SCHEMES as CLUSTER_SCHEMES
+from services.store.redis.connections import cluster_client as cluster_client
+from services.store.redis.connections import cluster_url as cluster_url
+from services.store.redis.connections import connection_pool as connection_pool
+from services.store.redis.keys import SHARDS as SHARDS
+from services.store.redis.keys import game_keys as game_keys
+from services.store.redis.keys import game_rate_key as game_rate_key
+from services.store.redis.keys import hold_key as hold_key
+from services.store.redis.keys import index_key as index_key
+from services.store.redis.keys import lobby_key as lobby_key
+from services.store.redis.keys import rate_key as rate_key
+from services.store.redis.keys import shard_of as shard_of
+from services.store.redis.log_reader import LINGER as LINGER
+from services.store.redis.log_reader import READ_BLOCK_MS as READ_BLOCK_MS
+from services.store.redis.log_reader import READ_COUNT as READ_COUNT
+from services.store.redis.log_reader import WAKE_TTL_MS as WAKE_TTL_MS
+from services.store.redis.store import CLAIM_ROUNDS as CLAIM_ROUNDS
+from services.store.redis.store import RedisStore as RedisStore
