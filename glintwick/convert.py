@@ -1,15 +1,20 @@
 """Engine values ⇄ the public API's protobuf messages, for servers and clients alike.
 
-* rule sets: their messages mirror ``RuleSet.to_dict`` field for field, so protobuf's
-  JSON mapping converts them (only the meld kind, ``"set"`` ⇄ ``MELD_KIND_SET``, is
-  translated);
+* rule sets: their messages mirror ``RuleSet.to_dict`` field for field, so one walk
+  over the message's descriptor converts them (only the enums, the meld kind ``"set"``
+  ⇄ ``MELD_KIND_SET`` and the stalemate ``"dry"`` ⇄ ``STALEMATE_DRY``, are translated;
+  the store's own form of a rule set keeps the engine's names, ``services.codec``);
 * actions, both ways (a client submits one, the service applies it);
 * views: the service writes the engine's typed view (``engine.views.SeatView``) field
   by field, its hot path (a table meld by :func:`fill_meld`, also AnalyseHand's); a
   client reads the message straight into its bot's situation
   (``clients.bots.base.Situation.from_pb``, a meld by :func:`meld_from_pb`);
 * events: a payload as the engine writes it, into its type's message (:func:`fill_event`);
-  the store keeps payloads as Structs (:func:`fill_struct`, :func:`struct_plain`).
+  the store keeps payloads as Structs (:func:`fill_struct`, :func:`struct_plain`);
+* the closed sets the engine names by strings (a phase, an event type, why a round
+  ended, a claim's answer, a stalemate) are enums in the API, each value the engine's
+  name in upper case behind the enum's prefix (``"game_over"`` ⇄ ``PHASE_GAME_OVER``):
+  :func:`engine_names` reads each table off the enum's descriptor.
 
 Both the service (``services/``) and the clients (``clients/``) import this module, so
 neither needs the other.
@@ -17,11 +22,13 @@ neither needs the other.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.struct_pb2 import NULL_VALUE, ListValue, Struct, Value
 
@@ -42,16 +49,35 @@ from engine.actions import (
 from engine.cards import NO_SUIT, SUITS, Card, card
 from engine.errors import InvalidActionError
 from engine.events import Event
-from engine.game import GameState
+from engine.game import GameState, Phase
 from engine.melds import End, Meld
-from engine.rulesets import Contract, MeldKind, RuleSet
+from engine.rulesets import Contract, MeldKind, RuleSet, Stalemate
 from engine.views import PublicView, SeatView
 from glintwick.v1 import game_pb2 as pb
 
+
+def engine_names(enum: EnumDescriptor) -> dict[str, int]:
+    """The engine's name of each value of an API enum → its number: the value's name
+    less the enum's prefix (``PHASE_`` for ``Phase``, as buf's STANDARD lint has it), in
+    lower case (``PHASE_GAME_OVER``: ``"game_over"``); the ``_UNSPECIFIED`` zero has none."""
+    prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+    return {
+        value.name.removeprefix(prefix).lower(): value.number
+        for value in enum.values
+        if value.number != 0
+    }
+
+
 KIND_TO_PB = {MeldKind.SET: pb.MELD_KIND_SET, MeldKind.RUN: pb.MELD_KIND_RUN}
 KIND_FROM_PB = {v: k for k, v in KIND_TO_PB.items()}
-_KIND_NAME = {kind.value: pb.MeldKind.Name(number) for kind, number in KIND_TO_PB.items()}
-_KIND_NAME_BACK = {v: k for k, v in _KIND_NAME.items()}
+#: engine.game.Phase ⇄ View.phase
+PHASE_TO_PB: Mapping[Phase, int] = {
+    Phase(name): number for name, number in engine_names(pb.Phase.DESCRIPTOR).items()
+}
+PHASE_FROM_PB: Mapping[int, Phase] = {v: k for k, v in PHASE_TO_PB.items()}
+#: an event's type (engine.events.EventType, the payload case's name) ⇄ Event.type
+EVENT_TYPE_TO_PB: Mapping[str, int] = engine_names(pb.EventType.DESCRIPTOR)
+EVENT_TYPE_FROM_PB: Mapping[int, str] = {v: k for k, v in EVENT_TYPE_TO_PB.items()}
 _END_TO_PB = {None: pb.RUN_END_UNSPECIFIED, End.LOW: pb.RUN_END_LOW, End.HIGH: pb.RUN_END_HIGH}
 _END_FROM_PB = {v: k for k, v in _END_TO_PB.items()}
 _SOURCE_FROM_PB = {
@@ -62,47 +88,37 @@ _SOURCE_FROM_PB = {
 _SOURCE_TO_PB = {DrawSource.STOCK: pb.DRAW_SOURCE_STOCK, DrawSource.DISCARD: pb.DRAW_SOURCE_DISCARD}
 
 
-def _kinds_to_pb(value: Any) -> Any:
-    """Rewrite every ``"kind": "set"`` of a rule set's plain form into the proto enum's
-    name (and drop the Nones: unset fields)."""
-    if isinstance(value, dict):
-        return {
-            k: (_KIND_NAME.get(str(v), v) if k == "kind" else _kinds_to_pb(v))
-            for k, v in value.items()
-            if v is not None
-        }
-    if isinstance(value, list | tuple):
-        return [_kinds_to_pb(v) for v in value]
-    return value
-
-
-def _kinds_from_pb(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: (_KIND_NAME_BACK.get(v, v) if k == "kind" else _kinds_from_pb(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_kinds_from_pb(v) for v in value]
-    return value
-
-
 # ------------------------------------------------------------------ rule sets
 
 
-def rules_to_pb(rules: RuleSet) -> pb.RuleSet:
+def fill_rules(message: Message, rules: RuleSet) -> None:
+    """Write ``rules`` into an empty rule-set message: the API's ``RuleSet``, or the
+    store's own form (``StoredRuleSet``), whose string ``stalemate`` keeps the engine's
+    name where the API's enum has its value."""
+    fill_plain(message, rules.to_dict())
+    message.hash = rules.hash  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_blob(rules: RuleSet) -> bytes:
+    # (a game's description carries its rule set: written once per rule set)
     message = pb.RuleSet()
-    json_format.ParseDict(_kinds_to_pb(rules.to_dict()), message)
-    message.hash = rules.hash
-    return message
+    fill_rules(message, rules)
+    return message.SerializeToString()
 
 
-def rules_from_pb(message: pb.RuleSet) -> RuleSet:
-    """A custom rule set from its message; InvalidActionError when it is not valid."""
+def rules_to_pb(rules: RuleSet) -> pb.RuleSet:
+    """The API's message of a rule set (a new one each call)."""
+    return pb.RuleSet.FromString(_rules_blob(rules))
+
+
+def rules_from_pb(message: Message) -> RuleSet:
+    """A rule set from its message (the API's ``RuleSet``, or the store's own form);
+    InvalidActionError when it is not valid."""
     data = json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
-    data = _kinds_from_pb(data)
+    data = _engine_values(data, message.DESCRIPTOR)
     data.pop("hash", None)
     for optional in ("set_max", "max_jokers_per_meld", "turn_cap"):
         data.setdefault(optional, None)
@@ -110,7 +126,34 @@ def rules_from_pb(message: pb.RuleSet) -> RuleSet:
         for meld in contract.get("melds", []):
             if meld.get("kind") not in ("set", "run"):
                 raise InvalidActionError("every contract meld needs a kind (set or run)")
+    if data.get("stalemate") not in {s.value for s in Stalemate}:
+        raise InvalidActionError(
+            "a rule set needs a stalemate: STALEMATE_EXHAUSTIONS or STALEMATE_DRY"
+        )
     return RuleSet.from_dict(data)
+
+
+def _engine_values(values: dict[str, Any], descriptor: Descriptor) -> dict[str, Any]:
+    """A message's JSON form (enums by their names) with each enum value the engine's
+    name instead (a value the engine has no name for is left as it is: refused by the
+    checks that read it)."""
+    out = dict(values)
+    for key, value in values.items():
+        field = descriptor.fields_by_name.get(key)
+        if field is None:
+            continue
+        if field.message_type is not None and isinstance(value, dict):
+            out[key] = _engine_values(value, field.message_type)
+        elif field.message_type is not None and isinstance(value, list):
+            out[key] = [_engine_values(item, field.message_type) for item in value]
+        elif field.enum_type is not None:
+            back = _ENUM_FROM_NAME[field.enum_type.full_name]
+            out[key] = (
+                [back.get(item, item) for item in value]
+                if isinstance(value, list)
+                else back.get(value, value)
+            )
+    return out
 
 
 # ------------------------------------------------------------------ actions
@@ -213,7 +256,7 @@ def _fill_view(message: pb.View, view: PublicView) -> None:
     message.round = view.round
     message.rounds = rules.rounds
     _fill_contract(message.contract, view.contract)
-    message.phase = view.phase.value
+    message.phase = PHASE_TO_PB[view.phase]
     message.current = view.current
     message.to_act.extend(view.to_act)
     add_player = message.players.add
@@ -246,7 +289,7 @@ def _fill_view(message: pb.View, view: PublicView) -> None:
             wire.seat = answer.seat
             name = answer.answer_name
             if name is not None:
-                wire.answer = name
+                wire.answer = _CLAIM_ANSWER_TO_PB[name]
     message.exhaustions = view.exhaustions
     message.turns_completed = view.turns_completed
     message.action_count = view.action_count
@@ -297,7 +340,8 @@ def fill_meld(message: pb.Meld, meld: Meld, index: int) -> None:
     message.rank = meld.rank
     if meld.suit >= 0:
         message.suit = SUITS[meld.suit]
-    message.owner = meld.owner
+    if meld.owner >= 0:  # (an analysed meld was laid by nobody)
+        message.owner = meld.owner
     _add_cards(message.cards, meld.cards)
 
 
@@ -310,7 +354,7 @@ def meld_from_pb(message: pb.Meld, decks: int) -> Meld:
         tuple([card(c.id, decks) for c in message.cards]),
         message.rank,
         SUITS.index(suit) if suit else NO_SUIT,
-        message.owner,
+        message.owner if message.HasField("owner") else -1,
     )
 
 
@@ -330,14 +374,26 @@ EVENT_CASES: Mapping[str, FieldDescriptor] = {
     case.name: case for case in pb.Event.DESCRIPTOR.oneofs_by_name["payload"].fields
 }
 
-# the engine's values of the enums payloads carry -> the proto's numbers
+_CLAIM_ANSWER_TO_PB = engine_names(pb.ClaimAnswer.DESCRIPTOR)
+
+# the engine's values of the enums payloads and rule sets carry -> the proto's numbers
 _ENUM_TO_PB: dict[str, dict[Any, int]] = {
     pb.MeldKind.DESCRIPTOR.full_name: {k.value: int(v) for k, v in KIND_TO_PB.items()},
     pb.DrawSource.DESCRIPTOR.full_name: {k.value: int(v) for k, v in _SOURCE_TO_PB.items()},
     pb.RunEnd.DESCRIPTOR.full_name: {
         k.value: int(v) for k, v in _END_TO_PB.items() if k is not None
     },
+    **{
+        enum.full_name: engine_names(enum)
+        for enum in (pb.RoundEndReason.DESCRIPTOR, pb.Stalemate.DESCRIPTOR)
+    },
 }
+# and the proto's value names -> the engine's values (what a message's JSON form holds)
+_ENUM_FROM_NAME: dict[str, dict[str, Any]] = {
+    name: {pb.DESCRIPTOR.enum_types_by_name[name.removeprefix("glintwick.v1.")]
+           .values_by_number[number].name: value for value, number in table.items()}
+    for name, table in _ENUM_TO_PB.items()
+}  # fmt: skip
 
 
 def fill_plain(message: Message, values: Mapping[str, Any]) -> None:
@@ -372,12 +428,12 @@ def fill_event(
 ) -> None:
     """Write an event (its type, seat and the payload as a viewer sees it, plain) into
     an empty ``out``."""
-    out.version = version
-    out.type = kind
-    if seat is not None:
-        out.seat = seat
     if kind not in EVENT_CASES:
         raise TypeError(f"no Event.payload case for the event type {kind!r}")
+    out.version = version
+    out.type = EVENT_TYPE_TO_PB[kind]
+    if seat is not None:
+        out.seat = seat
     inner = getattr(out, kind)
     inner.SetInParent()
     fill_plain(inner, payload)

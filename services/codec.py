@@ -22,9 +22,9 @@ from glintwick.convert import (
     KIND_FROM_PB,
     KIND_TO_PB,
     fill_event,
+    fill_rules,
     fill_struct,
     rules_from_pb,
-    rules_to_pb,
     struct_plain,
 )
 from glintwick.storage.v1 import storage_pb2 as spb
@@ -285,9 +285,20 @@ _FIELDS: tuple[_Scalar | _Optional | _Repeated | _Nested, ...] = (
 STATE_FIELDS = frozenset(field.name for field in _FIELDS) | {"rules"}
 
 
-def state_to_pb(state: GameState, rules_message: pb.RuleSet | None = None) -> spb.EngineState:
+def stored_rules(rules: RuleSet) -> spb.StoredRuleSet:
+    """A rule set as the store keeps it (the engine's names of its enums but the meld
+    kind: the API's RuleSet of 0.2.0, byte for byte)."""
+    message = spb.StoredRuleSet()
+    fill_rules(message, rules)
+    return message
+
+
+def state_to_pb(
+    state: GameState, rules_message: spb.StoredRuleSet | None = None
+) -> spb.EngineState:
     message = spb.EngineState()
-    message.rules.CopyFrom(rules_message if rules_message is not None else rules_to_pb(state.rules))
+    rules = rules_message if rules_message is not None else stored_rules(state.rules)
+    message.rules.CopyFrom(rules)
     for field in _FIELDS:
         field.write(message, state)
     return message
@@ -314,10 +325,10 @@ def _rewrite(field: Any, values: Any) -> None:
 
 def _write_update() -> Callable[[spb.EngineState, GameState, GameState], None]:
     """:func:`update_state_pb`, compiled from the rewrite lines of _FIELDS."""
-    scope: dict[str, Any] = {"rewrite": _rewrite, "rules_to_pb": rules_to_pb}
+    scope: dict[str, Any] = {"rewrite": _rewrite, "stored_rules": stored_rules}
     body = [
         "if after.rules is not before.rules and after.rules != before.rules:",
-        "    message.rules.CopyFrom(rules_to_pb(after.rules))",
+        "    message.rules.CopyFrom(stored_rules(after.rules))",
     ]
     for field in _FIELDS:
         lines, names = field.update_source()

@@ -23,7 +23,7 @@ from engine.cards import Card, card
 from engine.game import GameState, Phase
 from engine.melds import Meld
 from engine.rulesets import RuleSet
-from glintwick.convert import meld_from_pb
+from glintwick.convert import PHASE_FROM_PB, meld_from_pb
 from glintwick.v1 import game_pb2 as pb
 
 __all__ = ["Bot", "Situation"]
@@ -100,7 +100,7 @@ class Situation(NamedTuple):
             rules=rules,
             round_number=view.round,
             seat=seat,
-            phase=view.phase,
+            phase=PHASE_FROM_PB[view.phase].value,
             hand=tuple(hand),
             opened=players[seat].opened if seat < len(players) else False,
             table=tuple([meld_from_pb(m, decks) for m in view.table]),

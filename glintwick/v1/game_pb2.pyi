@@ -58,6 +58,34 @@ MELD_KIND_RUN: MeldKind.ValueType  # 2
 """A run (sequence): consecutive ranks of one suit."""
 Global___MeldKind: _TypeAlias = MeldKind  # noqa: Y015
 
+class _Stalemate:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _StalemateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Stalemate.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    STALEMATE_UNSPECIFIED: _Stalemate.ValueType  # 0
+    """None: refused in a custom rule set (INVALID_RULE_SET)."""
+    STALEMATE_EXHAUSTIONS: _Stalemate.ValueType  # 1
+    """The max_exhaustions-th stock exhaustion ends the round (whiskertrail)."""
+    STALEMATE_DRY: _Stalemate.ValueType  # 2
+    """A draw that finds the stock and the discards dry ends the round (contract; needs
+    a turn_cap).
+    """
+
+class Stalemate(_Stalemate, metaclass=_StalemateEnumTypeWrapper):
+    """How a round ends when nobody goes out (RuleSet.stalemate)."""
+
+STALEMATE_UNSPECIFIED: Stalemate.ValueType  # 0
+"""None: refused in a custom rule set (INVALID_RULE_SET)."""
+STALEMATE_EXHAUSTIONS: Stalemate.ValueType  # 1
+"""The max_exhaustions-th stock exhaustion ends the round (whiskertrail)."""
+STALEMATE_DRY: Stalemate.ValueType  # 2
+"""A draw that finds the stock and the discards dry ends the round (contract; needs
+a turn_cap).
+"""
+Global___Stalemate: _TypeAlias = Stalemate  # noqa: Y015
+
 class _DrawSource:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -116,6 +144,188 @@ RUN_END_LOW: RunEnd.ValueType  # 1
 RUN_END_HIGH: RunEnd.ValueType  # 2
 """After the run's last card."""
 Global___RunEnd: _TypeAlias = RunEnd  # noqa: Y015
+
+class _ClaimAnswer:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ClaimAnswerEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ClaimAnswer.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CLAIM_ANSWER_UNSPECIFIED: _ClaimAnswer.ValueType  # 0
+    """Not answered yet."""
+    CLAIM_ANSWER_CLAIM: _ClaimAnswer.ValueType  # 1
+    """It claims the discard."""
+    CLAIM_ANSWER_PASS: _ClaimAnswer.ValueType  # 2
+    """It passes."""
+
+class ClaimAnswer(_ClaimAnswer, metaclass=_ClaimAnswerEnumTypeWrapper):
+    """A seat's answer to an open May I? window."""
+
+CLAIM_ANSWER_UNSPECIFIED: ClaimAnswer.ValueType  # 0
+"""Not answered yet."""
+CLAIM_ANSWER_CLAIM: ClaimAnswer.ValueType  # 1
+"""It claims the discard."""
+CLAIM_ANSWER_PASS: ClaimAnswer.ValueType  # 2
+"""It passes."""
+Global___ClaimAnswer: _TypeAlias = ClaimAnswer  # noqa: Y015
+
+class _Phase:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PHASE_UNSPECIFIED: _Phase.ValueType  # 0
+    """Never sent."""
+    PHASE_DRAW: _Phase.ValueType  # 1
+    """The current seat's draw."""
+    PHASE_PLAY: _Phase.ValueType  # 2
+    """The current seat has drawn: melds, lay-offs, swaps, then a discard (or EndTurn)."""
+    PHASE_CLAIM: _Phase.ValueType  # 3
+    """A May I? window is open: the seats of to_act answer (claim or pass)."""
+    PHASE_GAME_OVER: _Phase.ValueType  # 4
+    """The game is over (finished or abandoned)."""
+
+class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
+    """What a game waits for (View.phase)."""
+
+PHASE_UNSPECIFIED: Phase.ValueType  # 0
+"""Never sent."""
+PHASE_DRAW: Phase.ValueType  # 1
+"""The current seat's draw."""
+PHASE_PLAY: Phase.ValueType  # 2
+"""The current seat has drawn: melds, lay-offs, swaps, then a discard (or EndTurn)."""
+PHASE_CLAIM: Phase.ValueType  # 3
+"""A May I? window is open: the seats of to_act answer (claim or pass)."""
+PHASE_GAME_OVER: Phase.ValueType  # 4
+"""The game is over (finished or abandoned)."""
+Global___Phase: _TypeAlias = Phase  # noqa: Y015
+
+class _EventType:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    EVENT_TYPE_UNSPECIFIED: _EventType.ValueType  # 0
+    """Never sent."""
+    EVENT_TYPE_ROUND_STARTED: _EventType.ValueType  # 1
+    """round_started: a round is dealt."""
+    EVENT_TYPE_TURN_STARTED: _EventType.ValueType  # 2
+    """turn_started: a seat's turn starts."""
+    EVENT_TYPE_DREW: _EventType.ValueType  # 3
+    """drew: a seat drew a card."""
+    EVENT_TYPE_STOCK_EXHAUSTED: _EventType.ValueType  # 4
+    """stock_exhausted: the stock ran out."""
+    EVENT_TYPE_STOCK_RESHUFFLED: _EventType.ValueType  # 5
+    """stock_reshuffled: the discard pile became the new stock."""
+    EVENT_TYPE_STOCK_NOT_RESHUFFLED: _EventType.ValueType  # 6
+    """stock_not_reshuffled: a reshuffle found nothing to shuffle."""
+    EVENT_TYPE_LAID_CONTRACT: _EventType.ValueType  # 7
+    """laid_contract: a seat laid the round's contract."""
+    EVENT_TYPE_LAID_OFF: _EventType.ValueType  # 8
+    """laid_off: a seat laid a card off onto a meld."""
+    EVENT_TYPE_EXTRA_MELD: _EventType.ValueType  # 9
+    """extra_meld: a seat laid a meld beyond its contract."""
+    EVENT_TYPE_JOKER_SWAPPED: _EventType.ValueType  # 10
+    """joker_swapped: a seat swapped a natural card for a run's joker."""
+    EVENT_TYPE_DISCARDED: _EventType.ValueType  # 11
+    """discarded: a seat discarded."""
+    EVENT_TYPE_CLAIM_WINDOW_OPENED: _EventType.ValueType  # 12
+    """claim_window_opened: a May I? window opened on a discard."""
+    EVENT_TYPE_CLAIM_ANSWERED: _EventType.ValueType  # 13
+    """claim_answered: a seat claimed or passed."""
+    EVENT_TYPE_CLAIM_AWARDED: _EventType.ValueType  # 14
+    """claim_awarded: a claimant took the discard."""
+    EVENT_TYPE_CLAIM_WINDOW_CLOSED: _EventType.ValueType  # 15
+    """claim_window_closed: a May I? window closed."""
+    EVENT_TYPE_TURN_ENDED: _EventType.ValueType  # 16
+    """turn_ended: a seat's turn ended."""
+    EVENT_TYPE_ROUND_ENDED: _EventType.ValueType  # 17
+    """round_ended: a round ended and was scored."""
+    EVENT_TYPE_GAME_ENDED: _EventType.ValueType  # 18
+    """game_ended: the last round ended."""
+    EVENT_TYPE_GAME_ABANDONED: _EventType.ValueType  # 19
+    """game_abandoned: nobody moved for the server's idle limit."""
+
+class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
+    """An event's type (Event.type): each value names the Event.payload case of its type
+    (EVENT_TYPE_DREW: `drew`, a DrewEvent), its name less the prefix, in lower case.
+    """
+
+EVENT_TYPE_UNSPECIFIED: EventType.ValueType  # 0
+"""Never sent."""
+EVENT_TYPE_ROUND_STARTED: EventType.ValueType  # 1
+"""round_started: a round is dealt."""
+EVENT_TYPE_TURN_STARTED: EventType.ValueType  # 2
+"""turn_started: a seat's turn starts."""
+EVENT_TYPE_DREW: EventType.ValueType  # 3
+"""drew: a seat drew a card."""
+EVENT_TYPE_STOCK_EXHAUSTED: EventType.ValueType  # 4
+"""stock_exhausted: the stock ran out."""
+EVENT_TYPE_STOCK_RESHUFFLED: EventType.ValueType  # 5
+"""stock_reshuffled: the discard pile became the new stock."""
+EVENT_TYPE_STOCK_NOT_RESHUFFLED: EventType.ValueType  # 6
+"""stock_not_reshuffled: a reshuffle found nothing to shuffle."""
+EVENT_TYPE_LAID_CONTRACT: EventType.ValueType  # 7
+"""laid_contract: a seat laid the round's contract."""
+EVENT_TYPE_LAID_OFF: EventType.ValueType  # 8
+"""laid_off: a seat laid a card off onto a meld."""
+EVENT_TYPE_EXTRA_MELD: EventType.ValueType  # 9
+"""extra_meld: a seat laid a meld beyond its contract."""
+EVENT_TYPE_JOKER_SWAPPED: EventType.ValueType  # 10
+"""joker_swapped: a seat swapped a natural card for a run's joker."""
+EVENT_TYPE_DISCARDED: EventType.ValueType  # 11
+"""discarded: a seat discarded."""
+EVENT_TYPE_CLAIM_WINDOW_OPENED: EventType.ValueType  # 12
+"""claim_window_opened: a May I? window opened on a discard."""
+EVENT_TYPE_CLAIM_ANSWERED: EventType.ValueType  # 13
+"""claim_answered: a seat claimed or passed."""
+EVENT_TYPE_CLAIM_AWARDED: EventType.ValueType  # 14
+"""claim_awarded: a claimant took the discard."""
+EVENT_TYPE_CLAIM_WINDOW_CLOSED: EventType.ValueType  # 15
+"""claim_window_closed: a May I? window closed."""
+EVENT_TYPE_TURN_ENDED: EventType.ValueType  # 16
+"""turn_ended: a seat's turn ended."""
+EVENT_TYPE_ROUND_ENDED: EventType.ValueType  # 17
+"""round_ended: a round ended and was scored."""
+EVENT_TYPE_GAME_ENDED: EventType.ValueType  # 18
+"""game_ended: the last round ended."""
+EVENT_TYPE_GAME_ABANDONED: EventType.ValueType  # 19
+"""game_abandoned: nobody moved for the server's idle limit."""
+Global___EventType: _TypeAlias = EventType  # noqa: Y015
+
+class _RoundEndReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RoundEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RoundEndReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ROUND_END_REASON_UNSPECIFIED: _RoundEndReason.ValueType  # 0
+    """Never sent."""
+    ROUND_END_REASON_WENT_OUT: _RoundEndReason.ValueType  # 1
+    """A seat went out (the event's seat)."""
+    ROUND_END_REASON_EXHAUSTIONS: _RoundEndReason.ValueType  # 2
+    """The rule set's max_exhaustions-th stock exhaustion (STALEMATE_EXHAUSTIONS)."""
+    ROUND_END_REASON_TURN_CAP: _RoundEndReason.ValueType  # 3
+    """The rule set's turn_cap of completed turns."""
+    ROUND_END_REASON_DRY: _RoundEndReason.ValueType  # 4
+    """A draw found the stock and the discards dry (STALEMATE_DRY)."""
+
+class RoundEndReason(_RoundEndReason, metaclass=_RoundEndReasonEnumTypeWrapper):
+    """Why a round ended (RoundEndedEvent.reason; docs/RULES.md)."""
+
+ROUND_END_REASON_UNSPECIFIED: RoundEndReason.ValueType  # 0
+"""Never sent."""
+ROUND_END_REASON_WENT_OUT: RoundEndReason.ValueType  # 1
+"""A seat went out (the event's seat)."""
+ROUND_END_REASON_EXHAUSTIONS: RoundEndReason.ValueType  # 2
+"""The rule set's max_exhaustions-th stock exhaustion (STALEMATE_EXHAUSTIONS)."""
+ROUND_END_REASON_TURN_CAP: RoundEndReason.ValueType  # 3
+"""The rule set's turn_cap of completed turns."""
+ROUND_END_REASON_DRY: RoundEndReason.ValueType  # 4
+"""A draw found the stock and the discards dry (STALEMATE_DRY)."""
+Global___RoundEndReason: _TypeAlias = RoundEndReason  # noqa: Y015
 
 @_typing.final
 class MeldRequirement(_message.Message):
@@ -308,16 +518,17 @@ class RuleSet(_message.Message):
     """
     claim_penalty_cards: _builtins.int
     """Cards a claim's winner also takes from the stock, 0..10 (contract: 1)."""
-    stalemate: _builtins.str
-    """How a round ends when nobody goes out: "exhaustions" (the max_exhaustions-th
-    stock exhaustion ends it; whiskertrail) or "dry" (a draw finds stock and
-    discards dry; contract; needs a turn_cap). Anything else: INVALID_RULE_SET.
+    stalemate: Global___Stalemate.ValueType
+    """How a round ends when nobody goes out: STALEMATE_EXHAUSTIONS (the
+    max_exhaustions-th stock exhaustion ends it; whiskertrail) or STALEMATE_DRY (a
+    draw finds stock and discards dry; contract; needs a turn_cap).
+    STALEMATE_UNSPECIFIED: INVALID_RULE_SET.
     """
     max_exhaustions: _builtins.int
     """With "exhaustions": the exhaustion that ends the round, 1..100 (whiskertrail: 3)."""
     turn_cap: _builtins.int
     """A round also ends after this many completed turns, 1..10000 (both presets:
-    200); absent: no cap (not with the "dry" stalemate).
+    200); absent: no cap (not with STALEMATE_DRY).
     """
     hash: _builtins.str
     """Output only (ignored in a request): the stable hash of every field above, 16
@@ -356,7 +567,7 @@ class RuleSet(_message.Message):
         joker_swap: _builtins.bool = ...,
         may_i: _builtins.bool = ...,
         claim_penalty_cards: _builtins.int = ...,
-        stalemate: _builtins.str = ...,
+        stalemate: Global___Stalemate.ValueType = ...,
         max_exhaustions: _builtins.int = ...,
         turn_cap: _builtins.int | None = ...,
         hash: _builtins.str = ...,
@@ -480,7 +691,9 @@ class Meld(_message.Message):
     suit: _builtins.str
     """A run: C, D, H or S; empty for a set."""
     owner: _builtins.int
-    """The seat that laid it (lay-offs onto it do not change it)."""
+    """The seat that laid it (lay-offs onto it do not change it); absent for a meld
+    nobody laid (AnalyseHand's).
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
         """Its cards. A run: in rank order (a joker stands for its place)."""
@@ -492,14 +705,16 @@ class Meld(_message.Message):
         kind: Global___MeldKind.ValueType = ...,
         rank: _builtins.int = ...,
         suit: _builtins.str = ...,
-        owner: _builtins.int = ...,
+        owner: _builtins.int | None = ...,
         cards: _abc.Iterable[Global___Card] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_owner", b"_owner", "owner", b"owner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "index", b"index", "kind", b"kind", "owner", b"owner", "rank", b"rank", "suit", b"suit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_owner", b"_owner", "cards", b"cards", "index", b"index", "kind", b"kind", "owner", b"owner", "rank", b"rank", "suit", b"suit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__owner: _TypeAlias = _typing.Literal["owner"]  # noqa: Y015
+    _WhichOneofArgType__owner: _TypeAlias = _typing.Literal["_owner", b"_owner"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__owner) -> _WhichOneofReturnType__owner | None: ...
 
 Global___Meld: _TypeAlias = Meld  # noqa: Y015
 
@@ -1396,13 +1611,13 @@ class ClaimAnswerInfo(_message.Message):
     ANSWER_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The answering seat."""
-    answer: _builtins.str
-    """"claim", "pass", or empty: not answered yet."""
+    answer: Global___ClaimAnswer.ValueType
+    """Its answer; CLAIM_ANSWER_UNSPECIFIED: not answered yet."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
-        answer: _builtins.str = ...,
+        answer: Global___ClaimAnswer.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -1507,10 +1722,10 @@ class View(_message.Message):
     """The current round, from 1."""
     rounds: _builtins.int
     """How many rounds the game has (the rule set's contracts)."""
-    phase: _builtins.str
-    """What the game waits for: "draw" (the current seat's draw), "play" (the current
-    seat has drawn: melds, lay-offs, a discard), "claim" (a May I? window is open)
-    or "game_over".
+    phase: Global___Phase.ValueType
+    """What the game waits for: PHASE_DRAW (the current seat's draw), PHASE_PLAY (the
+    current seat has drawn: melds, lay-offs, a discard), PHASE_CLAIM (a May I?
+    window is open) or PHASE_GAME_OVER.
     """
     current: _builtins.int
     """The seat whose turn it is."""
@@ -1533,7 +1748,7 @@ class View(_message.Message):
     may_act: _builtins.bool
     """Whether the seat is among to_act; false for a spectator."""
     has_drawn: _builtins.bool
-    """Whether it is the seat's turn and it has drawn (phase "play"); false for a
+    """Whether it is the seat's turn and it has drawn (PHASE_PLAY); false for a
     spectator.
     """
     deadline_unix: _builtins.float
@@ -1579,7 +1794,7 @@ class View(_message.Message):
 
     @_builtins.property
     def claim(self) -> Global___ClaimWindow:
-        """The open May I? window; absent unless phase is "claim"."""
+        """The open May I? window; absent unless phase is PHASE_CLAIM."""
 
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
@@ -1601,7 +1816,7 @@ class View(_message.Message):
         round: _builtins.int = ...,
         rounds: _builtins.int = ...,
         contract: Global___Contract | None = ...,
-        phase: _builtins.str = ...,
+        phase: Global___Phase.ValueType = ...,
         current: _builtins.int = ...,
         to_act: _abc.Iterable[_builtins.int] | None = ...,
         players: _abc.Iterable[Global___PlayerInfo] | None = ...,
@@ -1778,8 +1993,10 @@ class Event(_message.Message):
     GAME_ABANDONED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """the game version this event's action produced"""
-    type: _builtins.str
-    """The event's type: the name of the `payload` case it carries ("drew", ...)."""
+    type: Global___EventType.ValueType
+    """The event's type: EVENT_TYPE_ and the name of the `payload` case it carries in
+    upper case (EVENT_TYPE_DREW: `drew`).
+    """
     seat: _builtins.int
     """The acting seat (see each payload for its meaning); absent for round_started,
     stock_exhausted, stock_reshuffled, stock_not_reshuffled, game_ended, and for
@@ -1794,85 +2011,85 @@ class Event(_message.Message):
     """
     @_builtins.property
     def round_started(self) -> Global___RoundStartedEvent:
-        """type "round_started": a RoundStartedEvent"""
+        """EVENT_TYPE_ROUND_STARTED: a RoundStartedEvent"""
 
     @_builtins.property
     def turn_started(self) -> Global___TurnStartedEvent:
-        """type "turn_started": a TurnStartedEvent"""
+        """EVENT_TYPE_TURN_STARTED: a TurnStartedEvent"""
 
     @_builtins.property
     def drew(self) -> Global___DrewEvent:
-        """type "drew": a DrewEvent"""
+        """EVENT_TYPE_DREW: a DrewEvent"""
 
     @_builtins.property
     def stock_exhausted(self) -> Global___StockExhaustedEvent:
-        """type "stock_exhausted": a StockExhaustedEvent"""
+        """EVENT_TYPE_STOCK_EXHAUSTED: a StockExhaustedEvent"""
 
     @_builtins.property
     def stock_reshuffled(self) -> Global___StockReshuffledEvent:
-        """type "stock_reshuffled": a StockReshuffledEvent"""
+        """EVENT_TYPE_STOCK_RESHUFFLED: a StockReshuffledEvent"""
 
     @_builtins.property
     def stock_not_reshuffled(self) -> Global___StockNotReshuffledEvent:
-        """type "stock_not_reshuffled": a StockNotReshuffledEvent"""
+        """EVENT_TYPE_STOCK_NOT_RESHUFFLED: a StockNotReshuffledEvent"""
 
     @_builtins.property
     def laid_contract(self) -> Global___LaidContractEvent:
-        """type "laid_contract": a LaidContractEvent"""
+        """EVENT_TYPE_LAID_CONTRACT: a LaidContractEvent"""
 
     @_builtins.property
     def laid_off(self) -> Global___LaidOffEvent:
-        """type "laid_off": a LaidOffEvent"""
+        """EVENT_TYPE_LAID_OFF: a LaidOffEvent"""
 
     @_builtins.property
     def extra_meld(self) -> Global___ExtraMeldEvent:
-        """type "extra_meld": a ExtraMeldEvent"""
+        """EVENT_TYPE_EXTRA_MELD: an ExtraMeldEvent"""
 
     @_builtins.property
     def joker_swapped(self) -> Global___JokerSwappedEvent:
-        """type "joker_swapped": a JokerSwappedEvent"""
+        """EVENT_TYPE_JOKER_SWAPPED: a JokerSwappedEvent"""
 
     @_builtins.property
     def discarded(self) -> Global___DiscardedEvent:
-        """type "discarded": a DiscardedEvent"""
+        """EVENT_TYPE_DISCARDED: a DiscardedEvent"""
 
     @_builtins.property
     def claim_window_opened(self) -> Global___ClaimWindowOpenedEvent:
-        """type "claim_window_opened": a ClaimWindowOpenedEvent"""
+        """EVENT_TYPE_CLAIM_WINDOW_OPENED: a ClaimWindowOpenedEvent"""
 
     @_builtins.property
     def claim_answered(self) -> Global___ClaimAnsweredEvent:
-        """type "claim_answered": a ClaimAnsweredEvent"""
+        """EVENT_TYPE_CLAIM_ANSWERED: a ClaimAnsweredEvent"""
 
     @_builtins.property
     def claim_awarded(self) -> Global___ClaimAwardedEvent:
-        """type "claim_awarded": a ClaimAwardedEvent"""
+        """EVENT_TYPE_CLAIM_AWARDED: a ClaimAwardedEvent"""
 
     @_builtins.property
     def claim_window_closed(self) -> Global___ClaimWindowClosedEvent:
-        """type "claim_window_closed": a ClaimWindowClosedEvent"""
+        """EVENT_TYPE_CLAIM_WINDOW_CLOSED: a ClaimWindowClosedEvent"""
 
     @_builtins.property
     def turn_ended(self) -> Global___TurnEndedEvent:
-        """type "turn_ended": a TurnEndedEvent"""
+        """EVENT_TYPE_TURN_ENDED: a TurnEndedEvent"""
 
     @_builtins.property
     def round_ended(self) -> Global___RoundEndedEvent:
-        """type "round_ended": a RoundEndedEvent"""
+        """EVENT_TYPE_ROUND_ENDED: a RoundEndedEvent"""
 
     @_builtins.property
     def game_ended(self) -> Global___GameEndedEvent:
-        """type "game_ended": a GameEndedEvent"""
+        """EVENT_TYPE_GAME_ENDED: a GameEndedEvent"""
 
     @_builtins.property
     def game_abandoned(self) -> Global___GameAbandonedEvent:
-        """type "game_abandoned": a GameAbandonedEvent"""
+        """EVENT_TYPE_GAME_ABANDONED: a GameAbandonedEvent"""
 
     def __init__(
         self,
         *,
         version: _builtins.int = ...,
-        type: _builtins.str = ...,
+        type: Global___EventType.ValueType = ...,
         seat: _builtins.int | None = ...,
         index: _builtins.int = ...,
         cursor: _builtins.str = ...,
@@ -2432,8 +2649,8 @@ class RoundEndedEvent(_message.Message):
     ROUND_SEED_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     """the round that ended, from 1"""
-    reason: _builtins.str
-    """Why: "went_out" | "exhaustions" | "turn_cap" | "dry" (docs/RULES.md)."""
+    reason: Global___RoundEndReason.ValueType
+    """why it ended"""
     round_seed: _builtins.str
     """Lowercase hex: this round's seed, revealed (its SHA-256 is round_started's
     commitment; docs/SHUFFLE.md).
@@ -2450,7 +2667,7 @@ class RoundEndedEvent(_message.Message):
         self,
         *,
         round: _builtins.int = ...,
-        reason: _builtins.str = ...,
+        reason: Global___RoundEndReason.ValueType = ...,
         penalties: _abc.Iterable[_builtins.int] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         round_seed: _builtins.str = ...,
@@ -2837,7 +3054,7 @@ class AnalyseHandResponse(_message.Message):
     @_builtins.property
     def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]:
         """The best selection's melds (most points, then fewest jokers, then smallest
-        card ids), indexed from 0, owner -1 (not laid); empty when not feasible.
+        card ids), indexed from 0, with no owner (not laid); empty when not feasible.
         """
 
     @_builtins.property

@@ -387,7 +387,7 @@ class Campaign:
                     if item.HasField("event"):
                         received.append((item.event.version, item.event.index))
                         cursor = item.event.cursor
-                        if item.event.type == "game_ended":
+                        if item.event.type == pb.EVENT_TYPE_GAME_ENDED:
                             return
                 return
             except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError) as exc:

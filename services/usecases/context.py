@@ -23,7 +23,6 @@ from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
-from glintwick.v1 import game_pb2 as pb
 from services import codec
 from services.config import Network, Quotas, Rate
 from services.errors import ServiceError, invalid, not_found
@@ -197,7 +196,7 @@ class Context:
         self.remember(record.game_id, loaded)
         return loaded
 
-    def _rules(self, message: pb.RuleSet) -> RuleSet:
+    def _rules(self, message: spb.StoredRuleSet) -> RuleSet:
         blob = message.SerializeToString(deterministic=True)
         rules = self._rules_cache.get(blob)
         if rules is None:

@@ -132,7 +132,7 @@ async def _create(
         deadlines=request.deadlines,
         arranged=bool(orders),
     )
-    record.state.CopyFrom(codec.state_to_pb(state, convert.rules_to_pb(rules)))
+    record.state.CopyFrom(codec.state_to_pb(state, codec.stored_rules(rules)))
     record.deadline_unix = next_deadline(record, None, state, ctx.config.clock)
     try:
         # one write with its index entries: a crash cannot leave a bots-only

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.game import GameState, Phase
+from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services.store.base import CellTake, LogItem, Write
@@ -185,7 +186,7 @@ def game_message(loaded: Loaded) -> pb.Game:
     record = loaded.record
     return pb.Game(
         game_id=record.game_id,
-        rule_set=record.state.rules,
+        rule_set=convert.rules_to_pb(loaded.state.rules),
         seats=loaded.state.seats,
         seat_info=seat_infos(record),
         version=loaded.version,

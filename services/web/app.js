@@ -212,6 +212,21 @@ function takeDiscard(v) {
   v.discardTop = v.pile.length ? v.pile[v.pile.length - 1] : null;
 }
 
+// An event's payload: the member its type names (EVENT_TYPE_ROUND_STARTED: roundStarted).
+function payloadOf(ev) {
+  const key = ev.type.slice("EVENT_TYPE_".length).toLowerCase().replace(/_(\w)/g, (_, c) => c.toUpperCase());
+  return ev[key] || {};
+}
+
+// why a round ended (RoundEndReason), for people
+const ROUND_END_REASONS = {
+  ROUND_END_REASON_WENT_OUT: "went out",
+  ROUND_END_REASON_EXHAUSTIONS: "exhaustions",
+  ROUND_END_REASON_TURN_CAP: "turn cap",
+  ROUND_END_REASON_DRY: "dry",
+};
+const reasonText = (reason) => ROUND_END_REASONS[reason] || reason;
+
 // The page keeps the last full view (a snapshot or a prompt's) and applies the public
 // events after it, so other seats' moves show one at a time, at the chosen pace.
 function applyEvent(t, ev) {
@@ -220,63 +235,63 @@ function applyEvent(t, ev) {
   const p = seat === undefined ? null : v.players[seat];
   const mine = seat !== undefined && seat === t.seat;
   const removeFromHand = (ids) => { v.hand = v.hand.filter((c) => !ids.includes(c.id)); };
-  const data = ev[ev.type.replace(/_(\w)/g, (_, c) => c.toUpperCase())] || {};
+  const data = payloadOf(ev);
   switch (ev.type) {
-    case "round_started":
+    case "EVENT_TYPE_ROUND_STARTED":
       v.round = data.round; v.rounds = data.rounds; v.contract = data.contract; v.table = [];
       v.discardTop = data.upcard || null; v.discardSize = data.upcard ? 1 : 0; v.stockSize = data.stockSize;
       v.pile = data.upcard ? [data.upcard] : [];
       for (const pl of v.players) { pl.handSize = data.handSize; pl.opened = false; }
       if (data.hand && data.hand.length) v.hand = data.hand;
       else if (t.seat !== null) v.hand = [];
-      v.current = data.firstSeat; v.phase = "draw"; v.commitment = data.commitment; v.claim = null;
+      v.current = data.firstSeat; v.phase = "PHASE_DRAW"; v.commitment = data.commitment; v.claim = null;
       break;
-    case "turn_started": v.current = seat; v.phase = "draw"; v.claim = null; break;
-    case "drew":
+    case "EVENT_TYPE_TURN_STARTED": v.current = seat; v.phase = "PHASE_DRAW"; v.claim = null; break;
+    case "EVENT_TYPE_DREW":
       p.handSize += 1; v.stockSize = data.stockSize; v.discardSize = data.discardSize;
       if (data.source === "DRAW_SOURCE_DISCARD") takeDiscard(v);
       if (mine && data.card) v.hand.push(data.card);
-      v.phase = "play";
+      v.phase = "PHASE_PLAY";
       break;
-    case "laid_contract":
+    case "EVENT_TYPE_LAID_CONTRACT":
       for (const m of data.melds || []) { v.table[m.index] = m; p.handSize -= m.cards.length; if (mine) removeFromHand(m.cards.map((c) => c.id)); }
       p.opened = true;
       break;
-    case "laid_off":
+    case "EVENT_TYPE_LAID_OFF":
       v.table[data.meld.index] = data.meld; p.handSize -= 1; if (mine) removeFromHand([data.card.id]);
       break;
-    case "extra_meld":
+    case "EVENT_TYPE_EXTRA_MELD":
       v.table[data.meld.index] = data.meld; p.handSize -= data.meld.cards.length;
       if (mine) removeFromHand(data.meld.cards.map((c) => c.id));
       break;
-    case "joker_swapped":
+    case "EVENT_TYPE_JOKER_SWAPPED":
       v.table[data.meld.index] = data.meld;
       if (mine) { removeFromHand([data.card.id]); v.hand.push(data.joker); }
       break;
-    case "discarded":
+    case "EVENT_TYPE_DISCARDED":
       p.handSize -= 1; v.discardTop = data.card; v.discardSize = data.discardSize; v.pile.push(data.card);
       if (mine) removeFromHand([data.card.id]);
       break;
-    case "claim_window_opened": v.phase = "claim"; v.claim = { card: data.card, seats: data.seats || [], discarder: seat }; break;
-    case "claim_awarded":
+    case "EVENT_TYPE_CLAIM_WINDOW_OPENED": v.phase = "PHASE_CLAIM"; v.claim = { card: data.card, seats: data.seats || [], discarder: seat }; break;
+    case "EVENT_TYPE_CLAIM_AWARDED":
       p.handSize += 1 + num(data.penaltyCards); v.stockSize -= num(data.penaltyCards);
       v.discardSize -= 1; takeDiscard(v);
       if (mine) { v.hand.push(data.card); for (const c of data.penalty || []) v.hand.push(c); }
       break;
-    case "claim_window_closed": v.claim = null; break;
-    case "stock_reshuffled": v.stockSize = data.cards; v.discardSize = 1; v.pile = v.discardTop ? [v.discardTop] : []; break;
-    case "round_ended":
+    case "EVENT_TYPE_CLAIM_WINDOW_CLOSED": v.claim = null; break;
+    case "EVENT_TYPE_STOCK_RESHUFFLED": v.stockSize = data.cards; v.discardSize = 1; v.pile = v.discardTop ? [v.discardTop] : []; break;
+    case "EVENT_TYPE_ROUND_ENDED":
       t.roundEnd = { round: data.round, reason: data.reason, penalties: data.penalties || [], scores: data.scores || [],
         left: v.players.map((pl) => pl.handSize), contract: v.contract };
       v.players.forEach((pl, i) => { pl.score = (data.scores || [])[i] ?? pl.score; });
       break;
-    case "game_ended":
+    case "EVENT_TYPE_GAME_ENDED":
       t.gameEnd = { scores: data.scores || [], winners: data.winners || [], seed: data.seed };
-      v.gameOver = true; v.phase = "game_over";
+      v.gameOver = true; v.phase = "PHASE_GAME_OVER";
       break;
-    case "game_abandoned":
+    case "EVENT_TYPE_GAME_ABANDONED":
       t.gameEnd = { scores: data.scores || [], winners: [], seed: data.seed, abandoned: true };
-      v.gameOver = true; v.abandoned = true; v.phase = "game_over";
+      v.gameOver = true; v.abandoned = true; v.phase = "PHASE_GAME_OVER";
       break;
     default: break;
   }
@@ -284,26 +299,26 @@ function applyEvent(t, ev) {
 
 function describeEvent(t, ev) {
   const who = ev.seat === undefined ? "" : seatName(t.game, ev.seat, t.seat);
-  const data = ev[ev.type.replace(/_(\w)/g, (_, c) => c.toUpperCase())] || {};
+  const data = payloadOf(ev);
   const card = (c) => (c ? cardLabel(c.code) : "a card");
   switch (ev.type) {
-    case "round_started": return `Round ${data.round} of ${data.rounds} dealt: ${data.contract && data.contract.name ? data.contract.name : ""}.`;
-    case "turn_started": return `${who}'s turn.`;
-    case "drew": return data.source === "DRAW_SOURCE_DISCARD" ? `${who} took ${card(data.card)} from the discard pile.` : `${who} drew from the stock${data.card ? ` (${card(data.card)})` : ""}.`;
-    case "laid_contract": return `${who} laid the contract.`;
-    case "laid_off": return `${who} laid off ${card(data.card)}.`;
-    case "extra_meld": return `${who} laid another meld.`;
-    case "joker_swapped": return `${who} swapped ${card(data.card)} for a joker.`;
-    case "discarded": return `${who} discarded ${card(data.card)}.`;
-    case "claim_window_opened": return `May I? ${card(data.card)} can be claimed.`;
-    case "claim_answered": return `${who} ${data.claim ? "claims" : "passes"}.`;
-    case "claim_awarded": return `${who} takes ${card(data.card)} and ${num(data.penaltyCards)} penalty card(s).`;
-    case "claim_window_closed": return data.winner === undefined ? "Nobody claimed it." : "";
-    case "stock_exhausted": return `The stock ran out (${data.count}).`;
-    case "stock_reshuffled": return `The discard pile was shuffled into a new stock.`;
-    case "round_ended": return `Round ${data.round} is over (${data.reason.replace("_", " ")}).`;
-    case "game_ended": return `The game is over.`;
-    case "game_abandoned": return `The game ended: nobody moved for too long.`;
+    case "EVENT_TYPE_ROUND_STARTED": return `Round ${data.round} of ${data.rounds} dealt: ${data.contract && data.contract.name ? data.contract.name : ""}.`;
+    case "EVENT_TYPE_TURN_STARTED": return `${who}'s turn.`;
+    case "EVENT_TYPE_DREW": return data.source === "DRAW_SOURCE_DISCARD" ? `${who} took ${card(data.card)} from the discard pile.` : `${who} drew from the stock${data.card ? ` (${card(data.card)})` : ""}.`;
+    case "EVENT_TYPE_LAID_CONTRACT": return `${who} laid the contract.`;
+    case "EVENT_TYPE_LAID_OFF": return `${who} laid off ${card(data.card)}.`;
+    case "EVENT_TYPE_EXTRA_MELD": return `${who} laid another meld.`;
+    case "EVENT_TYPE_JOKER_SWAPPED": return `${who} swapped ${card(data.card)} for a joker.`;
+    case "EVENT_TYPE_DISCARDED": return `${who} discarded ${card(data.card)}.`;
+    case "EVENT_TYPE_CLAIM_WINDOW_OPENED": return `May I? ${card(data.card)} can be claimed.`;
+    case "EVENT_TYPE_CLAIM_ANSWERED": return `${who} ${data.claim ? "claims" : "passes"}.`;
+    case "EVENT_TYPE_CLAIM_AWARDED": return `${who} takes ${card(data.card)} and ${num(data.penaltyCards)} penalty card(s).`;
+    case "EVENT_TYPE_CLAIM_WINDOW_CLOSED": return data.winner === undefined ? "Nobody claimed it." : "";
+    case "EVENT_TYPE_STOCK_EXHAUSTED": return `The stock ran out (${data.count}).`;
+    case "EVENT_TYPE_STOCK_RESHUFFLED": return `The discard pile was shuffled into a new stock.`;
+    case "EVENT_TYPE_ROUND_ENDED": return `Round ${data.round} is over (${reasonText(data.reason)}).`;
+    case "EVENT_TYPE_GAME_ENDED": return `The game is over.`;
+    case "EVENT_TYPE_GAME_ABANDONED": return `The game ended: nobody moved for too long.`;
     default: return "";
   }
 }
@@ -361,7 +376,7 @@ async function connect(t) {
           if (ev && ev.cursor) t.receivedCursor = ev.cursor;
           // the stream is over for good once the game has ended (its session closed
           // without an error): nothing to reconnect for while the queue plays out
-          if ((ev && (ev.type === "game_ended" || ev.type === "game_abandoned")) || (kind === "closed" && !(data.closed && data.closed.error))) {
+          if ((ev && (ev.type === "EVENT_TYPE_GAME_ENDED" || ev.type === "EVENT_TYPE_GAME_ABANDONED")) || (kind === "closed" && !(data.closed && data.closed.error))) {
             t.streamOver = true;
           }
           t.queue.push({ kind, data }); pump(t);
@@ -396,7 +411,7 @@ async function pump(t) {
       } else if (msg.event) {
         const ev = msg.event;
         const version = num(ev.version);
-        if (version !== t.lastVersion && ev.seat !== t.seat && pace() > 0 && t.view && t.modelVersion >= 0 && !["round_started"].includes(ev.type)) {
+        if (version !== t.lastVersion && ev.seat !== t.seat && pace() > 0 && t.view && t.modelVersion >= 0 && !["EVENT_TYPE_ROUND_STARTED"].includes(ev.type)) {
           render(t);
           await sleep(pace());
         }
@@ -404,19 +419,19 @@ async function pump(t) {
         t.lastCursor = ev.cursor;
         if (t.prompt && version > num(t.prompt.version)) t.prompt = null;
         if (t.view && version > t.modelVersion) applyEvent(t, ev);
-        if (ev.type === "round_started") {
+        if (ev.type === "EVENT_TYPE_ROUND_STARTED") {
           const rs = ev.roundStarted;
           recordCommitment(t.id, rs.round, rs.commitment);
           if (rs.hand && rs.hand.length) recordDeal(t.id, rs.round, rs.hand, rs.upcard);
         }
         const text = describeEvent(t, ev);
-        if (text) { t.log.push(text); if (ev.seat !== t.seat || ev.type === "claim_awarded") announce(text); }
+        if (text) { t.log.push(text); if (ev.seat !== t.seat || ev.type === "EVENT_TYPE_CLAIM_AWARDED") announce(text); }
       } else if (msg.prompt) {
         if (num(msg.prompt.version) >= t.lastVersion) {
           installView(t, msg.prompt.view);
           t.prompt = msg.prompt;
           t.preview = null;
-          if (msg.prompt.view.phase === "claim") announce("May I? You may claim the discard.");
+          if (msg.prompt.view.phase === "PHASE_CLAIM") announce("May I? You may claim the discard.");
           else announce("Your move.");
         }
       } else if (msg.closed) {
@@ -600,13 +615,13 @@ function seatsPanel(t) {
   return h("section", { class: "seats", "aria-labelledby": "seats-title" },
     h("h2", { id: "seats-title", class: "sr-only" }, "Players"),
     h("ul", {}, ...v.players.map((p, i) => {
-      const turn = !v.gameOver && (v.phase === "claim" ? (v.toAct || []).includes(i) : v.current === i);
-      return h("li", { class: `seat${turn ? " turn" : ""}${i === t.seat ? " me" : ""}`, "aria-current": turn && v.phase !== "claim" ? "true" : null },
+      const turn = !v.gameOver && (v.phase === "PHASE_CLAIM" ? (v.toAct || []).includes(i) : v.current === i);
+      return h("li", { class: `seat${turn ? " turn" : ""}${i === t.seat ? " me" : ""}`, "aria-current": turn && v.phase !== "PHASE_CLAIM" ? "true" : null },
         h("strong", {}, seatName(t.game, i, t.seat)),
         h("span", {}, ` · ${p.handSize} card${p.handSize === 1 ? "" : "s"}`),
         h("span", {}, ` · score ${p.score}`),
         p.opened ? h("span", {}, " · open") : null,
-        turn ? h("span", { class: "badge" }, v.phase === "claim" ? " deciding" : " to play") : null);
+        turn ? h("span", { class: "badge" }, v.phase === "PHASE_CLAIM" ? " deciding" : " to play") : null);
     })));
 }
 
@@ -684,16 +699,16 @@ function actionsPanel(t) {
   const actions = legal(t);
   const section = h("section", { class: "actions", "aria-labelledby": "actions-title" });
   const waiting = v.gameOver ? "The game is over." : t.acting ? "Sending your move…" :
-    v.phase === "claim" ? "A May I? window is open." : `Waiting for ${seatName(t.game, v.current, t.seat)}.`;
+    v.phase === "PHASE_CLAIM" ? "A May I? window is open." : `Waiting for ${seatName(t.game, v.current, t.seat)}.`;
   const free = t.game.seatInfo.filter((s) => !s.joined).length;
   if (free && !v.gameOver) {
     // (the engine would take a move now, but nobody else could answer it yet)
     section.append(h("h2", { id: "actions-title" }, "The game starts when every seat is taken"));
     return section;
   }
-  section.append(h("h2", { id: "actions-title" }, actions.length ? (v.phase === "claim" ? "Out of turn" : "Your move") : waiting));
+  section.append(h("h2", { id: "actions-title" }, actions.length ? (v.phase === "PHASE_CLAIM" ? "Out of turn" : "Your move") : waiting));
   if (!actions.length) return section;
-  if (v.phase === "claim") { section.append(claimPanel(t, actions)); return section; }
+  if (v.phase === "PHASE_CLAIM") { section.append(claimPanel(t, actions)); return section; }
   const buttons = h("div", { class: "buttons" });
   for (const a of actions) {
     if (a.draw) {
@@ -839,7 +854,7 @@ function roundEndPanel(t) {
   const r = t.roundEnd;
   const body = r.scores.map((s, i) => [seatName(t.game, i, t.seat), r.left[i], r.penalties[i] ?? 0, s]);
   return h("section", { class: "panel round-end", id: "round-end", "aria-labelledby": "round-end-title" },
-    h("h2", { id: "round-end-title" }, `Round ${r.round} is over (${r.reason.replace("_", " ")})`),
+    h("h2", { id: "round-end-title" }, `Round ${r.round} is over (${reasonText(r.reason)})`),
     scoreTable(t, "Scores after the round", { head: ["Player", "Cards left", "Penalty", "Total"], body }),
     h("button", { type: "button", id: "continue", onclick: () => { t.roundEnd = null; render(t); } }, "Continue"));
 }
@@ -853,7 +868,7 @@ function gameEndPanel(t) {
     : `Game over: ${winners.join(" and ")} ${winners.length > 1 ? "share the win" : "wins"}`;
   return h("section", { class: "panel game-end", id: "game-end", "aria-labelledby": "game-end-title" },
     h("h2", { id: "game-end-title" }, title),
-    t.roundEnd ? scoreTable(t, `Round ${t.roundEnd.round} (${t.roundEnd.reason.replace("_", " ")})`, {
+    t.roundEnd ? scoreTable(t, `Round ${t.roundEnd.round} (${reasonText(t.roundEnd.reason)})`, {
       head: ["Player", "Cards left", "Penalty", "Total"],
       body: t.roundEnd.scores.map((s, i) => [seatName(t.game, i, t.seat), t.roundEnd.left[i], t.roundEnd.penalties[i] ?? 0, s]),
     }) : null,
@@ -891,12 +906,12 @@ async function replayScreen(id) {
   const seen = seenCommitments(id);
   const rounds = Object.entries(seen).map(([round, commitment]) => ({ round: Number(round), commitment, seenHere: true }));
   for (const ev of events) {
-    if (ev.type === "round_started") {
+    if (ev.type === "EVENT_TYPE_ROUND_STARTED") {
       const known = rounds.find((x) => x.round === ev.roundStarted.round);
       if (known) known.commitment = known.commitment === ev.roundStarted.commitment ? known.commitment : "differs from what this browser saw";
       else rounds.push({ round: ev.roundStarted.round, commitment: ev.roundStarted.commitment });
     }
-    if (ev.type === "round_ended") {
+    if (ev.type === "EVENT_TYPE_ROUND_ENDED") {
       const r = rounds.find((x) => x.round === ev.roundEnded.round);
       if (r) r.revealed = ev.roundEnded.roundSeed;
     }
@@ -925,9 +940,9 @@ async function replayScreen(id) {
   t.view = {
     rules: rules.name, seats: game.seats, round: 1, rounds: rules.contracts.length, contract: first,
     players: Array.from({ length: game.seats }, () => ({ handSize: 0, opened: false, score: 0 })),
-    table: [], hand: [], phase: "draw", current: 0, toAct: [],
+    table: [], hand: [], phase: "PHASE_DRAW", current: 0, toAct: [],
   };
-  applyEvent(t, { type: "round_started", roundStarted: {
+  applyEvent(t, { type: "EVENT_TYPE_ROUND_STARTED", roundStarted: {
     round: 1, rounds: rules.contracts.length, contract: first, firstSeat: 0, handSize: num(first.deal),
     stockSize: size - dealt - (rules.initialUpcard ? 1 : 0), upcard } });
   if (rules.initialUpcard && !upcard) t.view.discardSize = 1;
@@ -994,8 +1009,8 @@ async function checkDeals(id, game, replay, events) {
   const dealt = seenDeals(id);
   const mine = stored(id);
   const upcards = {};
-  for (const ev of events) if (ev.type === "round_started" && ev.roundStarted.upcard) upcards[ev.roundStarted.round] = ev.roundStarted.upcard.id;
-  const played = new Set(events.filter((e) => e.type === "round_started").map((e) => e.roundStarted.round));
+  for (const ev of events) if (ev.type === "EVENT_TYPE_ROUND_STARTED" && ev.roundStarted.upcard) upcards[ev.roundStarted.round] = ev.roundStarted.upcard.id;
+  const played = new Set(events.filter((e) => e.type === "EVENT_TYPE_ROUND_STARTED").map((e) => e.roundStarted.round));
   if (Object.keys(dealt).length) played.add(1);
   let checked = 0;
   const bad = [];

@@ -54,7 +54,7 @@ from glintwick_cli import start_server as start
 from services.config import ServerOptions
 from services.server import RunningServer
 from tests.support import eager_policy
-from tests.support.wire import payload_plain, unfloat, view_message
+from tests.support.wire import event_type, payload_plain, unfloat, view_message
 
 OPERATOR_TOKEN = "operator-e2e-credential"
 _HASH_ID = re.compile(r"#(\d+)")
@@ -147,8 +147,9 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 10.0)
 
 def event_data(event: pb.Event) -> dict[str, Any]:
     """An event's typed payload (its ``type``'s case) as plain data."""
-    assert event.WhichOneof("payload") == event.type, event
-    return payload_plain(getattr(event, event.type))
+    kind = event_type(event)
+    assert event.WhichOneof("payload") == kind, event
+    return payload_plain(getattr(event, kind))
 
 
 # --------------------------------------------------------------------------- plain forms
@@ -479,7 +480,7 @@ async def race_writers(
         view = await seats[0].view()
         mine, twin = seats[view.current], twins[view.current]
         before = await mine.view()
-        if view.phase == "draw":
+        if view.phase == pb.PHASE_DRAW:
             source = pb.DRAW_SOURCE_DISCARD if attempt % 2 == 0 else pb.DRAW_SOURCE_STOCK
             first = pb.Action(draw=pb.Draw(source=pb.DRAW_SOURCE_STOCK))
             second = pb.Action(draw=pb.Draw(source=source))
@@ -503,7 +504,7 @@ async def race_writers(
         reasons[error.reason] += 1
         after = await twin.view()
         assert after.version == view.version + 1 == landed[0].version
-        grown = 1 if view.phase == "draw" else -1
+        grown = 1 if view.phase == pb.PHASE_DRAW else -1
         assert len(after.hand) == len(before.hand) + grown
     return reasons
 

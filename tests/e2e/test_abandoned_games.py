@@ -87,10 +87,10 @@ async def test_idle_games_end_and_expire_in_real_time(
         # (never before its limit: the idle clock counts from the last join)
         assert time.monotonic() - last_write >= ABANDON_AFTER
 
-        assert watched[-1].type == "game_abandoned" and not watched[-1].HasField("seat")
+        assert watched[-1].type == pb.EVENT_TYPE_GAME_ABANDONED and not watched[-1].HasField("seat")
         assert watched[-1].game_abandoned.seed and watched[-1].version == 1
         events = [r.event for r in played if r.HasField("event")]
-        assert events[-1].type == "game_abandoned"
+        assert events[-1].type == pb.EVENT_TYPE_GAME_ABANDONED
         closed = played[-1].closed
         assert not closed.HasField("error") and closed.final_view.abandoned
         assert closed.final_view.game_over and list(closed.final_view.winners) == []

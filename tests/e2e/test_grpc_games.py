@@ -45,7 +45,7 @@ async def test_whole_game_by_random_clients(server: Env, rules: str, seats: int)
     played = await play_game(game.game_id, [joined], mirror, random.Random(f"{rules}/{seats}"))
 
     final = await joined[0].view()
-    assert final.game_over and final.phase == "game_over"
+    assert final.game_over and final.phase == pb.PHASE_GAME_OVER
     assert final.version == mirror.version == len(played.submitted)
     assert final.seed == seed.hex()  # revealed once the game is over
     assert (await server.client.game(game.game_id)).finished
@@ -73,7 +73,9 @@ async def test_whole_game_by_random_clients(server: Env, rules: str, seats: int)
 
     # every deal the players saw was committed to by the round seed the replay reveals
     # (round 1 is dealt by CreateGame, and no event publishes that deal: rounds 2..)
-    started = [e for r in played.responses for e in r.events if e.type == "round_started"]
+    started = [
+        e for r in played.responses for e in r.events if e.type == pb.EVENT_TYPE_ROUND_STARTED
+    ]
     rounds = PRESETS[rules].rounds
     assert [event_data(e)["round"] for e in started] == list(range(2, rounds + 1))
     for event in started:
@@ -81,7 +83,7 @@ async def test_whole_game_by_random_clients(server: Env, rules: str, seats: int)
         assert data["commitment"] == commitment(
             round_seed(bytes.fromhex(replay.seed), data["round"])
         )
-    ended = [e for r in played.responses for e in r.events if e.type == "round_ended"]
+    ended = [e for r in played.responses for e in r.events if e.type == pb.EVENT_TYPE_ROUND_ENDED]
     assert [event_data(e)["round_seed"] for e in ended] == [
         round_seed(seed, r).hex() for r in range(1, rounds + 1)
     ]
@@ -302,7 +304,7 @@ async def test_create_game_from_deck(server: Env) -> None:
     assert view.stock_size == rules.deck_size - 21
     # the stock is dealt exactly in the given order: seat 0 draws the first QH
     drew = await joined[0].act(actions.draw())
-    drawn = [e for e in drew.events if e.type == "drew"]
+    drawn = [e for e in drew.events if e.type == pb.EVENT_TYPE_DREW]
     assert event_data(drawn[0])["card"] == {"id": order[21], "code": "QH"}
     mirror = Mirror(rules, 2, seed, {1: order})
     mirror.apply(0, convert.action_from_pb(actions.draw()))

@@ -162,7 +162,7 @@ async def test_a_short_game_over_http(server: Env) -> None:
         assert items[0].snapshot == mirror.expected_view(actor, 0, game_id)
         expected = [e for v in (0, 1, 2) for e in mirror.expected_events(actor, v)]
         assert [i.event for i in items[1:]] == expected
-        assert items[1].event.type == "round_started"
+        assert items[1].event.type == pb.EVENT_TYPE_ROUND_STARTED
         assert items[1].event.round_started.commitment == items[0].snapshot.commitment
         # resuming: Last-Event-ID or from_version, no snapshot, only what came after
         resumed = await asyncio.wait_for(watch(tokens[1 - actor], 3, from_version="1"), 10)

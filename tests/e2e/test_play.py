@@ -266,7 +266,7 @@ async def test_refused_and_malformed_messages_leave_the_stream_usable(server: En
             elif kind == "prompt":
                 prompts.append(message.prompt)
         assert results[0] == results[1] == pb.PlayResult(request_id="draw-1", version=1)
-        assert [(e.version, e.type) for e in events] == [(1, "drew")]
+        assert [(e.version, e.type) for e in events] == [(1, pb.EVENT_TYPE_DREW)]
         assert [p.version for p in prompts] == [1]
         for subscribe, reason in [
             (pb.PlaySubscribe(game_id="no-such-game"), "GAME_NOT_FOUND"),

@@ -24,6 +24,7 @@ from engine.game import GameState, Phase
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
+from glintwick.v1 import game_pb2 as pb
 from services.api import GameService
 from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import Env, Mirror, health_status, play_game, race_writers
@@ -60,7 +61,7 @@ async def turn_starts(env: Env, game_id: str, until: float) -> list[float]:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(until - time.monotonic()):
             async for item in env.client.watch(game_id):
-                if item.HasField("event") and item.event.type == "turn_started":
+                if item.HasField("event") and item.event.type == pb.EVENT_TYPE_TURN_STARTED:
                     seen.append(time.monotonic())
     return seen
 
@@ -117,7 +118,7 @@ async def test_claim_deadline_passes_each_silent_seat_once(
     claimant = order[1]
     await joined[claimant].act(actions.claim(), expected_version=2)
     view = await joined[claimant].view()
-    assert view.phase == "claim" and 0 < view.deadline_unix - time.time() <= 1.05
+    assert view.phase == pb.PHASE_CLAIM and 0 < view.deadline_unix - time.time() <= 1.05
     opened = time.monotonic()
     for _ in range(100):
         if len(await logged_steps(first, game.game_id)) >= 5:

@@ -164,7 +164,7 @@ async def test_nothing_leaks(server: Env, rules: str, seats: int) -> None:
             shown |= {
                 "card"
                 for e in events
-                if e.type == "drew"
+                if e.type == pb.EVENT_TYPE_DREW
                 and e.drew.HasField("card")
                 and e.drew.source == pb.DRAW_SOURCE_STOCK
             }

@@ -106,7 +106,11 @@ async def test_a_watch_resumed_inside_a_version_gets_the_rest_once(server: Env) 
     actor = mirror.state.current
     watcher = 1 - actor
     response = await draw_and_discard(joined[actor], mirror)
-    assert [e.type for e in response.events] == ["discarded", "turn_ended", "turn_started"]
+    assert [e.type for e in response.events] == [
+        pb.EVENT_TYPE_DISCARDED,
+        pb.EVENT_TYPE_TURN_ENDED,
+        pb.EVENT_TYPE_TURN_STARTED,
+    ]
     assert [(e.version, e.index, e.cursor) for e in response.events] == [
         (2, 0, "2.0"),
         (2, 1, "2.1"),
@@ -134,7 +138,11 @@ async def test_a_watch_resumed_inside_a_version_gets_the_rest_once(server: Env) 
         await joined[next_seat].act(DRAW, expected_version=mirror.version)
         mirror.apply(next_seat, convert.action_from_pb(DRAW))
         expected = mirror.expected_events(watcher, 2)[1:] + mirror.expected_events(watcher, 3)
-        assert [e.type for e in expected] == ["turn_ended", "turn_started", "drew"]
+        assert [e.type for e in expected] == [
+            pb.EVENT_TYPE_TURN_ENDED,
+            pb.EVENT_TYPE_TURN_STARTED,
+            pb.EVENT_TYPE_DREW,
+        ]
         assert [item.event for item in await grpc_task] == expected
         for got in await asyncio.gather(*sse_tasks):
             assert [item.event for _, item in got] == expected
@@ -165,8 +173,8 @@ async def test_round_one_deal_is_seen_by_a_watcher_from_version_zero(server: Env
             got = [e.event for e in events]
             assert got == mirror.expected_events(viewer, 0)
             started = got[0]
-            assert (started.type, started.cursor) == ("round_started", "0.0")
-            assert got[1].type == "turn_started" and got[1].cursor == "0.1"
+            assert (started.type, started.cursor) == (pb.EVENT_TYPE_ROUND_STARTED, "0.0")
+            assert got[1].type == pb.EVENT_TYPE_TURN_STARTED and got[1].cursor == "0.1"
             commitment = started.round_started.commitment
             assert commitment == snapshot.snapshot.commitment != ""
             hand = [c.id for c in started.round_started.hand]

@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -441,7 +442,7 @@ def test_a_contract_game_with_a_may_i_claim(tab: Tab) -> None:
     offered_matches_legal(tab, game_id)  # no discard-pile draw in contract rummy
     done = play_through(tab, claims_wanted=1)
     assert done.claims >= 1, done
-    awarded = [e for e in stream_events(tab) if e["type"] == "claim_awarded"]
+    awarded = [e for e in stream_events(tab) if e["type"] == "EVENT_TYPE_CLAIM_AWARDED"]
     mine = [e for e in awarded if e.get("seat", 0) == 0]
     assert mine and len(mine[0]["claimAwarded"]["penalty"]) == 1, awarded
     # the claim's penalty card reached this seat's stream only (and nothing else secret)
@@ -809,6 +810,8 @@ def test_a_paced_game_shows_every_event_once_to_its_end(tab: Tab) -> None:
     play_through(tab)
     log = tab.page.inner_text(".log")
     assert log.count("Round 1 is over") == 1, log[-600:]
+    # why, for people (the event's RoundEndReason, not its enum name)
+    assert re.search(r"Round 1 is over \((went out|exhaustions|turn cap|dry)\)\.", log), log
     assert log.count("The game is over.") == 1, log[-600:]
     numbered = [line.split(".", 1)[1] for line in log.splitlines() if line[:1].isdigit()]
     # no tail of the log repeated (every event of a move told once)

@@ -124,7 +124,7 @@ async def test_an_idle_game_ends_abandoned_once_and_expires(setup: Setup) -> Non
 
     view = await service.get_view(pb.GetViewRequest(game_id=game_id), seats[0])
     assert view.game_over and view.abandoned and list(view.winners) == []
-    assert view.version == 2 and view.phase == "game_over" and view.seed
+    assert view.version == 2 and view.phase == pb.PHASE_GAME_OVER and view.seed
     entries = await log_of(setup.store, game_id)
     assert [e.abandoned for e in entries] == [False, True]
     assert [e.type for e in entries[-1].events] == [EventType.GAME_ABANDONED]
@@ -253,5 +253,5 @@ async def test_a_watcher_gets_the_event_and_its_stream_ends(setup: Setup) -> Non
     async with asyncio.timeout(10):
         await task  # the stream ends after the game's last event
     last = received[-1].event
-    assert last.type == "game_abandoned" and last.version == 1
+    assert last.type == pb.EVENT_TYPE_GAME_ABANDONED and last.version == 1
     assert list(last.game_abandoned.scores) == [0, 0] and last.game_abandoned.round == 1

@@ -102,7 +102,8 @@ def rule_sets(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def play_and_store(rules: RuleSet, seats: int, seed: int) -> GameState:
-    rules_message = convert.rules_to_pb(rules)
+    convert.rules_to_pb(rules)  # (the API's message takes it, as the store's does)
+    rules_message = codec.stored_rules(rules)
     state = GameState.new_game(rules, seats, f"limits:{seed}".encode())
     rng = random.Random(seed)
     player = RandomBot(seed)

@@ -58,6 +58,12 @@ _ENGINE_VALUES: dict[str, dict[int, str]] = {
         pb.RUN_END_LOW: End.LOW.value,
         pb.RUN_END_HIGH: End.HIGH.value,
     },
+    pb.RoundEndReason.DESCRIPTOR.full_name: {
+        pb.ROUND_END_REASON_WENT_OUT: "went_out",
+        pb.ROUND_END_REASON_EXHAUSTIONS: "exhaustions",
+        pb.ROUND_END_REASON_TURN_CAP: "turn_cap",
+        pb.ROUND_END_REASON_DRY: "dry",
+    },
 }
 # string fields whose empty value is the engine's None (a set's suit)
 _EMPTY_IS_NONE = frozenset({(pb.Meld.DESCRIPTOR.full_name, "suit")})
@@ -95,7 +101,7 @@ def payload_plain(message: Message) -> dict[str, Any]:
 def event_plain(message: pb.Event, viewer: int | None) -> dict[str, Any]:
     """The event as the engine shows it to ``viewer`` (``Event.for_seat``'s form:
     ``type``, ``seat`` and the payload's keys), from the message ``viewer`` got."""
-    kind = message.type
+    kind = event_type(message)
     assert message.WhichOneof("payload") == kind, f"a {kind} event without its payload"
     seat = message.seat if message.HasField("seat") else None
     payload = getattr(message, kind)
@@ -119,15 +125,22 @@ def event_plain(message: pb.Event, viewer: int | None) -> dict[str, Any]:
     return out
 
 
+def event_type(message: pb.Event) -> str:
+    """The engine's name of an event message's type (``EVENT_TYPE_DREW``: ``"drew"``)."""
+    return pb.EventType.Name(message.type).removeprefix("EVENT_TYPE_").lower()
+
+
 def view_message(view: Mapping[str, Any], game_id: str, version: int, deadline: float) -> pb.View:
     """The message of a view's plain form (``engine.views.seat_view``), by protobuf's
     JSON mapping: the reference the service's field-by-field writer is held to."""
     message = pb.View(game_id=game_id, version=version, deadline_unix=deadline)
     data = _kinds_to_pb(dict(view))
+    data["phase"] = f"PHASE_{data['phase'].upper()}"
     claim = data.get("claim")
     if claim:
         for answer in claim.get("answers", []):
-            answer.setdefault("answer", "")  # (not answered yet: empty)
+            # (not answered yet: None, left out by _kinds_to_pb)
+            answer["answer"] = f"CLAIM_ANSWER_{answer.get('answer', 'unspecified').upper()}"
     json_format.ParseDict(data, message)
     return message
 

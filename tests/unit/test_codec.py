@@ -45,7 +45,7 @@ def test_updating_the_stored_state_move_by_move_equals_writing_it_whole(
         rng.shuffle(deck)
         orders = {1: deck}
     state = GameState.new_game(rules, seats, b"codec", stock_orders=orders)
-    rules_message = convert.rules_to_pb(state.rules)
+    rules_message = codec.stored_rules(state.rules)
     # one message carried through the game, as the service carries its record
     carried = codec.state_to_pb(state, rules_message)
     for _ in range(data.draw(st.integers(1, 400))):
@@ -84,7 +84,7 @@ def test_an_unchanged_field_is_not_rewritten_and_a_changed_one_is() -> None:
     seat = state.to_act[0]
     after, _ = state.apply_action(seat, state.legal_actions(seat)[0])
     assert after.discards is state.discards or after.stock is state.stock
-    message = codec.state_to_pb(state, convert.rules_to_pb(WHISKERTRAIL))
+    message = codec.state_to_pb(state, codec.stored_rules(WHISKERTRAIL))
     del message.discards[:]  # a stale field the update has no reason to touch
     del message.stock[:]
     codec.update_state_pb(message, state, after)

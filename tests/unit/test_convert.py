@@ -29,6 +29,7 @@ from tests.support.wire import (
     ABSENT_WHEN_NONE,
     SECRET_FIELDS,
     event_plain,
+    event_type,
     stored_event,
     view_message,
 )
@@ -196,7 +197,7 @@ def test_every_played_payload_round_trips_through_its_typed_message() -> None:
         stored = stored_event(event)
         for viewer in [*range(seats), None]:
             message = convert.event_to_pb(event, viewer, version)
-            assert message.WhichOneof("payload") == message.type == event.type
+            assert message.WhichOneof("payload") == event_type(message) == event.type
             assert event_plain(message, viewer) == event.for_seat(viewer)
             assert codec.stored_event_to_pb(stored, viewer, version) == message
             if viewer == event.seat or viewer is None:  # (the slow part: not for all)

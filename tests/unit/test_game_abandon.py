@@ -115,7 +115,8 @@ def test_only_a_game_over_may_be_stored_abandoned() -> None:
 def test_the_event_has_its_payload_message() -> None:
     _, events = _mid_game().abandon()
     message = convert.event_to_pb(events[0], None, 9)
-    assert message.WhichOneof("payload") == "game_abandoned" == message.type
+    assert message.WhichOneof("payload") == "game_abandoned"
+    assert message.type == pb.EVENT_TYPE_GAME_ABANDONED
     assert not message.HasField("seat")
     assert list(message.game_abandoned.scores) == list(events[0].public["scores"])
     assert event_plain(message, None) == events[0].for_seat(None)

@@ -158,7 +158,7 @@ def _negated(name: str) -> _Change:
 
 
 def _another_phase(view: pb.View) -> None:
-    view.phase = "claim" if view.phase != "claim" else "draw"
+    view.phase = pb.PHASE_CLAIM if view.phase != pb.PHASE_CLAIM else pb.PHASE_DRAW
 
 
 #: per field of Situation (the rule set aside: the caller gives it), a change of the

@@ -167,7 +167,7 @@ def test_decoded_states_keep_the_rule_set_object_they_are_given() -> None:
     from services import codec
 
     state = GameState.new_game(WHISKERTRAIL, 2, SEED)
-    message = codec.state_to_pb(state, convert.rules_to_pb(WHISKERTRAIL))
+    message = codec.state_to_pb(state, codec.stored_rules(WHISKERTRAIL))
     decoded = codec.state_from_pb(message, WHISKERTRAIL)
     assert decoded.rules is WHISKERTRAIL
     assert decoded == state

@@ -96,6 +96,130 @@ class StoredMeld(_message.Message):
 Global___StoredMeld: _TypeAlias = StoredMeld  # noqa: Y015
 
 @_typing.final
+class StoredRuleSet(_message.Message):
+    """A game's rule set, field for field as glintwick.v1.RuleSet was when the store
+    first kept it (0.2.0; engine.rulesets.RuleSet.to_dict), so every stored game
+    still reads: the API's RuleSet since made `stalemate` an enum (field 31), the
+    store keeps the engine's name ("exhaustions", "dry") at 27.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CONTRACTS_FIELD_NUMBER: _builtins.int
+    JOKERS_FIELD_NUMBER: _builtins.int
+    DECKS_FIELD_NUMBER: _builtins.int
+    MIN_PLAYERS_FIELD_NUMBER: _builtins.int
+    MAX_PLAYERS_FIELD_NUMBER: _builtins.int
+    EXACT_CONTRACT_SIZES_FIELD_NUMBER: _builtins.int
+    SET_MIN_FIELD_NUMBER: _builtins.int
+    SET_MAX_FIELD_NUMBER: _builtins.int
+    SET_DISTINCT_SUITS_FIELD_NUMBER: _builtins.int
+    RUN_MIN_FIELD_NUMBER: _builtins.int
+    ACE_HIGH_FIELD_NUMBER: _builtins.int
+    MAX_JOKERS_PER_MELD_FIELD_NUMBER: _builtins.int
+    MIN_NATURALS_PER_MELD_FIELD_NUMBER: _builtins.int
+    JOKER_PENALTY_FIELD_NUMBER: _builtins.int
+    ACE_PENALTY_FIELD_NUMBER: _builtins.int
+    FACE_PENALTY_FIELD_NUMBER: _builtins.int
+    DRAW_FROM_DISCARD_FIELD_NUMBER: _builtins.int
+    INITIAL_UPCARD_FIELD_NUMBER: _builtins.int
+    EXPLICIT_CONTRACT_FIELD_NUMBER: _builtins.int
+    LAYOFF_JOKERS_FIELD_NUMBER: _builtins.int
+    LAYOFF_ON_OPENING_TURN_FIELD_NUMBER: _builtins.int
+    EXTRA_MELDS_FIELD_NUMBER: _builtins.int
+    JOKER_SWAP_FIELD_NUMBER: _builtins.int
+    MAY_I_FIELD_NUMBER: _builtins.int
+    CLAIM_PENALTY_CARDS_FIELD_NUMBER: _builtins.int
+    STALEMATE_FIELD_NUMBER: _builtins.int
+    MAX_EXHAUSTIONS_FIELD_NUMBER: _builtins.int
+    TURN_CAP_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    jokers: _builtins.int
+    decks: _builtins.int
+    min_players: _builtins.int
+    max_players: _builtins.int
+    exact_contract_sizes: _builtins.bool
+    set_min: _builtins.int
+    set_max: _builtins.int
+    set_distinct_suits: _builtins.bool
+    run_min: _builtins.int
+    ace_high: _builtins.bool
+    max_jokers_per_meld: _builtins.int
+    min_naturals_per_meld: _builtins.int
+    joker_penalty: _builtins.int
+    ace_penalty: _builtins.int
+    face_penalty: _builtins.int
+    draw_from_discard: _builtins.bool
+    initial_upcard: _builtins.bool
+    explicit_contract: _builtins.bool
+    layoff_jokers: _builtins.bool
+    layoff_on_opening_turn: _builtins.bool
+    extra_melds: _builtins.bool
+    joker_swap: _builtins.bool
+    may_i: _builtins.bool
+    claim_penalty_cards: _builtins.int
+    stalemate: _builtins.str
+    max_exhaustions: _builtins.int
+    turn_cap: _builtins.int
+    hash: _builtins.str
+    @_builtins.property
+    def contracts(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Contract]: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        contracts: _abc.Iterable[_game_pb2.Contract] | None = ...,
+        jokers: _builtins.int = ...,
+        decks: _builtins.int = ...,
+        min_players: _builtins.int = ...,
+        max_players: _builtins.int = ...,
+        exact_contract_sizes: _builtins.bool = ...,
+        set_min: _builtins.int = ...,
+        set_max: _builtins.int | None = ...,
+        set_distinct_suits: _builtins.bool = ...,
+        run_min: _builtins.int = ...,
+        ace_high: _builtins.bool = ...,
+        max_jokers_per_meld: _builtins.int | None = ...,
+        min_naturals_per_meld: _builtins.int = ...,
+        joker_penalty: _builtins.int = ...,
+        ace_penalty: _builtins.int = ...,
+        face_penalty: _builtins.int = ...,
+        draw_from_discard: _builtins.bool = ...,
+        initial_upcard: _builtins.bool = ...,
+        explicit_contract: _builtins.bool = ...,
+        layoff_jokers: _builtins.bool = ...,
+        layoff_on_opening_turn: _builtins.bool = ...,
+        extra_melds: _builtins.bool = ...,
+        joker_swap: _builtins.bool = ...,
+        may_i: _builtins.bool = ...,
+        claim_penalty_cards: _builtins.int = ...,
+        stalemate: _builtins.str = ...,
+        max_exhaustions: _builtins.int = ...,
+        turn_cap: _builtins.int | None = ...,
+        hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "max_jokers_per_meld", b"max_jokers_per_meld", "set_max", b"set_max", "turn_cap", b"turn_cap"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "ace_high", b"ace_high", "ace_penalty", b"ace_penalty", "claim_penalty_cards", b"claim_penalty_cards", "contracts", b"contracts", "decks", b"decks", "draw_from_discard", b"draw_from_discard", "exact_contract_sizes", b"exact_contract_sizes", "explicit_contract", b"explicit_contract", "extra_melds", b"extra_melds", "face_penalty", b"face_penalty", "hash", b"hash", "initial_upcard", b"initial_upcard", "joker_penalty", b"joker_penalty", "joker_swap", b"joker_swap", "jokers", b"jokers", "layoff_jokers", b"layoff_jokers", "layoff_on_opening_turn", b"layoff_on_opening_turn", "max_exhaustions", b"max_exhaustions", "max_jokers_per_meld", b"max_jokers_per_meld", "max_players", b"max_players", "may_i", b"may_i", "min_naturals_per_meld", b"min_naturals_per_meld", "min_players", b"min_players", "name", b"name", "run_min", b"run_min", "set_distinct_suits", b"set_distinct_suits", "set_max", b"set_max", "set_min", b"set_min", "stalemate", b"stalemate", "turn_cap", b"turn_cap"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_jokers_per_meld: _TypeAlias = _typing.Literal["max_jokers_per_meld"]  # noqa: Y015
+    _WhichOneofArgType__max_jokers_per_meld: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld"]  # noqa: Y015
+    _WhichOneofReturnType__set_max: _TypeAlias = _typing.Literal["set_max"]  # noqa: Y015
+    _WhichOneofArgType__set_max: _TypeAlias = _typing.Literal["_set_max", b"_set_max"]  # noqa: Y015
+    _WhichOneofReturnType__turn_cap: _TypeAlias = _typing.Literal["turn_cap"]  # noqa: Y015
+    _WhichOneofArgType__turn_cap: _TypeAlias = _typing.Literal["_turn_cap", b"_turn_cap"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_jokers_per_meld) -> _WhichOneofReturnType__max_jokers_per_meld | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__set_max) -> _WhichOneofReturnType__set_max | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__turn_cap) -> _WhichOneofReturnType__turn_cap | None: ...
+
+Global___StoredRuleSet: _TypeAlias = StoredRuleSet  # noqa: Y015
+
+@_typing.final
 class EngineState(_message.Message):
     """The engine's GameState, field for field (engine.game.GameState.to_dict)."""
 
@@ -135,7 +259,7 @@ class EngineState(_message.Message):
     action_count: _builtins.int
     abandoned: _builtins.bool
     @_builtins.property
-    def rules(self) -> _game_pb2.RuleSet: ...
+    def rules(self) -> Global___StoredRuleSet: ...
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardIds]: ...
     @_builtins.property
@@ -155,7 +279,7 @@ class EngineState(_message.Message):
     def __init__(
         self,
         *,
-        rules: _game_pb2.RuleSet | None = ...,
+        rules: Global___StoredRuleSet | None = ...,
         seats: _builtins.int = ...,
         seed: _builtins.bytes = ...,
         round: _builtins.int = ...,
