@@ -4,11 +4,22 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-## buf's lint and breaking-change check of proto/ (against proto/released/; in `make test` too).
-.PHONY: buf
+## buf's lint and breaking-change check of proto/ (against the last release in
+## proto/released/; in `make test` too).
+LAST_RELEASE = $(shell ls proto/released/glintwick-v1-*.binpb | sort -V | tail -n 1)
+.PHONY: buf release-proto
 buf: $(STAMP)
 	$(BIN)/buf lint
-	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.2.0.binpb
+	$(BIN)/buf breaking --against $(LAST_RELEASE)
+
+## Record proto/ as the API of release VERSION (default: pyproject.toml's):
+## proto/released/glintwick-v1-VERSION.binpb, the image `buf breaking` compares with.
+## Rerun it when the proto changes before the release ships; its breaks against the
+## release before are listed in tests/integration/test_buf.py and docs/API.md.
+VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+release-proto: $(STAMP)
+	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
+	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
 .PHONY: install solver run serve-redis simulate solve test test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium loadtest
 

@@ -7,9 +7,18 @@ annotations, so a message or RPC added to the proto is documented with no edit h
   source info, so ``make proto`` also writes ``glintwick/v1/descriptors.binpb`` (a
   ``FileDescriptorSet`` with source info, committed; a test checks it is current);
 * a ``oneof`` is an OpenAPI ``oneOf`` of "member i and none of the others", plus
-  "none of them": at most one member, as protobuf's JSON mapping has it;
-* integers carry their range; 64-bit ones are strings of digits (protobuf's JSON
-  mapping writes them so); enums are their value names;
+  "none of them": at most one member, as protobuf's JSON mapping has it.  Each
+  alternative names every member, its own required and the others as a schema nothing
+  matches, which openapi-typescript writes as ``never``: a precise union in TypeScript
+  (``{draw: Draw; discard?: never; …} | …``).  A message's enum field whose values name
+  the oneof's members (``Event.type``: ``EVENT_TYPE_DREW`` for ``drew``, as
+  ``glintwick.convert.engine_names`` reads them) is its discriminator: each alternative
+  also fixes it;
+* integers carry their range and their proto type as ``format`` (``int32``, ``uint32``);
+  64-bit ones are strings of digits (protobuf's JSON mapping writes them so); enums are
+  their value names; a string that holds a closed set of another kind (an error's
+  reason: ``errors.proto``'s value names less their prefix; a gRPC status name; a
+  run's suit) lists it as an ``enum`` too;
 * a response schema lists as ``required`` the fields the server always writes (it
   prints every field without presence: scalars, enums, repeated and map fields), so a
   message used both ways has an input schema (nothing required) and an output one.
@@ -22,10 +31,14 @@ import re
 from importlib import resources
 from typing import Any
 
+import grpc
 from google.api import annotations_pb2
 from google.protobuf import descriptor as pb_descriptor
 from google.protobuf import descriptor_pb2
 
+from engine.cards import SUITS
+from glintwick.convert import engine_names
+from glintwick.v1 import errors_pb2
 from glintwick.v1 import game_pb2 as pb
 from services.usecases.context import MAX_GAME_ID
 from services.usecases.limits import STRING_LENGTHS
@@ -66,9 +79,10 @@ _SCALARS: dict[int, dict[str, Any]] = {
     _FD.TYPE_INT32: _integer("int32", INT32),
     _FD.TYPE_SINT32: _integer("int32", INT32),
     _FD.TYPE_SFIXED32: _integer("int32", INT32),
-    # (OpenAPI registers no uint32 format: an int64 bounded to uint32's range)
-    _FD.TYPE_UINT32: _integer("int64", UINT32),
-    _FD.TYPE_FIXED32: _integer("int64", UINT32),
+    # (OpenAPI registers int32 and int64 only; a format is open-ended, so an unsigned
+    # one says so rather than claim a 64-bit range its bounds deny)
+    _FD.TYPE_UINT32: _integer("uint32", UINT32),
+    _FD.TYPE_FIXED32: _integer("uint32", UINT32),
     _FD.TYPE_INT64: _digits("int64", r"^-?[0-9]{1,19}$", "a signed"),
     _FD.TYPE_SINT64: _digits("int64", r"^-?[0-9]{1,19}$", "a signed"),
     _FD.TYPE_SFIXED64: _digits("int64", r"^-?[0-9]{1,19}$", "a signed"),
@@ -86,20 +100,55 @@ _WELL_KNOWN: dict[str, dict[str, Any]] = {
     "google.protobuf.Empty": {"type": "object", "additionalProperties": False},
 }
 
+#: the reasons an error carries (ErrorInfo.reason, the HTTP body's and PlayError's
+#: `reason`): errors.proto's ErrorReason value names less their prefix
+REASONS: tuple[str, ...] = tuple(
+    value.name.removeprefix("ERROR_REASON_")
+    for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+    if value.number != 0
+)
+#: the gRPC status names an error's `code` may be (never OK)
+STATUS_CODES: tuple[str, ...] = tuple(
+    c.name for c in grpc.StatusCode if c is not grpc.StatusCode.OK
+)
+
+
+def _reason_schema(description: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(REASONS), "description": description}
+
+
+def _status_schema(description: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(STATUS_CODES), "description": description}
+
+
+#: string fields that hold a closed set written as it is, not an enum's value names
+#: (the same strings as the error body's; a meld's suit, a letter of its cards' codes)
+_STRING_SETS: dict[str, list[str]] = {
+    pb.PlayError.DESCRIPTOR.fields_by_name["code"].full_name: list(STATUS_CODES),
+    pb.PlayError.DESCRIPTOR.fields_by_name["reason"].full_name: list(REASONS),
+    # (empty when the action is legal)
+    pb.ValidateActionResponse.DESCRIPTOR.fields_by_name["reason"].full_name: ["", *REASONS],
+    pb.Meld.DESCRIPTOR.fields_by_name["suit"].full_name: ["", *SUITS],
+}
+
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "Every HTTP error (docs/API.md, Errors): a gRPC status and its reason.",
     "properties": {
-        "code": {"type": "string", "description": "the gRPC status name (INVALID_ARGUMENT, ...)"},
-        "reason": {
-            "type": "string",
-            "description": "machine-readable: an ErrorReason (errors.proto) less its prefix",
-        },
+        "code": _status_schema("the gRPC status name (INVALID_ARGUMENT, ...)"),
+        "reason": _reason_schema(
+            "machine-readable: an ErrorReason (errors.proto) less its prefix ERROR_REASON_"
+        ),
         "message": {"type": "string", "description": "for people; input only as a short excerpt"},
     },
     "required": ["code", "reason", "message"],
     "additionalProperties": False,
 }
+
+#: a property that must be absent (another member of its oneof is set): `not {}` says
+#: so; the two types nothing is both of say it to openapi-typescript, which ignores
+#: `not` but writes their intersection as `never`
+ABSENT: dict[str, Any] = {"not": {}, "allOf": [{"type": "string"}, {"type": "number"}]}
 
 
 # ------------------------------------------------------------------ comments
@@ -213,7 +262,7 @@ class _Schemas:
             required = [f.json_name for f in descriptor.fields if not f.has_presence]
             if required:
                 schema["required"] = required
-        alternatives = [self._oneof(o) for o in descriptor.oneofs if len(o.fields) > 1]
+        alternatives = [self._oneof(o, output) for o in descriptor.oneofs if len(o.fields) > 1]
         if len(alternatives) == 1:
             schema["oneOf"] = alternatives[0]
         elif alternatives:
@@ -237,15 +286,24 @@ class _Schemas:
             schema = {"allOf": [schema]}
         return _described(schema, field.full_name)
 
-    @staticmethod
-    def _oneof(oneof: pb_descriptor.OneofDescriptor) -> list[dict[str, Any]]:
-        """At most one member: "member i and none of the others" for each i, and "none"."""
-        members = [f.json_name for f in oneof.fields]
-        absent: dict[str, Any] = {"not": {}}
-        alternatives: list[dict[str, Any]] = [
-            {"required": [m], "properties": {o: absent for o in members if o != m}} for m in members
-        ]
-        alternatives.append({"properties": dict.fromkeys(members, absent)})
+    def _oneof(self, oneof: pb_descriptor.OneofDescriptor, output: bool) -> list[dict[str, Any]]:
+        """At most one member: "member i and none of the others" for each i, and "none"
+        (with the discriminator's value of each, where the message has one)."""
+        tag = _discriminator(oneof)
+        alternatives: list[dict[str, Any]] = []
+        for member in [*oneof.fields, None]:
+            properties = {
+                f.json_name: self.field(f, output) if f is member else ABSENT for f in oneof.fields
+            }
+            alternative: dict[str, Any] = {"properties": properties}
+            if member is not None:
+                alternative["required"] = [member.json_name]
+            if tag is not None:
+                value = _tag_values(tag)[member.name if member is not None else None]
+                properties[tag.json_name] = {"type": "string", "enum": [value]}
+                if output:  # (written always: an enum has no presence)
+                    alternative.setdefault("required", []).append(tag.json_name)
+            alternatives.append(alternative)
         return alternatives
 
     def field(self, field: pb_descriptor.FieldDescriptor, output: bool) -> dict[str, Any]:
@@ -273,12 +331,37 @@ class _Schemas:
                 schema["description"] = text
             return schema
         schema = dict(_SCALARS.get(field.type, {"type": "string"}))
+        if field.full_name in _STRING_SETS:
+            schema["enum"] = _STRING_SETS[field.full_name]
         if not output and field.full_name in STRING_LENGTHS:
             least, most = STRING_LENGTHS[field.full_name]
             schema["maxLength"] = most
             if least is not None:
                 schema["minLength"] = least
         return schema
+
+
+def _discriminator(oneof: pb_descriptor.OneofDescriptor) -> pb_descriptor.FieldDescriptor | None:
+    """The message's enum field whose values name ``oneof``'s members (none: None)."""
+    members = {f.name for f in oneof.fields}
+    for field in oneof.containing_type.fields:
+        enum = field.enum_type
+        if (
+            enum is not None
+            and field.containing_oneof is None
+            and set(engine_names(enum)) == members
+        ):
+            return field
+    return None
+
+
+def _tag_values(tag: pb_descriptor.FieldDescriptor) -> dict[str | None, str]:
+    """A discriminator's value name for each oneof member's name (None: no member)."""
+    enum = tag.enum_type
+    assert enum is not None
+    numbers = engine_names(enum)
+    names = {v.number: v.name for v in enum.values}
+    return {None: names[0], **{member: names[n] for member, n in numbers.items()}}
 
 
 def _synthetic(oneof: pb_descriptor.OneofDescriptor) -> bool:
@@ -393,7 +476,7 @@ def _watch_operation() -> dict[str, Any]:
                     "name": "fromVersion",
                     "in": "query",
                     "required": False,
-                    "schema": {"type": "integer", "format": "int64", "minimum": 0},
+                    "schema": dict(_SCALARS[_FD.TYPE_UINT64]),
                 },
                 request.fields_by_name["from_version"].full_name,
             ),

@@ -39,10 +39,10 @@ import structlog
 from aiohttp import web
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
 
 from engine.solver import SOLVER_FORM
 from glintwick.v1 import game_pb2 as pb
+from services import reflection
 from services.api import GameService, ServiceConfig
 from services.config import STORE_SCHEMES, ServerOptions
 from services.grpc_api import Servicer, add_to_server
@@ -289,13 +289,8 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
     add_to_server(Servicer(service), server)  # type: ignore[abstract]
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    reflection.enable_server_reflection(
-        (
-            SERVICE_NAME,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        ),
-        server,
+    reflection.enable(
+        server, (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
     )
     tls = load_tls(options.tls_cert, options.tls_key)
     sidecar_port = 0
