@@ -14,6 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+# Only the standard library at module level, and in the parser ``services.config`` (the
+# flags and their types, no heavy imports): a command imports what it runs, no more
+# (tests/unit/test_cli.py checks what ``solve`` loads).
 if TYPE_CHECKING:
     import asyncio
 
@@ -49,6 +52,30 @@ def _version() -> str:
         return version("glintwick")
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for (importlib.metadata would cost every
+    other command as much as a solver query)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings,
+            dest=dest,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> NoReturn:
+        sys.stdout.write(f"glintwick {_version()}\n")
+        parser.exit()
 
 
 def _solve_line(line: str) -> dict[str, Any]:
@@ -494,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"glintwick {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
     # every flag's help shows its default (and a server flag's, its variable)
     defaults = argparse.ArgumentDefaultsHelpFormatter
@@ -671,13 +698,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from clients.bots.registry import BotSpecError
-
     try:
         return _dispatch(args)
-    except (BotSpecError, CommandError) as exc:  # one line, no traceback
-        sys.stderr.write(f"glintwick {args.command}: {exc}\n")
+    except Exception as exc:
+        if not isinstance(exc, CommandError) and not _is_bot_spec_error(exc):
+            raise
+        sys.stderr.write(f"glintwick {args.command}: {exc}\n")  # one line, no traceback
         return 2
+
+
+def _is_bot_spec_error(exc: Exception) -> bool:
+    """Whether ``exc`` is the bot registry's BotSpecError, told without importing the
+    registry (and the engine's game behind it) for commands that load no bot: an error
+    can be one only when the registry was loaded."""
+    registry = sys.modules.get("clients.bots.registry")
+    return registry is not None and isinstance(exc, registry.BotSpecError)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
