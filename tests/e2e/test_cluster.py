@@ -3,7 +3,7 @@ each, the session's: tests/conftest.py): games go on through a primary's failove
 
 The rest of the cluster's coverage reuses the suites by their store parameter: the
 store contract (tests/integration/test_store_contract.py), replicas and server
-processes (``shared_store`` in test_replicas.py, test_play.py, test_house_bots.py),
+processes (``shared_store`` in test_replicas.py, test_play_resume.py, test_house_bots.py),
 watches, deadlines, house bots and the lobby (``server`` with "cluster").
 """
 
