@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
+from loadtests.processes.server import ServerProcess
 from tests.e2e.web.support import (
     CHROMIUM,
     CHROMIUM_ARGS,
     OPERATOR,
-    ROOT,
     SHOTS,
     Tab,
     playwright_api,
@@ -33,55 +28,15 @@ if TYPE_CHECKING:  # (the support module skips the package when Playwright is mi
     from playwright.sync_api import Browser
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="package")
 def base_url() -> Iterator[str]:
     """``glintwick serve --store memory`` on free ports, house bots in process."""
-    http, grpc_port = free_port(), free_port()
-    command = [
-        sys.executable,
-        "-c",
-        "import glintwick_cli, sys; sys.exit(glintwick_cli.main())",
-        "serve",
-        "--store",
-        "memory",
-        "--http",
-        f"127.0.0.1:{http}",
-        "--grpc",
-        f"127.0.0.1:{grpc_port}",
-        "--operator-token",
-        OPERATOR,
-    ]
     SHOTS.mkdir(parents=True, exist_ok=True)
     # (one server per test process: under pytest-xdist each worker's has a log of its own)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
-    log_name = f"server-{worker}.log" if worker else "server.log"
-    log = open(SHOTS / log_name, "w")  # noqa: SIM115 (closed after the server)
-    server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{http}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(10)
-        log.close()
+    name = f"server-{worker}" if worker else "server"
+    with ServerProcess(SHOTS, "--operator-token", OPERATOR, name=name, http=True) as server:
+        yield server.http_url
 
 
 @pytest.fixture(scope="package")
