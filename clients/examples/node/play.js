@@ -94,12 +94,12 @@ function refusal(error) {
 
 const client = new GameService(options.target, grpc.credentials.createInsecure());
 
-/** A unary call as a promise (rejected with grpc-js's error: code, details, metadata). */
-function call(method, request, token) {
-  const metadata = new grpc.Metadata();
-  if (token) metadata.set("authorization", `Bearer ${token}`);
+/** A unary call as a promise (rejected with grpc-js's error: code, details, metadata).
+ * These need no credential; a seat's calls would send its token as metadata,
+ * `authorization: Bearer <token>`. */
+function call(method, request) {
   return new Promise((resolve, reject) => {
-    client[method](request, metadata, { deadline: Date.now() + CALL_DEADLINE_MS }, (error, reply) =>
+    client[method](request, { deadline: Date.now() + CALL_DEADLINE_MS }, (error, reply) =>
       error ? reject(error) : resolve(reply),
     );
   });
@@ -115,7 +115,7 @@ function log(line) {
 // contract as soon as it may, then every meld and lay-off it can; draw the discard
 // pile's top card when the hand holds its rank, else from the stock; pass every May I?;
 // and end its turn discarding a card of the rank it holds fewest of (a set's start is
-// kept; ties: the highest card; a joker never).
+// kept; ties: the highest card; a joker last).
 const PREFERENCE = ["lay_contract", "extra_meld", "lay_off", "draw", "pass_claim", "end_turn", "discard"];
 
 function choose({ legal_actions: legal, view }) {
