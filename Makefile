@@ -13,7 +13,7 @@ buf: $(STAMP)
 	$(BIN)/buf lint
 	$(BIN)/buf breaking --against proto/released/glintwick-v1-0.2.0.binpb
 
-.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium loadtest
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node loadtest
 
 ## This list: each target and what it does, in one line.
 help:
@@ -80,7 +80,7 @@ typecheck: $(STAMP)
 ## On one process per core (pytest-xdist; PYTEST_WORKERS=0 runs it in this one), a test
 ## file's tests on one process (their module fixtures are started once).
 PYTEST_WORKERS ?= auto
-pytest: $(STAMP) redis-server chromium
+pytest: $(STAMP) redis-server chromium node
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile
 
 ## The quick tests, for the first hour: no Redis, no browser (a minute or two on 2 cores).
@@ -109,6 +109,15 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+## Install Debian's nodejs and npm if missing (the Node.js example client's test).
+## tests/e2e/test_node_client.py plays a game with clients/examples/node (npm ci of its lockfile).
+node:
+	@{ command -v node && command -v npm; } >/dev/null 2>&1 || { \
+	  echo "installing nodejs and npm (Debian packages)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
 
 ## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)
