@@ -1,4 +1,6 @@
 # Every target installs what it needs: a fresh clone needs only python3 (>= 3.11) and make.
+# `make help` lists the targets: the first line of the `## ` comment above each is its
+# line there (the lines after it say more, here only).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -21,8 +23,17 @@ release-proto: $(STAMP)
 	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
 	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
-.PHONY: install solver run serve-redis simulate solve test test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium loadtest
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node loadtest
 
+## This list: each target and what it does, in one line.
+help:
+	@echo "make TARGET (the Makefile says more above each target):"
+	@awk '/^## / { if (doc == "") doc = substr($$0, 4); next } \
+	     /^\.PHONY:/ || /^[A-Z_]+ *[:?+]?= / || /^\t/ { next } \
+	     /^[a-z][a-z-]*:/ && doc != "" { printf "  %-17s %s\n", substr($$1, 1, index($$1, ":") - 1), doc } \
+	     { doc = "" }' $(firstword $(MAKEFILE_LIST))
+
+## Create .venv: the project (editable) with its dev tools, the solver compiled by mypyc.
 install: $(STAMP)
 
 # setup.py compiles engine/solver/ in place (mypyc): a changed solver is rebuilt here
@@ -37,8 +48,9 @@ $(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES)
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
-## (Re)build the compiled solver in place after editing engine/solver/ (until then the
-## source runs: engine/solver/loading.py); `GLINTWICK_PURE_PYTHON=1 make solver` builds none.
+## Rebuild the compiled solver in place after editing engine/solver/.
+## (Until then the source runs: engine/solver/loading.py; `GLINTWICK_PURE_PYTHON=1 make solver`
+## builds none.)
 solver: | $(STAMP)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	@# the install is current again, unless its own files changed since
@@ -53,30 +65,45 @@ run: $(STAMP)
 serve-redis: $(STAMP)
 	$(BIN)/glintwick serve --store $${REDIS_URL:-redis://127.0.0.1:6379/0} --workers $${WORKERS:-2}
 
+## Play 20 random games of each rule set in process and print their summaries.
 simulate: $(STAMP)
 	$(BIN)/glintwick simulate --ruleset whiskertrail --games 20 --seats 4
 	$(BIN)/glintwick simulate --ruleset contract --games 20
 
+## Solver queries as JSON lines on stdin, one JSON answer line each on stdout.
 solve: $(STAMP)
 	$(BIN)/glintwick solve
 
 ## Lint, type-check and the default test suite (what CI runs).
 test: lint typecheck pytest
 
+## ruff's lint and format check.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+## mypy (strict) over the code and the tests.
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-## The suite on one process per core (pytest-xdist; PYTEST_WORKERS=0 runs it in this one),
-## a test file's tests on one process (their module fixtures are started once).
+## The default test suite (slow tests aside): starts its own redis-server and Chromium.
+## On one process per core (pytest-xdist; PYTEST_WORKERS=0 runs it in this one), a test
+## file's tests on one process (their module fixtures are started once).
 PYTEST_WORKERS ?= auto
-pytest: $(STAMP) redis-server chromium
+pytest: $(STAMP) redis-server chromium node
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile
 
-## The tests start their own redis-server on a free port: install Debian's if missing.
+## The quick tests, for the first hour: no Redis, no browser (a minute or two on 2 cores).
+## The engine, the clients and the service in process, the properties, and the checks of
+## the repository's own files that need neither (buf, the generated code, the layers, the
+## manifests, the docs' events and error reasons, the proto's comments).
+UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.py \
+	test_generated_code.py test_layers.py test_k8s_manifests.py test_event_docs.py \
+	test_error_reasons.py test_proto_comments.py test_makefile.py)
+unit: $(STAMP)
+	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
+
+## Install Debian's redis-server if missing (the tests start their own on a free port).
 redis-server:
 	@command -v redis-server >/dev/null 2>&1 || { \
 	  echo "installing redis-server (Debian package)"; \
@@ -84,8 +111,8 @@ redis-server:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 
-## The browser table's tests (tests/e2e/test_web.py) drive Debian's Chromium through
-## Playwright (which cannot download its own browser here): install it if missing.
+## The browser table's tests drive Debian's Chromium: install it if missing.
+## (tests/e2e/web/, through Playwright, which cannot download its own browser here.)
 chromium:
 	@test -x /usr/bin/chromium || { \
 	  echo "installing chromium (Debian package)"; \
@@ -93,26 +120,37 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+## Install Debian's nodejs and npm if missing (the Node.js example client's test).
+## tests/e2e/test_node_client.py plays a game with clients/examples/node (npm ci of its lockfile).
+node:
+	@{ command -v node && command -v npm; } >/dev/null 2>&1 || { \
+	  echo "installing nodejs and npm (Debian packages)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+
 ## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)
 	GLINTWICK_SOAK_GAMES=$${GLINTWICK_SOAK_GAMES:-10000} $(BIN)/pytest -m slow -x -p no:cacheprovider --timeout=0
 
-## The long Redis Cluster runs of the end-to-end tests (marked slow: not in `make test`,
-## which runs the cluster's store contract, failover and quick replica tests).
+## The long Redis Cluster runs of the end-to-end tests (marked slow: not in `make test`).
+## (`make test` runs the cluster's store contract, failover and quick replica tests.)
 test-cluster: $(STAMP) redis-server
 	$(BIN)/pytest -m slow -k cluster -p no:cacheprovider --ignore=tests/e2e/test_faults.py
 
+## Every benchmark of bench/, printed and saved in bench/results/latest.json.
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-## What each durability mode costs (moves/s, ratio to no persistence, same run) and loses
-## when Redis is SIGKILLed or its primary fails over (docs/OPERATIONS.md, "Durability").
+## What each Redis durability mode costs and loses (docs/OPERATIONS.md, "Durability").
+## Moves/s and the ratio to no persistence, in one run; what is lost when Redis is
+## SIGKILLed or its primary fails over.
 bench-durability: $(STAMP) redis-server
 	$(BIN)/python -m bench.durability $(DURABILITY_ARGS)
 
-## The fault campaign (docs/FAULTS.md): 200 tables through server and Redis kills, a frozen
-## Redis and clients dropping calls, on one Redis then on a Redis Cluster (a primary's
-## failover too); fails on any lost, doubled or unfinished game. FAULTS_TOPOLOGIES=cluster
+## The fault campaign (docs/FAULTS.md): fails on any lost, doubled or unfinished game.
+## 200 tables through server and Redis kills, a frozen Redis and clients dropping calls, on
+## one Redis then on a Redis Cluster (a primary's failover too). FAULTS_TOPOLOGIES=cluster
 ## runs one; FAULTS_ARGS="--games 50 …" goes to each.
 FAULTS_TOPOLOGIES ?= standalone cluster
 faults: $(STAMP) redis-server
@@ -121,18 +159,20 @@ faults: $(STAMP) redis-server
 		$(BIN)/python -m loadtests.faults --topology $$topology $(FAULTS_ARGS) || exit 1; \
 	done
 
-## Load test (docs/LOADTEST.md): Redis, the server's processes and headless locust, reports in
-## build/loadtest/; fails on any failed request or a p99 over its limit. LOADTEST_* variables
-## (LOADTEST_TABLES=40 LOADTEST_TIME=2m …) or LOADTEST_ARGS="--steps 5,10,20 --profile".
+## The load test (docs/LOADTEST.md): Redis, the server's processes and headless locust.
+## Reports in build/loadtest/; fails on any failed request or a p99 over its limit.
+## LOADTEST_* variables (LOADTEST_TABLES=40 LOADTEST_TIME=2m …) or
+## LOADTEST_ARGS="--steps 5,10,20 --profile".
 loadtest: $(STAMP) redis-server
 	$(BIN)/python -m loadtests.run $(LOADTEST_ARGS)
 
+## Remove .venv, build/, the compiled solver and the tools' caches.
 clean:
 	rm -rf $(VENV) build *.egg-info engine/*.so engine/solver/*.so engine/solver/build_stamp.py \
 		.pytest_cache .mypy_cache .ruff_cache
 
-## Regenerate the Python code of proto/ and glintwick/v1/descriptors.binpb (committed;
-## `make test` checks they are current).
+## Regenerate the Python code of proto/ and glintwick/v1/descriptors.binpb.
+## (Both committed: `make test` checks they are current.)
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --mypy_out=. \
 		--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy \

@@ -11,9 +11,12 @@ import dataclasses
 import functools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+# Only the standard library at module level: a command imports what it runs, its flags'
+# types (services.config) included, no more (tests/unit/test_cli.py checks what
+# ``solve`` loads).
 if TYPE_CHECKING:
     import asyncio
 
@@ -49,6 +52,30 @@ def _version() -> str:
         return version("glintwick")
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for (importlib.metadata would cost every
+    other command as much as a solver query)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings,
+            dest=dest,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> NoReturn:
+        sys.stdout.write(f"glintwick {_version()}\n")
+        parser.exit()
 
 
 def _solve_line(line: str) -> dict[str, Any]:
@@ -476,8 +503,101 @@ def serve(args: argparse.Namespace) -> int:
         raise CommandError(str(exc) or type(exc).__name__) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _simulate_flags(parser: argparse.ArgumentParser) -> None:
+    from services.config import non_negative_int
+
+    parser.add_argument(
+        "--ruleset", default="whiskertrail", choices=["whiskertrail", "contract"], help="preset"
+    )
+    parser.add_argument("--games", type=non_negative_int, default=20, help="games to play")
+    parser.add_argument(
+        "--seats", type=non_negative_int, default=0, help="0: the rule set's maximum"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seeds the deals and the bots")
+
+
+def _tournament_flags(parser: argparse.ArgumentParser) -> None:
     from services.config import address as address_type
+    from services.config import env_default, non_negative_int, positive_float, positive_int
+
+    parser.add_argument(
+        "--ruleset", default="whiskertrail", help="preset name or rule-set JSON file"
+    )
+    parser.add_argument(
+        "--bots",
+        default="random,greedy,strong",
+        help="comma-separated bots: names, module:Class or file.py:Class",
+    )
+    parser.add_argument(
+        "--deals", type=positive_int, default=4, help="deal sets per lineup (SPRT: at most)"
+    )
+    parser.add_argument(
+        "--schedule",
+        default="round-robin",
+        choices=["round-robin", "gauntlet", "substitution"],
+        help="lineups; substitution: the first bot is the reference, each other one takes"
+        " each seat in turn among references (docs/BOTS.md)",
+    )
+    parser.add_argument(
+        "--seating",
+        default="balanced",
+        choices=["balanced", "cyclic"],
+        help="balanced: every cyclic seat order of a lineup (each bot sits after each"
+        " other equally often); cyclic: the lineup's own order, rotated",
+    )
+    parser.add_argument(
+        "--seats", type=non_negative_int, default=0, help="0: the rule set's minimum"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seeds the deals")
+    parser.add_argument("--concurrency", type=positive_int, default=8, help="games at once")
+    parser.add_argument(
+        "--target", default=None, type=address_type, help="host:port; none: an embedded server"
+    )
+    parser.add_argument("--in-process", action="store_true", help="no server: play on the engine")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="--in-process: play games in this many processes at once (same results)",
+    )
+    parser.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
+    parser.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
+    parser.add_argument(
+        "--sprt-margin",
+        type=positive_float,
+        default=5.0,
+        help="the SPRT's H1: A better than B by this many penalty points per game",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--shards",
+        type=positive_int,
+        default=None,
+        help="play one shard of the deal sets (of this many), recorded in --out as it goes;"
+        " `glintwick tournament merge DIR` then reports the whole (docs/TOURNAMENTS.md)",
+    )
+    parser.add_argument(
+        "--shard-index",
+        type=non_negative_int,
+        default=env_default("JOB_COMPLETION_INDEX", None),
+        help="which shard, from 0 [env JOB_COMPLETION_INDEX: a Kubernetes Indexed Job's]",
+    )
+    parser.add_argument(
+        "merge",
+        nargs="*",
+        metavar="merge PATH",
+        help="`merge DIR_OR_FILE...`: the report of a sharded tournament from its shards'"
+        " results (the other flags but --out are not used)",
+    )
+    parser.add_argument(
+        "--transport",
+        default="play",
+        choices=["play", "unary"],
+        help="through a server: Play streams (one message per move) or the unary RPC loop",
+    )
+
+
+def _bots_flags(parser: argparse.ArgumentParser) -> None:
     from services.config import (
         env_default,
         flag_help,
@@ -485,116 +605,10 @@ def build_parser() -> argparse.ArgumentParser:
         non_negative_int,
         one_of,
         optional_address,
-        positive_float,
         positive_int,
     )
 
-    parser = _Parser(
-        prog="glintwick",
-        description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"glintwick {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    # every flag's help shows its default (and a server flag's, its variable)
-    defaults = argparse.ArgumentDefaultsHelpFormatter
-    sub.add_parser(
-        "solve",
-        help="solver queries as JSON lines on stdin, one JSON answer line each on stdout",
-    )
-    sim = sub.add_parser(
-        "simulate",
-        help="play random games in process and print a summary",
-        formatter_class=defaults,
-    )
-    sim.add_argument(
-        "--ruleset", default="whiskertrail", choices=["whiskertrail", "contract"], help="preset"
-    )
-    sim.add_argument("--games", type=non_negative_int, default=20, help="games to play")
-    sim.add_argument("--seats", type=non_negative_int, default=0, help="0: the rule set's maximum")
-    sim.add_argument("--seed", type=int, default=1, help="seeds the deals and the bots")
-    tour = sub.add_parser(
-        "tournament",
-        help="a bot tournament through the API (see docs/BOTS.md)",
-        formatter_class=defaults,
-    )
-    tour.add_argument("--ruleset", default="whiskertrail", help="preset name or rule-set JSON file")
-    tour.add_argument(
-        "--bots",
-        default="random,greedy,strong",
-        help="comma-separated bots: names, module:Class or file.py:Class",
-    )
-    tour.add_argument(
-        "--deals", type=positive_int, default=4, help="deal sets per lineup (SPRT: at most)"
-    )
-    tour.add_argument(
-        "--schedule",
-        default="round-robin",
-        choices=["round-robin", "gauntlet", "substitution"],
-        help="lineups; substitution: the first bot is the reference, each other one takes"
-        " each seat in turn among references (docs/BOTS.md)",
-    )
-    tour.add_argument(
-        "--seating",
-        default="balanced",
-        choices=["balanced", "cyclic"],
-        help="balanced: every cyclic seat order of a lineup (each bot sits after each"
-        " other equally often); cyclic: the lineup's own order, rotated",
-    )
-    tour.add_argument("--seats", type=non_negative_int, default=0, help="0: the rule set's minimum")
-    tour.add_argument("--seed", type=int, default=1, help="seeds the deals")
-    tour.add_argument("--concurrency", type=positive_int, default=8, help="games at once")
-    tour.add_argument(
-        "--target", default=None, type=address_type, help="host:port; none: an embedded server"
-    )
-    tour.add_argument("--in-process", action="store_true", help="no server: play on the engine")
-    tour.add_argument(
-        "--workers",
-        type=positive_int,
-        default=1,
-        help="--in-process: play games in this many processes at once (same results)",
-    )
-    tour.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
-    tour.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
-    tour.add_argument(
-        "--sprt-margin",
-        type=positive_float,
-        default=5.0,
-        help="the SPRT's H1: A better than B by this many penalty points per game",
-    )
-    tour.add_argument("--no-progress", action="store_true", help="no progress line")
-    tour.add_argument(
-        "--shards",
-        type=positive_int,
-        default=None,
-        help="play one shard of the deal sets (of this many), recorded in --out as it goes;"
-        " `glintwick tournament merge DIR` then reports the whole (docs/TOURNAMENTS.md)",
-    )
-    tour.add_argument(
-        "--shard-index",
-        type=non_negative_int,
-        default=env_default("JOB_COMPLETION_INDEX", None),
-        help="which shard, from 0 [env JOB_COMPLETION_INDEX: a Kubernetes Indexed Job's]",
-    )
-    tour.add_argument(
-        "merge",
-        nargs="*",
-        metavar="merge PATH",
-        help="`merge DIR_OR_FILE...`: the report of a sharded tournament from its shards'"
-        " results (the other flags but --out are not used)",
-    )
-    tour.add_argument(
-        "--transport",
-        default="play",
-        choices=["play", "unary"],
-        help="through a server: Play streams (one message per move) or the unary RPC loop",
-    )
-    pool = sub.add_parser(
-        "bots",
-        help="a house-bot pool worker: plays the server's house bots",
-        formatter_class=defaults,
-    )
-    pool.add_argument(
+    parser.add_argument(
         "--target",
         default=env_default("GLINTWICK_TARGET", "127.0.0.1:50051"),
         help=flag_help(
@@ -603,7 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
             "GLINTWICK_TARGET",
         ),
     )
-    pool.add_argument(
+    parser.add_argument(
         "--health",
         type=optional_address,
         default=env_default("GLINTWICK_BOT_HEALTH", ""),
@@ -613,7 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
             "GLINTWICK_BOT_HEALTH",
         ),
     )
-    pool.add_argument(
+    parser.add_argument(
         "--bot-pool-token",
         "--operator-token",
         dest="operator_token",
@@ -622,62 +636,108 @@ def build_parser() -> argparse.ArgumentParser:
         help="the server's bot-pool credential (env GLINTWICK_BOT_POOL_TOKEN; it can act for"
         " house bots only) or its operator credential (env GLINTWICK_OPERATOR_TOKEN)",
     )
-    pool.add_argument(
+    parser.add_argument(
         "--concurrency",
         type=positive_int,
         default=env_default("GLINTWICK_BOT_CONCURRENCY", "8"),
         help=flag_help("games played at once", "GLINTWICK_BOT_CONCURRENCY"),
     )
-    pool.add_argument(
+    parser.add_argument(
         "--poll",
         type=non_negative_float,
         default=0.2,
         help="seconds between idle polls (doubling up to 30 while the target is unreachable)",
     )
-    pool.add_argument(
+    parser.add_argument(
         "--lease",
         type=non_negative_int,
         default=10,
         help="seconds a claimed turn is this worker's (0: none)",
     )
-    pool.add_argument(
+    parser.add_argument(
         "--seed",
         default="",
         help="seeds the bots' randomness (with game/seat/version)",
     )
-    pool.add_argument(
+    parser.add_argument(
         "--transport",
         default="play",
         choices=["play", "unary"],
         help="play the seats on one Play stream, or by GetView/ListLegalActions/SubmitAction",
     )
-    pool.add_argument(
+    parser.add_argument(
         "--log-format",
         choices=["auto", "json", "console"],
         type=one_of("auto", "json", "console"),
         default=env_default("GLINTWICK_LOG_FORMAT", "auto"),
         help=flag_help("log lines as JSON or for a console", "GLINTWICK_LOG_FORMAT"),
     )
-    serve = sub.add_parser(
-        "serve",
-        help="serve gRPC and HTTP/JSON (embedded store by default)",
-        formatter_class=defaults,
-    )
+
+
+def _serve_flags(parser: argparse.ArgumentParser) -> None:
     from services.config import add_arguments
 
-    add_arguments(serve, house_bots=HOUSE_BOTS)
+    add_arguments(parser, house_bots=HOUSE_BOTS)
+
+
+#: each subcommand: its line of help, and what adds its flags (solve has none)
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | None]] = {
+    "solve": (
+        "solver queries as JSON lines on stdin, one JSON answer line each on stdout",
+        None,
+    ),
+    "simulate": ("play random games in process and print a summary", _simulate_flags),
+    "tournament": ("a bot tournament through the API (see docs/BOTS.md)", _tournament_flags),
+    "bots": ("a house-bot pool worker: plays the server's house bots", _bots_flags),
+    "serve": ("serve gRPC and HTTP/JSON (embedded store by default)", _serve_flags),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser: every subcommand, with the flags of ``command`` only when
+    one is named, else of all of them (so that ``solve`` neither imports
+    ``services.config``, where the flags' types live, nor builds the others' flags)."""
+    parser = _Parser(
+        prog="glintwick",
+        description=__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_line, add_flags) in SUBCOMMANDS.items():
+        if add_flags is None:
+            sub.add_parser(name, help=help_line)
+            continue
+        # every flag's help shows its default (and a server flag's, its variable)
+        flags = sub.add_parser(
+            name, help=help_line, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        )
+        if command in (None, name):
+            add_flags(flags)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from clients.bots.registry import BotSpecError
-
+    words = sys.argv[1:] if argv is None else list(argv)
+    # the subcommand is the first word that is no flag (the command's own flags take no
+    # value); a word that names none gets every subcommand's flags, and argparse's error
+    command = next((word for word in words if not word.startswith("-")), None)
+    args = build_parser(command if command in SUBCOMMANDS else None).parse_args(words)
     try:
         return _dispatch(args)
-    except (BotSpecError, CommandError) as exc:  # one line, no traceback
-        sys.stderr.write(f"glintwick {args.command}: {exc}\n")
+    except Exception as exc:
+        if not isinstance(exc, CommandError) and not _is_bot_spec_error(exc):
+            raise
+        sys.stderr.write(f"glintwick {args.command}: {exc}\n")  # one line, no traceback
         return 2
+
+
+def _is_bot_spec_error(exc: Exception) -> bool:
+    """Whether ``exc`` is the bot registry's BotSpecError, told without importing the
+    registry (and the engine's game behind it) for commands that load no bot: an error
+    can be one only when the registry was loaded."""
+    registry = sys.modules.get("clients.bots.registry")
+    return registry is not None and isinstance(exc, registry.BotSpecError)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -299,7 +299,10 @@ async def test_sse_watchers_end_with_their_client_and_with_the_server() -> None:
                 assert time.monotonic() - started < 5, "stopping waited for the SSE watcher"
                 rest = [item async for item in items]  # the stream ended
                 # after the snapshot at version 0 came version 0's events, no more
-                assert [data["type"] for _, _, data in rest] == ["round_started", "turn_started"]
+                assert [data["type"] for _, _, data in rest] == [
+                    "EVENT_TYPE_ROUND_STARTED",
+                    "EVENT_TYPE_TURN_STARTED",
+                ]
     finally:
         await env.client.close()
         if not stopped:
@@ -346,7 +349,7 @@ async def test_openapi_document_carries_the_proto_s_comments_and_types(server: E
     event = schemas["glintwick.v1.Event"]["properties"]
     assert event["index"] == {
         "type": "integer",
-        "format": "int64",
+        "format": "uint32",
         "minimum": 0,
         "maximum": 4294967295,
         "description": known["glintwick.v1.Event.index"],

@@ -30,8 +30,8 @@ from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from tests.e2e.play_support import all_events, choose, mirror_from_log
 from tests.e2e.support import Env, Mirror, check_clean, check_events, plain, read_sse, shown_cards
-from tests.e2e.test_play import all_events, choose, mirror_from_log
 
 
 class Stream:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import signal
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from loadtests.redis_cluster import RedisCluster
+from loadtests.processes.cluster import RedisCluster
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import READ_BLOCK_MS, RedisStore, index_key, log_reader, shard_of
 from tests.e2e.test_store_outage import redis as outage_redis
@@ -244,7 +243,7 @@ async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
             ]
             await until(lambda: len(reading(waiting)) == 20)
             started = time.monotonic()
-            server.stop(signal.SIGKILL)
+            server.kill()
             for task in tasks:
                 with pytest.raises(StoreUnavailableError):
                     await task

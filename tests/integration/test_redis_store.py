@@ -10,11 +10,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from glintwick.v1 import game_pb2 as pb
-from loadtests.redis_cluster import RedisCluster
+from loadtests.processes.cluster import RedisCluster
+from loadtests.processes.redis import redis_server
 from services.api import Caller, GameService, ServiceConfig
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import SHARDS, RedisStore, game_keys, hold_key, rate_key, shard_of
-from tests.redis_server import check_a_closed_transport_is_unreachable, on_loop, redis_server
+from tests.support.store_connections import check_a_closed_transport_is_unreachable, on_loop
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(

@@ -9,7 +9,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -78,14 +78,63 @@ def test_serve_refuses_a_house_bot_it_cannot_load_in_one_line(
     assert err.startswith("glintwick serve: unknown bot 'nobody'") and err.count("\n") == 1
 
 
+#: what ``glintwick solve`` must not load (each would cost a one-hand query more than its
+#: answer): the wire, the HTTP face, the server's logging and stores, the clients (the
+#: bot registry and the engine's game behind it, the tournaments) and their numeric stack
+NOT_FOR_SOLVE = (
+    "grpc",
+    "google.protobuf",
+    "glintwick.v1",
+    "aiohttp",
+    "structlog",
+    "redis",
+    "services.server",
+    "services.store",
+    "clients",
+    "matplotlib",
+    "numpy",
+    "openskill",
+    "tqdm",
+)
+
+
+def test_solve_imports_the_solver_and_nothing_heavy() -> None:
+    """``glintwick solve`` answering one hand, in a process of its own: every module it
+    imported (``python -X importtime``) is the engine's, the parser's or the standard
+    library's, none of NOT_FOR_SOLVE."""
+    query = {"ruleset": "contract", "round": 1, "hand": ["7H", "7S", "7D", "8C", "8D", "8S"]}
+    done = _cli("solve", stdin=json.dumps(query) + "\n", python_flags=["-X", "importtime"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout)
+    assert answer["feasible"] is True and answer["points_laid"] == 45, answer
+    loaded = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "engine.solver" in loaded, sorted(loaded)  # (the listing is read right)
+    heavy = sorted(
+        module
+        for module in loaded
+        if any(module == name or module.startswith(name + ".") for name in NOT_FOR_SOLVE)
+    )
+    assert not heavy, f"glintwick solve imported {heavy}"
+
+
 # --------------------------------------------------------------------------- failures
 
 
-def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *argv: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    python_flags: Sequence[str] = (),
+) -> subprocess.CompletedProcess[str]:
     """``python -m glintwick_cli ...`` as a user runs it (no GLINTWICK_* from the tests)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GLINTWICK_")}
     return subprocess.run(
-        [sys.executable, "-m", "glintwick_cli", *argv],
+        [sys.executable, *python_flags, "-m", "glintwick_cli", *argv],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,0 +1,161 @@
+"""Shared machinery of the browser table's tests (tests/e2e/web/).
+
+* :class:`Tab`: one page of the table, every request, response and error it made recorded,
+  with a screenshot of each step in ``build/web/<test>/``.
+* :func:`start_game` and :func:`play_through`: a game against house bots opened and
+  played by clicking what the page offers, to its end or for some moves.
+* :func:`api`: a call of the server's HTTP/JSON API beside the page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+from playwright.sync_api import Page, Response  # noqa: E402
+
+ROOT = Path(__file__).parents[3]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SHOTS = ROOT / "build" / "web"
+OPERATOR = "web-e2e-operator"
+#: how many page steps a whole one-round game may take before the test gives up
+MAX_STEPS = 1500
+
+#: every test module's mark (``pytestmark``): the tests drive Debian's Chromium
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)"
+)
+
+
+class Tab:
+    """One page of the table, with every request and response it made recorded."""
+
+    def __init__(self, page: Page, base: str, shots: Path) -> None:
+        self.page = page
+        self.base = base
+        self.shots = shots
+        self.count = 0
+        self.requests: list[str] = []
+        self.responses: list[Response] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("response", lambda r: self.responses.append(r))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def shot(self, what: str) -> None:
+        self.count += 1
+        self.page.screenshot(path=str(self.shots / f"{self.count:03d}-{what}.png"), full_page=True)
+
+    def visible(self, selector: str) -> bool:
+        return self.page.locator(selector).count() > 0
+
+    def click(self, selector: str) -> bool:
+        """Click the first match; False when it went away first (the table moved on)."""
+        try:
+            self.page.locator(selector).first.click(timeout=2000)
+            return True
+        except playwright_api.TimeoutError:
+            return False
+
+
+@dataclasses.dataclass
+class Clicks:
+    moves: int = 0
+    claims: int = 0
+    passes: int = 0
+    layoffs: int = 0
+    contracts: int = 0
+    rounds_seen: int = 0
+    end_turns: int = 0
+
+
+def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = None) -> Clicks:
+    """Play the seat by clicking what the page offers until the game-end screen: the
+    contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
+    fewer than ``claims_wanted`` were won (else pass), the end of a turn, else a discard
+    of the last card that may be discarded."""
+    done = Clicks()
+    for step in range(MAX_STEPS):
+        if tab.visible("#game-end"):
+            tab.shot("game-end")
+            return done
+        if stop_after is not None and done.moves >= stop_after:
+            return done
+        if tab.visible("#continue"):
+            tab.shot("round-end")
+            done.rounds_seen += 1
+            tab.click("#continue")
+        elif tab.visible("#claim"):
+            # (a seat before this one may claim the card too, and win it: claim again)
+            won = tab.page.locator(".log li:has-text('Ada (you) takes')").count()
+            if won < claims_wanted and done.claims < claims_wanted + 3:
+                tab.shot("may-i")
+                if tab.click("#claim"):
+                    done.claims += 1
+            elif tab.click("#pass-claim"):
+                done.passes += 1
+        elif tab.visible("#confirm-contract"):
+            tab.shot("contract-preview")
+            if tab.click("#confirm-contract"):
+                done.contracts += 1
+        elif tab.visible("#lay-contract"):
+            tab.click("#lay-contract")
+        elif tab.visible("#draw-stock"):
+            if tab.click("#draw-stock"):
+                done.moves += 1
+        elif tab.visible(".hand [data-moves~=layOff]"):
+            picked = tab.click(".hand [data-moves~=layOff]")
+            if picked and tab.click(".meld button:text('Lay off')"):
+                done.layoffs += 1
+        elif tab.visible("#end-turn"):
+            if tab.click("#end-turn"):
+                done.moves += 1
+                done.end_turns += 1
+        elif tab.visible(".hand [data-moves~=discard]"):
+            if tab.click(".hand [data-moves~=discard] >> nth=-1") and tab.click("#discard"):
+                done.moves += 1
+        else:
+            tab.page.wait_for_timeout(30)
+            continue
+        if step % 25 == 0:
+            tab.shot(f"step-{step}")
+    tab.shot("gave-up")
+    raise AssertionError(f"no game end after {MAX_STEPS} steps: {done}")
+
+
+def start_game(
+    tab: Tab, rules: str, seats: int, *, extra: str = "", rounds: int = 1, pace: int = 0
+) -> str:
+    query = f"?rounds={rounds}&pace={pace}{extra}"
+    if rules == "contract" and seats != 4:
+        query += f"&players={seats}"
+    tab.page.goto(f"{tab.base}/{query}")
+    tab.shot("start")
+    tab.page.fill("#name", "Ada")
+    tab.page.select_option("#rules", rules)
+    if rules == "whiskertrail" or seats != 4:
+        tab.page.select_option("#seats", str(seats))
+    tab.page.select_option("#strength", "greedy")
+    tab.page.click("#play-bots")
+    tab.page.wait_for_selector("#actions-title")
+    game_id = tab.page.url.rsplit("/", 1)[1]
+    tab.shot("table")
+    return game_id
+
+
+def api(base: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    call = urllib.request.Request(base + path, data=data, headers=headers)
+    with urllib.request.urlopen(call, timeout=10) as answer:
+        return json.loads(answer.read())
