@@ -46,7 +46,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     # (AnalyseHand once a client, then refused for 100 s: a RetryInfo to read)
-    logs = tmp_path_factory.mktemp("server") / "serve.log"
+    logs = tmp_path_factory.mktemp("server")
     with served(logs, "--limits", "analyse=0.01/1") as running:
         yield running
 

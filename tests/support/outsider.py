@@ -1,8 +1,8 @@
 """An outsider's client: the API as an integrator in another language meets it.
 
-This module imports nothing of the project (no ``glintwick``, ``clients``, ``engine``
-or ``services``), nor does it use its generated code: the client is built at test
-time from ``proto/`` alone, as a grpc-js or Go client is.  protoc (grpcio-tools)
+This module imports nothing of the API's code (no ``glintwick``, ``clients``,
+``engine`` or ``services``), nor does it use its generated code: the client is built
+at test time from ``proto/`` alone, as a grpc-js or Go client is.  protoc (grpcio-tools)
 compiles every file of ``proto/`` into a ``FileDescriptorSet`` in a temporary
 folder; the messages are classes of a descriptor pool of their own
 (:class:`OutsiderApi`), and calls are generic ``unary_unary`` / ``stream_stream``
@@ -10,7 +10,7 @@ calls with those classes' serializers (:class:`OutsiderClient`).  A refusal is r
 as any client reads it: the ``google.rpc.Status`` of the ``grpc-status-details-bin``
 trailer, its details unpacked with the vendored google.rpc messages
 (:meth:`OutsiderApi.refusal`).  The server is ``glintwick serve`` in a process of its
-own (:func:`served`), talked to over its ports only.
+own (:func:`served`, ``loadtests.processes``' server), talked to over its ports only.
 
 ``GLINTWICK_OUTSIDER_TREE`` names another checkout (e.g. an older release's) whose
 ``proto/`` the client is compiled from and whose ``glintwick serve`` it talks to (run
@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -35,6 +32,8 @@ import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
 from google.protobuf.message import Message
+
+from loadtests.processes.server import ServerProcess
 
 #: the checkout the outsider reads ``proto/`` from and runs ``glintwick serve`` of
 TREE = Path(os.environ.get("GLINTWICK_OUTSIDER_TREE") or Path(__file__).resolve().parents[2])
@@ -238,13 +237,6 @@ class OutsiderClient:
 # --------------------------------------------------------------------------- the server
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True)
 class Served:
     """A ``glintwick serve`` process's addresses."""
@@ -254,41 +246,14 @@ class Served:
     operator_token: str
 
 
+OPERATOR_TOKEN = "outsider-operator"
+
+
 @contextlib.contextmanager
 def served(logs: Path, *options: str, tree: Path = TREE) -> Iterator[Served]:
-    """``glintwick serve --store memory`` of ``tree`` on free ports (``options``: more
-    flags), until the block ends; its output in ``logs``."""
-    grpc_port, http_port = free_port(), free_port()
-    operator = "outsider-operator"
-    command: Sequence[str] = [
-        sys.executable, "-c", "import sys, glintwick_cli; sys.exit(glintwick_cli.main())",
-        "serve", "--store", "memory", "--grpc", f"127.0.0.1:{grpc_port}",
-        "--http", f"127.0.0.1:{http_port}", "--operator-token", operator, *options,
-    ]  # fmt: skip
-    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
-    environment = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
-    http = f"http://127.0.0.1:{http_port}"
-    with logs.open("wb") as out:
-        process = subprocess.Popen(
-            command, cwd=tree, stdout=out, stderr=subprocess.STDOUT, env=environment
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    urllib.request.urlopen(f"{http}/healthz", timeout=1) as answer,
-                ):
-                    if answer.status == 200:
-                        break
-                assert process.poll() is None, f"the server exited:\n{logs.read_text()}"
-                assert time.monotonic() < deadline, f"the server did not start:\n{logs.read_text()}"
-                time.sleep(0.1)
-            yield Served(f"127.0.0.1:{grpc_port}", http, operator)
-        finally:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+    """``glintwick serve --store memory`` of ``tree`` on free ports, with an operator
+    credential and ``options`` (more flags), until the block ends; its logs in the
+    folder ``logs``."""
+    flags = ("--operator-token", OPERATOR_TOKEN, *options)
+    with ServerProcess(logs, *flags, http=True, root=tree) as server:
+        yield Served(server.address, server.http_url, OPERATOR_TOKEN)
