@@ -1,6 +1,6 @@
-# The service image (k8s/ deploys it as glintwick:0.2.0, the version in pyproject.toml): the server's install only, no
+# The service image (k8s/ deploys it as glintwick:0.3.0, the version in pyproject.toml): the server's install only, no
 # extras (no [tournament] plotting/ratings/progress bars, no [dev] tools such as grpcio-tools).
-# `--target tournament` builds the tournament image instead (glintwick-tournament:0.2.0,
+# `--target tournament` builds the tournament image instead (glintwick-tournament:0.3.0,
 # for k8s/jobs/: the server's install plus the [tournament] extra).
 # Build stage: a C compiler for the mypyc-compiled solver (setup.py), wheels for the rest.
 FROM python:3.11-slim AS build

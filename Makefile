@@ -6,16 +6,16 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-## buf's lint and breaking-change check of proto/ (against the last release in
-## proto/released/; in `make test` too).
+## buf's lint and breaking-change check of proto/ against the last release (make test too).
+## (The last release: the newest image in proto/released/.)
 LAST_RELEASE = $(shell ls proto/released/glintwick-v1-*.binpb | sort -V | tail -n 1)
 .PHONY: buf release-proto
 buf: $(STAMP)
 	$(BIN)/buf lint
 	$(BIN)/buf breaking --against $(LAST_RELEASE)
 
-## Record proto/ as the API of release VERSION (default: pyproject.toml's):
-## proto/released/glintwick-v1-VERSION.binpb, the image `buf breaking` compares with.
+## Record proto/ as the API of release VERSION (default: pyproject.toml's version).
+## It writes proto/released/glintwick-v1-VERSION.binpb, the image `buf breaking` compares with.
 ## Rerun it when the proto changes before the release ships; its breaks against the
 ## release before are listed in tests/integration/test_buf.py and docs/API.md.
 VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -23,7 +23,7 @@ release-proto: $(STAMP)
 	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
 	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
-.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node loadtest
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest
 
 ## This list: each target and what it does, in one line.
 help:
@@ -128,6 +128,13 @@ node:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+
+## Compile the typed TypeScript client of the OpenAPI document (tsc --strict, no cast).
+## clients/examples/ts: its types generated from this checkout's document (openapi-typescript),
+## its program compiled in build/ts-client (fails on a type error); tests/e2e/test_ts_client.py
+## also runs it against a server.
+ts-client: $(STAMP) node
+	$(BIN)/python -m tests.support.ts_client build/ts-client
 
 ## 10,000 random games (all rule sets together) with every invariant checked (long).
 soak: $(STAMP)

@@ -288,7 +288,7 @@ def test_the_checks_can_fail() -> None:
         "{'hostPath'}",
     }
     assert image_violation("glintwick") and image_violation("reg.io:5000/glintwick:latest")
-    assert image_violation("reg.io:5000/glintwick:0.2.0") is None
+    assert image_violation("reg.io:5000/glintwick:0.3.0") is None
     assert image_violation("redis@sha256:" + "0" * 64) is None
 
 
