@@ -56,11 +56,17 @@ from engine.views import PublicView, SeatView
 from glintwick.v1 import game_pb2 as pb
 
 
+def enum_prefix(enum: EnumDescriptor) -> str:
+    """The prefix of an enum's value names, as buf's STANDARD lint has it: the enum's
+    name in upper snake case (``PHASE_`` for ``Phase``, ``ERROR_REASON_``)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+
+
 def engine_names(enum: EnumDescriptor) -> dict[str, int]:
     """The engine's name of each value of an API enum → its number: the value's name
-    less the enum's prefix (``PHASE_`` for ``Phase``, as buf's STANDARD lint has it), in
-    lower case (``PHASE_GAME_OVER``: ``"game_over"``); the ``_UNSPECIFIED`` zero has none."""
-    prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+    less the enum's prefix (:func:`enum_prefix`), in lower case (``PHASE_GAME_OVER``:
+    ``"game_over"``); the ``_UNSPECIFIED`` zero has none."""
+    prefix = enum_prefix(enum)
     return {
         value.name.removeprefix(prefix).lower(): value.number
         for value in enum.values

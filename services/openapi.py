@@ -37,7 +37,7 @@ from google.protobuf import descriptor as pb_descriptor
 from google.protobuf import descriptor_pb2
 
 from engine.cards import SUITS
-from glintwick.convert import engine_names
+from glintwick.convert import engine_names, enum_prefix
 from glintwick.v1 import errors_pb2
 from glintwick.v1 import game_pb2 as pb
 from services.usecases.context import MAX_GAME_ID
@@ -103,7 +103,7 @@ _WELL_KNOWN: dict[str, dict[str, Any]] = {
 #: the reasons an error carries (ErrorInfo.reason, the HTTP body's and PlayError's
 #: `reason`): errors.proto's ErrorReason value names less their prefix
 REASONS: tuple[str, ...] = tuple(
-    value.name.removeprefix("ERROR_REASON_")
+    value.name.removeprefix(enum_prefix(errors_pb2.ErrorReason.DESCRIPTOR))
     for value in errors_pb2.ErrorReason.DESCRIPTOR.values
     if value.number != 0
 )
@@ -136,9 +136,7 @@ ERROR_SCHEMA: dict[str, Any] = {
     "description": "Every HTTP error (docs/API.md, Errors): a gRPC status and its reason.",
     "properties": {
         "code": _status_schema("the gRPC status name (INVALID_ARGUMENT, ...)"),
-        "reason": _reason_schema(
-            "machine-readable: an ErrorReason (errors.proto) less its prefix ERROR_REASON_"
-        ),
+        "reason": _reason_schema("machine-readable: an ErrorReason (errors.proto) less its prefix"),
         "message": {"type": "string", "description": "for people; input only as a short excerpt"},
     },
     "required": ["code", "reason", "message"],

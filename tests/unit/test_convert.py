@@ -17,13 +17,18 @@ from hypothesis import strategies as st
 from clients.bots.base import Situation
 from clients.bots.greedy import GreedyBot
 from clients.bots.random_bot import RandomBot
+from clients.tournament.stats import ROUND_END_REASONS
 from engine.actions import Draw, DrawSource
+from engine.cards import NO_SUIT, card
+from engine.errors import InvalidActionError
 from engine.events import Event, EventType
-from engine.game import GameState
-from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
+from engine.game import GameState, Phase
+from engine.melds import Meld
+from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet, Stalemate
 from engine.views import build_seat_view, build_spectator_view
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
+from services import codec
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 from tests.support.wire import (
     ABSENT_WHEN_NONE,
@@ -237,3 +242,46 @@ def test_a_hex_seed_reads_as_its_bytes(text: str, seed: bytes) -> None:
 def test_a_seed_that_is_not_lowercase_hex_of_whole_bytes_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="seed"):
         convert.seed_from_hex(text)
+
+
+def test_every_engine_name_of_a_closed_set_has_its_enum_value() -> None:
+    """The API's enums name exactly the engine's values (each value the engine's name
+    in upper case behind its enum's prefix, the zero UNSPECIFIED): a phase, an event
+    type, a stalemate, a claim's answer, why a round ended."""
+    assert set(convert.PHASE_TO_PB) == set(Phase)
+    assert set(convert.EVENT_TYPE_TO_PB) == {str(t) for t in EventType} == set(convert.EVENT_CASES)
+    stalemates = convert.engine_names(pb.Stalemate.DESCRIPTOR)
+    assert set(stalemates) == {s.value for s in Stalemate}
+    assert set(convert.engine_names(pb.ClaimAnswer.DESCRIPTOR)) == {"claim", "pass"}
+    reasons = convert.engine_names(pb.RoundEndReason.DESCRIPTOR)
+    assert set(reasons) == set(ROUND_END_REASONS)
+    for table in (convert.PHASE_TO_PB, convert.EVENT_TYPE_TO_PB, stalemates, reasons):
+        assert 0 not in table.values() and len(set(table.values())) == len(table)
+
+
+def test_a_rule_set_reads_back_from_both_its_forms() -> None:
+    """The API's RuleSet (stalemate an enum) and the store's own (the engine's name)."""
+    for rules in (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI):
+        message = convert.rules_to_pb(rules)
+        assert message.stalemate == pb.Stalemate.Value(f"STALEMATE_{rules.stalemate.upper()}")
+        assert convert.rules_from_pb(message) == rules
+        stored = codec.stored_rules(rules)
+        assert stored.stalemate == rules.stalemate.value and stored.hash == rules.hash
+        assert convert.rules_from_pb(stored) == rules
+    unsaid = convert.rules_to_pb(CONTRACT)
+    unsaid.stalemate = pb.STALEMATE_UNSPECIFIED
+    with pytest.raises(InvalidActionError, match="stalemate"):
+        convert.rules_from_pb(unsaid)
+
+
+def test_a_meld_nobody_laid_has_no_owner() -> None:
+    table = Meld(MeldKind.SET, (card(0, 2), card(13, 2), card(26, 2)), 1, NO_SUIT, 0)
+    message = pb.Meld()
+    convert.fill_meld(message, table, 0)
+    assert message.HasField("owner") and message.owner == 0
+    assert convert.meld_from_pb(message, 2) == table
+    analysed = Meld(MeldKind.SET, table.cards, 1, NO_SUIT, -1)
+    message = pb.Meld()
+    convert.fill_meld(message, analysed, 0)
+    assert not message.HasField("owner")
+    assert convert.meld_from_pb(message, 2) == analysed
