@@ -73,7 +73,7 @@ async def test_the_bot_runner_plays_a_whole_game(server: Env, transport: Transpo
     replay = await server.client.replay(game.game_id)
     assert replay.game.finished
     assert sum(r.moves for r in results) == len(replay.steps) > 0
-    assert all(r.final_view is not None and r.final_view["game_over"] for r in results)
+    assert all(r.final_view is not None and r.final_view.game_over for r in results)
     assert all(r.illegal == r.errors == r.timeouts == 0 and not r.gave_up for r in results)
     if transport == "play":
         # every move was an act on the stream; the final views came with the sessions'
