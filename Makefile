@@ -105,7 +105,7 @@ FAULTS_TOPOLOGIES ?= standalone cluster
 faults: $(STAMP) redis-server
 	@for topology in $(FAULTS_TOPOLOGIES); do \
 		echo "faults: topology $$topology"; \
-		$(BIN)/python -m bench.faults --topology $$topology $(FAULTS_ARGS) || exit 1; \
+		$(BIN)/python -m loadtests.faults --topology $$topology $(FAULTS_ARGS) || exit 1; \
 	done
 
 ## Load test (docs/LOADTEST.md): Redis, the server's processes and headless locust, reports in

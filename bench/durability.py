@@ -47,10 +47,11 @@ from typing import Any
 import grpc
 import structlog
 
-from bench.faults import RULES, ServerProcess
 from clients.sdk import CallError, GlintwickClient, RetryPolicy
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
+from loadtests.faults.campaign import RULES
+from loadtests.processes.server import ServerProcess
 from loadtests.redis_process import RedisProcess
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import RedisStore

@@ -1,4 +1,4 @@
-"""The fault campaign (bench/faults.py, `make faults`) in small, on one Redis and on a
+"""The fault campaign (loadtests/faults/, `make faults`) in small, on one Redis and on a
 Redis Cluster: a dozen tables through every fault step, then every game checked (no
 acknowledged move lost or applied twice, the stored state its log's replay, every
 stream's events once, every game over).
@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from bench import faults
+from loadtests.faults.run import main
 
 
 @pytest.mark.slow  # (about a minute on an idle machine, minutes on a busy one)
@@ -19,7 +19,7 @@ from bench import faults
 def test_a_short_campaign_loses_nothing(topology: str, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--topology", topology, "--games", "12", "--warmup", "3", "--settle", "3",
             "--think", "0.1", "--fault-seconds", "3", "--finish", "120"]  # fmt: skip
-    status = faults.main(argv)
+    status = main(argv)
     printed = capsys.readouterr().out
     assert status == 0, printed
     assert '"moves_lost": 0' in printed and "faults: OK" in printed

@@ -1,4 +1,4 @@
-"""The fault campaign's checks (bench/faults.py) catch what they are there to catch: a
+"""The fault campaign's checks (loadtests/faults/) catch what they are there to catch: a
 lost acknowledged move, a move applied twice or never answered, a stream that missed
 or repeated an event."""
 
@@ -6,18 +6,12 @@ from __future__ import annotations
 
 import grpc
 
-from bench.faults import (
-    RULES,
-    Clients,
-    Game,
-    Verdict,
-    check_game,
-    check_stream,
-    recovery_seconds,
-)
 from clients.sdk import GlintwickClient
 from engine.game import GameState
 from glintwick.storage.v1 import storage_pb2 as spb
+from loadtests.faults.campaign import RULES, Clients
+from loadtests.faults.checks import Verdict, check_game, check_stream
+from loadtests.faults.figures import Game, recovery_seconds
 from services.codec import state_to_pb
 from services.store.base import LogItem, Write
 from services.store.memory import MemoryStore

@@ -1,0 +1,405 @@
+"""The campaign's bot clients: their channels (balanced over both servers, closed under
+their calls by the drop step) and the tables they play, each refused call retried with
+its request id and each acknowledged move recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import functools
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+
+from clients.bots.base import Bot
+from clients.bots.registry import make_bot
+from clients.sdk import (
+    CORE_WRITE_FAILED,
+    CallError,
+    GlintwickClient,
+    PlaySession,
+    Prompt,
+    RetryPolicy,
+    Seat,
+)
+from clients.turn import wire_choice
+from engine.rulesets import WHISKERTRAIL
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
+from loadtests.faults.figures import Figures, Game
+
+T = TypeVar("T")
+
+# one contract of Whiskertrail (about 55 moves a game): many whole games in minutes
+RULES = dataclasses.replace(WHISKERTRAIL, name="faults", contracts=WHISKERTRAIL.contracts[:1])
+# codes a client retries (with the same request id): the service's, and a call the
+# client itself dropped (CANCELLED) or gave up on (DEADLINE_EXCEEDED)
+RETRIED = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+}
+# codes of a refusal that the table handles (a move the game moved past; a seat taken)
+EXPECTED = {grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION}
+
+
+class Clients:
+    """The bot clients' channels (each balancing over both servers); ``dropping``: the
+    drop-clients step is on (calls given up mid-flight, channels closed under calls)."""
+
+    def __init__(self, targets: list[str], count: int) -> None:
+        self.targets = targets
+        self.pool = [self._new() for _ in range(count)]
+        self.dropping = False
+        #: the channels the drop step closed (with their calls in flight)
+        self.closed: set[GlintwickClient] = set()
+
+    def _new(self) -> GlintwickClient:
+        # (no retry inside the SDK: the campaign retries and counts every refusal)
+        return GlintwickClient(self.targets, retry=RetryPolicy(attempts=1, timeout=5.0))
+
+    def of(self, index: int) -> GlintwickClient:
+        """The slot's client now (remembered as this task's channel in use: see
+        :func:`closed_under`)."""
+        client = self.pool[index % len(self.pool)]
+        _in_use.set(client)
+        return client
+
+    def closed_under(
+        self, client: GlintwickClient | None, code: grpc.StatusCode, message: str
+    ) -> bool:
+        """Whether a call's failure is the drop step's own doing: ``INTERNAL`` "Internal
+        error from Core" is what grpc-python's core answers a call on a channel closed
+        with it in flight (grpc/grpc#34148), as ``CANCELLED`` or a UsageError are; only
+        on a channel this campaign closed (a server's INTERNAL is never retried)."""
+        return (
+            code is grpc.StatusCode.INTERNAL
+            and message.startswith(CORE_INTERNAL)
+            and client is not None
+            and client in self.closed
+        )
+
+    async def replace(self, index: int) -> None:
+        """Close a channel with its calls in flight (they end CANCELLED) for a new one."""
+        old = self.pool[index]
+        self.pool[index] = self._new()
+        self.closed.add(old)
+        await old.close()
+
+    async def close(self) -> None:
+        for client in self.pool:
+            await client.close()
+
+
+class SessionEnded(Exception):
+    """A Play act's session (or its stream) is over: the act is settled by SubmitAction."""
+
+
+def _name(call: Callable[..., object]) -> str:
+    """A call's name (of a partial: its function's), for the figures."""
+    while isinstance(call, functools.partial):
+        call = call.func
+    return getattr(call, "__name__", repr(call))
+
+
+#: the message of grpc-python's own INTERNAL on a call its channel's closing failed
+CORE_INTERNAL = CORE_WRITE_FAILED
+#: the client of this task's latest call (Clients.of): the channel a failure was on
+_in_use: contextvars.ContextVar[GlintwickClient | None] = contextvars.ContextVar(
+    "in_use", default=None
+)
+
+
+def _dropped_by_us() -> bool:
+    """A CancelledError that is no cancel of this task: its channel was closed under it."""
+    task = asyncio.current_task()
+    return task is not None and not task.cancelling()
+
+
+def _channel_closed() -> CallError:
+    return CallError(grpc.StatusCode.CANCELLED, "CHANNEL_CLOSED", "closed mid-call")
+
+
+async def _cancelled_as_error(clients: Clients, call: Callable[[], Awaitable[T]]) -> T:
+    _in_use.set(None)
+    try:
+        return await call()
+    except (asyncio.CancelledError, grpc.aio.UsageError):
+        if not _dropped_by_us():
+            raise
+        raise _channel_closed() from None
+    except CallError as exc:
+        if clients.closed_under(_in_use.get(), exc.code, exc.message):
+            raise _channel_closed() from exc
+        raise
+
+
+class Campaign:
+    def __init__(self, clients: Clients, figures: Figures, seed: int) -> None:
+        self.clients = clients
+        self.figures = figures
+        self.rng = random.Random(seed)
+        self.games: list[Game] = []
+        self.stopping = False  # no new table starts
+        self.think = 0.2  # seconds between a table's moves (paces the load)
+
+    async def retrying(self, call: Callable[[], Awaitable[T]], patience: float = 120.0) -> T:
+        """``call()`` until it answers (a refusal with a retried code is counted)."""
+        deadline = time.monotonic() + patience
+        delay = 0.05
+        while True:
+            try:
+                return await _cancelled_as_error(self.clients, call)
+            except CallError as exc:
+                reason = exc.reason if exc.code in RETRIED else exc.code.name
+                self.figures.error(reason, exc.message)
+                if exc.code not in RETRIED or time.monotonic() > deadline:
+                    if exc.code not in EXPECTED:
+                        self.figures.refused(_name(call), exc)
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _dropped(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, given up after a few milliseconds while the drop step is on."""
+        if not self.clients.dropping or self.rng.random() < 0.5:
+            return await call()
+        try:
+            async with asyncio.timeout(self.rng.uniform(0.0005, 0.02)):
+                return await call()
+        except TimeoutError:
+            raise CallError(grpc.StatusCode.CANCELLED, "DROPPED", "given up mid-call") from None
+
+    async def new_game(self, index: int, by_play: bool) -> Game:
+        """A two-seat table with both seats joined.  Each join is retried with its own
+        request id: a join that landed but whose answer was lost is answered again with
+        its seat (and a new token).  (A SEAT_TAKEN all the same would leave the table,
+        counted as abandoned, and make another: none is expected.)"""
+        while True:
+            game = await self.retrying(functools.partial(self._create, index))
+            tokens: list[str] = []
+            try:
+                for seat in range(2):
+                    request_id = uuid.uuid4().hex
+                    join = functools.partial(self._join, index, game.game_id, seat, request_id)
+                    tokens.append(await self.retrying(join))
+            except CallError as exc:
+                if exc.reason != "SEAT_TAKEN":
+                    raise
+                self.figures.abandoned += 1
+                continue
+            played = Game(game.game_id, tokens, by_play)
+            self.games.append(played)
+            self.figures.games += 1
+            return played
+
+    async def _create(self, index: int) -> pb.Game:
+        # (the slot's client at each try: the drop step replaces closed ones)
+        client = self.clients.of(index)
+        return await client.create_game(convert.rules_to_pb(RULES), seats=2, seed=uuid.uuid4().hex)
+
+    async def _join(self, index: int, game_id: str, seat: int, request_id: str) -> str:
+        client = self.clients.of(index)
+        return (await client.join(game_id, seat=seat, request_id=request_id)).token
+
+    def seat(self, index: int, game: Game, seat: int) -> Seat:
+        return self.clients.of(index).seat(game.game_id, seat, game.tokens[seat])
+
+    async def table(self, index: int) -> None:
+        """Tables one after another at slot ``index`` until the campaign stops them."""
+        while not self.stopping:
+            by_play = index % 10 == 0
+            game = await self.new_game(index, by_play)
+            watched = index % 10 == 5
+            watch = asyncio.create_task(self.watch(index, game)) if watched else None
+            if by_play:
+                await self.play_by_session(index, game)
+            else:
+                await self.play_unary(index, game)
+            if watch is not None:
+                await watch
+            self.figures.finished += 1
+
+    def acked(self, game: Game, seat: int, version: int, request_id: str) -> None:
+        game.acked[version] = f"{seat}:{request_id}"
+        self.figures.moves += 1
+        now = time.monotonic()
+        self.figures.ack_times.append(now)
+        game.acked_at.append(now)
+
+    def bots(self) -> list[Bot]:
+        """A greedy bot per seat, told the rules (a custom rule set: no preset by name)."""
+        bots = [make_bot("greedy", seed=self.rng.randrange(1 << 30)) for _ in range(2)]
+        for seat, bot in enumerate(bots):
+            bot.setup(RULES, seat)
+        return bots
+
+    async def _view(self, index: int, game: Game, seat: int) -> pb.View:
+        return await self.seat(index, game, seat).view()
+
+    async def _legal(self, index: int, game: Game, seat: int) -> list[pb.Action]:
+        return await self.seat(index, game, seat).legal_actions()
+
+    async def _act(
+        self, index: int, game: Game, seat: int, action: pb.Action, version: int, request_id: str
+    ) -> pb.SubmitActionResponse:
+        act = self.seat(index, game, seat).act
+        return await self._dropped(
+            functools.partial(act, action, expected_version=version, request_id=request_id)
+        )
+
+    async def play_unary(self, index: int, game: Game) -> None:
+        bots = self.bots()
+        rng = random.Random(self.rng.random())
+        to_act = 0
+        while True:
+            view = await self.retrying(functools.partial(self._view, index, game, to_act))
+            if view.game_over:
+                game.over = True
+                return
+            if not view.may_act:
+                to_act = view.to_act[0] if view.to_act else to_act
+                continue
+            legal = await self.retrying(functools.partial(self._legal, index, game, to_act))
+            if not legal:
+                continue
+            action = wire_choice(bots[to_act], view, legal, rng)
+            await asyncio.sleep(self.think * rng.random() * 2)
+            request_id = uuid.uuid4().hex
+            act = functools.partial(
+                self._act, index, game, to_act, action, view.version, request_id
+            )
+            try:
+                answer = await self.retrying(act)
+            except CallError as exc:
+                if exc.code is not grpc.StatusCode.ABORTED:
+                    raise
+                continue  # (the game moved on: read it again)
+            self.acked(game, to_act, answer.version, request_id)
+
+    async def _session_act(
+        self, session: PlaySession, prompt: Prompt, action: pb.Action, request_id: str
+    ) -> int:
+        """One try of a Play act; SessionEnded when nothing can carry it any more (its
+        seat's session or the stream over: a retry on it would never be answered)."""
+        if session.ended or not session.is_open(prompt.seat):
+            raise SessionEnded
+        _in_use.set(session.client)
+        return await self._dropped(functools.partial(prompt.act, action, request_id=request_id))
+
+    async def settle(
+        self, index: int, game: Game, seat: int, action: pb.Action, version: int, request_id: str
+    ) -> None:
+        """A Play act whose answer its session did not give, sent again by SubmitAction
+        with its request id: a move that landed is answered (acknowledged), one that
+        did not is applied now, or ABORTED if the game moved past it."""
+        resend = functools.partial(self._act, index, game, seat, action, version, request_id)
+        try:
+            answer = await self.retrying(resend)
+        except CallError as exc:
+            if exc.code is not grpc.StatusCode.ABORTED:
+                raise
+            return
+        self.acked(game, seat, answer.version, request_id)
+
+    async def play_by_session(self, index: int, game: Game) -> None:
+        """Both seats on one Play session, reopened after the last event each seat got
+        whenever it ends with a seat's session not over (its events: ``game.streams``)."""
+        bots = self.bots()
+        rng = random.Random(self.rng.random())
+        events: list[list[tuple[int, int]]] = [[], []]
+        game.streams.extend(events)
+        cursors = ["", ""]
+        # an act whose answer the session did not give (seat, action, version, request
+        # id): sent again with its request id before the session reopens, so that a
+        # move that landed is known as acknowledged
+        # (and before the table ends: the act whose move ended the game may be one,
+        # its session over before a retry could be sent on it)
+        unsettled: tuple[int, pb.Action, int, str] | None = None
+        while True:
+            if unsettled is not None:
+                await self.settle(index, game, *unsettled)
+                unsettled = None
+            client = self.clients.of(index)
+            seats = [client.seat(game.game_id, s, game.tokens[s]) for s in range(2)]
+
+            def seen(seat: Seat, event: pb.Event) -> None:
+                events[seat.seat].append((event.version, event.index))
+                cursors[seat.seat] = event.cursor
+
+            session = client.play_session(on_event=seen)
+            try:
+                for seat in seats:
+                    session.add(seat, after_cursor=cursors[seat.seat])
+                async for prompt in session:
+                    action = wire_choice(
+                        bots[prompt.seat.seat], prompt.view, prompt.legal_actions, rng
+                    )
+                    await asyncio.sleep(self.think * rng.random() * 2)
+                    request_id = uuid.uuid4().hex
+                    act = functools.partial(self._session_act, session, prompt, action, request_id)
+                    try:
+                        version = await self.retrying(act, patience=10)
+                    except (CallError, SessionEnded) as exc:
+                        if isinstance(exc, CallError) and exc.code is grpc.StatusCode.ABORTED:
+                            continue  # a fresh prompt follows
+                        # the session is gone: settle the act, then reopen it
+                        unsettled = (prompt.seat.seat, action, prompt.version, request_id)
+                        break
+                    self.acked(game, prompt.seat.seat, version, request_id)
+                over = all(session.final_view(s) is not None for s in seats)
+                for error in session.errors.values():
+                    self.figures.error(error.reason)
+            except CallError as exc:
+                if self.clients.closed_under(client, exc.code, exc.message):
+                    exc = _channel_closed()
+                self.figures.error(exc.reason if exc.code in RETRIED else exc.code.name)
+                over = False
+            except grpc.aio.UsageError:  # (its channel closed under it: the drop step)
+                self.figures.error("CHANNEL_CLOSED")
+                over = False
+            finally:
+                await session.close()
+            if over:
+                if unsettled is not None:
+                    await self.settle(index, game, *unsettled)
+                game.over = True
+                return
+            self.figures.play_resumes += 1
+            await asyncio.sleep(0.2)
+
+    async def watch(self, index: int, game: Game) -> None:
+        """A spectator, resuming after the last event it got until the game's end."""
+        received: list[tuple[int, int]] = []
+        game.streams.append(received)
+        cursor = ""
+        while True:
+            request = pb.WatchGameRequest(game_id=game.game_id, after_cursor=cursor)
+            client = self.clients.of(index)
+            stream = client.stub.WatchGame(request, timeout=300)
+            try:
+                async for item in stream:
+                    if item.HasField("event"):
+                        received.append((item.event.version, item.event.index))
+                        cursor = item.event.cursor
+                        if item.event.type == "game_ended":
+                            return
+                return
+            except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError) as exc:
+                if isinstance(exc, asyncio.CancelledError) and not _dropped_by_us():
+                    raise
+                code = "CHANNEL_CLOSED"
+                if isinstance(exc, grpc.aio.AioRpcError) and not self.clients.closed_under(
+                    client, exc.code(), exc.details() or ""
+                ):
+                    code = exc.code().name
+                self.figures.error(code)
+                self.figures.watch_resumes += 1
+                await asyncio.sleep(0.2)
+            finally:
+                stream.cancel()

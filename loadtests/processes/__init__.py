@@ -1,0 +1,2 @@
+"""The processes that tests, load tests and the fault campaign start: ``glintwick serve``
+and redis-server."""
