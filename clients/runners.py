@@ -103,7 +103,8 @@ class _Runner:
         return Answer(act, self.table.applied(act, version, seconds), version)
 
 
-def _open() -> bool:
+def _no_session() -> bool:
+    """(A unary act has no session to end under it.)"""
     return True
 
 
@@ -214,7 +215,7 @@ class UnaryRunner(_Runner):
             )
             return response.version
 
-        return await self._act(turn, started, "SubmitAction", send, _open)
+        return await self._act(turn, started, "SubmitAction", send, _no_session)
 
     @staticmethod
     async def _pump(seat: Seat, wake: asyncio.Event) -> None:

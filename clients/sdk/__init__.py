@@ -26,13 +26,13 @@ TLS (``serve --tls-cert/--tls-key``); ``timeout=`` sets each call's deadline and
 
 :class:`SyncClient` wraps the same calls for scripts that are not async.
 
-The package, a module a concept: ``errors`` (:class:`CallError`), ``actions``,
-``channel`` (the target, TLS, balancing, :class:`RetryPolicy`), ``client``
-(:class:`GlintwickClient`, :class:`Seat`), ``play`` (:class:`PlaySession`,
+The package, a module a concept: ``errors`` (:class:`CallError`), ``builders``
+(:class:`actions`), ``channel`` (the target, TLS, balancing, :class:`RetryPolicy`),
+``client`` (:class:`GlintwickClient`, :class:`Seat`), ``play`` (:class:`PlaySession`,
 :class:`Prompt`) and ``sync`` (:class:`SyncClient`); every name is imported from here.
 """
 
-from clients.sdk.actions import actions
+from clients.sdk.builders import actions
 from clients.sdk.channel import ROUND_ROBIN, RetryPolicy, channel_credentials, channel_target
 from clients.sdk.client import GlintwickClient, Seat
 from clients.sdk.errors import RETRYABLE, CallError, call_error
