@@ -21,7 +21,9 @@ SOLVER_SOURCES := $(filter-out engine/solver/build_stamp.py,$(wildcard engine/so
 $(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# compat: the checkout on sys.path by a .pth file, not setuptools' import hook,
+	@# which type checkers cannot follow (a bot's mypy outside the checkout: docs/BOTS.md)
+	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 ## (Re)build the compiled solver in place after editing engine/solver/ (until then the

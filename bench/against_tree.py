@@ -22,6 +22,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,10 @@ from bench.bench_service import (
     _ping,
     _SubmitLoad,
     baseline_server,
-    process,
+    glintwick_server,
+    served,
 )
-from loadtests.redis_process import free_port, redis_server
+from loadtests.processes.redis import redis_server
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -90,24 +92,20 @@ def _pairs(other: Path, code: str, pairs: int) -> dict[str, Any]:
     }
 
 
-def _server(tree: Path, redis_url: str) -> tuple[list[str], int]:
-    port = free_port()
-    args = [_python(tree), "-m", "glintwick_cli", "serve", "--grpc", f"127.0.0.1:{port}",
-            "--http", "", "--store", redis_url, "--workers", "1", "--no-bots",
-            "--log-format", "json", "--rate", "0"]  # fmt: skip
-    return args, port
-
-
 def submit(other: Path, pairs: int, seconds: float, concurrency: int) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {"this": [], "other": [], "getset": []}
     with contextlib.ExitStack() as stack:
+        logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="glintwick-bench-")))
         redis_url = stack.enter_context(redis_server())
-        getset = stack.enter_context(process(*baseline_server(redis_url)))
-        servers = {
-            "this": stack.enter_context(process(*_server(HERE, redis_url))),
-            # the other tree's server runs in its own folder, on its own code
-            "other": stack.enter_context(process(*_server(other, redis_url), cwd=other)),
-        }
+        getset = stack.enter_context(baseline_server(logs, redis_url))
+        servers = {}
+        for name, tree in (("this", HERE), ("other", other)):
+            # each tree's server on its own code, run from its own folder (on the
+            # default event loop: a tree may predate --event-loop)
+            server = glintwick_server(
+                logs, redis_url, event_loop=None, name=name, python=_python(tree), root=tree
+            )
+            servers[name] = stack.enter_context(served(server))
         for _ in range(pairs):
             runs["getset"].append(_measure(getset, seconds, concurrency, _ping))
             for name in ("other", "this"):

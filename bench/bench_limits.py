@@ -25,7 +25,7 @@ import structlog
 
 from bench.bench_service import _random_game
 from glintwick.v1 import game_pb2 as pb
-from loadtests.redis_process import redis_server
+from loadtests.processes.redis import redis_server
 from services.api import Caller, GameService, ServiceConfig
 from services.store.base import Write
 from services.store.redis import RedisStore

@@ -34,8 +34,8 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -48,7 +48,10 @@ from engine.rulesets import WHISKERTRAIL
 from glintwick.convert import action_to_pb
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
-from loadtests.redis_process import free_port, redis_server
+from loadtests.processes.child import ChildProcess
+from loadtests.processes.ports import free_port
+from loadtests.processes.redis import redis_server
+from loadtests.processes.server import ServerProcess
 
 ROOT = Path(__file__).parents[1]
 CORPUS = ROOT / "tests" / "data" / "solver-cases.jsonl"
@@ -67,25 +70,50 @@ class Server(NamedTuple):
 NO_LIMITS = {"GLINTWICK_LIMITS": "off", "GLINTWICK_QUOTAS": "off"}
 
 
+def glintwick_server(
+    logs: Path,
+    store: str,
+    workers: int = 1,
+    event_loop: str | None = "auto",
+    *,
+    name: str = "",
+    python: str = sys.executable,
+    root: Path = ROOT,
+) -> ServerProcess:
+    """A Glintwick server as the benchmarks measure it (no house bots, no rate limit,
+    no quota), not started: ``with`` it (``python``/``root``: another checkout's)."""
+    options = ["--no-bots", "--rate", "0"]
+    if event_loop is not None:
+        options += ["--event-loop", event_loop]
+    name = name or f"glintwick-{workers}-{event_loop or 'default'}"
+    return ServerProcess(
+        logs, *options, store=store, workers=workers, name=name, python=python, root=root,
+        env=NO_LIMITS,
+    )  # fmt: skip
+
+
 @contextlib.contextmanager
-def process(args: list[str], port: int, cwd: Path = ROOT) -> Iterator[Server]:
-    proc = subprocess.Popen(
-        args,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **NO_LIMITS},
-    )
-    target = f"127.0.0.1:{port}"
-    try:
+def served(server: ServerProcess) -> Iterator[Server]:
+    """``server`` started (until it serves) for the block, as the measures see it."""
+    with server:
+        yield Server(server.address, server.pid)
+
+
+@contextlib.contextmanager
+def baseline_server(
+    logs: Path, redis_url: str | None, event_loop: str = "auto"
+) -> Iterator[Server]:
+    """A baseline server (bench/baseline_server.py) for the block, once it answers Ping."""
+    port = free_port()
+    command = [sys.executable, "-m", "bench.baseline_server", "--port", str(port),
+               "--event-loop", event_loop]  # fmt: skip
+    if redis_url:
+        command += ["--redis", redis_url]
+    log = logs / f"baseline-{'getset' if redis_url else 'empty'}-{event_loop}.log"
+    with ChildProcess(command, log, env=NO_LIMITS) as process:
+        target = f"127.0.0.1:{port}"
         asyncio.run(_wait_ready(target))
-        yield Server(target, proc.pid)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        yield Server(target, process.pid)
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -129,25 +157,6 @@ async def _wait_ready(target: str) -> None:
             except grpc.aio.AioRpcError:
                 await asyncio.sleep(0.2)
     raise RuntimeError(f"server at {target} did not come up")
-
-
-def glintwick_server(
-    redis_url: str, workers: int = 1, event_loop: str = "auto"
-) -> tuple[list[str], int]:
-    port = free_port()
-    args = [sys.executable, "-m", "glintwick_cli", "serve", "--grpc", f"127.0.0.1:{port}",
-            "--http", "", "--store", redis_url, "--workers", str(workers), "--no-bots",
-            "--log-format", "json", "--rate", "0", "--event-loop", event_loop]  # fmt: skip
-    return args, port
-
-
-def baseline_server(redis_url: str | None, event_loop: str = "auto") -> tuple[list[str], int]:
-    port = free_port()
-    args = [sys.executable, "-m", "bench.baseline_server", "--port", str(port),
-            "--event-loop", event_loop]  # fmt: skip
-    if redis_url:
-        args += ["--redis", redis_url]
-    return args, port
 
 
 Call = Callable[["pb_grpc.GameServiceAsyncStub", int], Awaitable[None]]  # a stub-only type
@@ -337,12 +346,13 @@ def run(
         "event_loop": event_loop,
     }
     with contextlib.ExitStack() as stack:
+        logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="glintwick-bench-")))
         redis_url = stack.enter_context(redis_server())
-        empty = stack.enter_context(process(*baseline_server(None, event_loop)))
-        getset = stack.enter_context(process(*baseline_server(redis_url, event_loop)))
-        one = stack.enter_context(process(*glintwick_server(redis_url, 1, event_loop)))
-        two = stack.enter_context(process(*glintwick_server(redis_url, 2, event_loop)))
-        standard = stack.enter_context(process(*glintwick_server(redis_url, 1, "asyncio")))
+        empty = stack.enter_context(baseline_server(logs, None, event_loop))
+        getset = stack.enter_context(baseline_server(logs, redis_url, event_loop))
+        one = stack.enter_context(served(glintwick_server(logs, redis_url, 1, event_loop)))
+        two = stack.enter_context(served(glintwick_server(logs, redis_url, 2, event_loop)))
+        standard = stack.enter_context(served(glintwick_server(logs, redis_url, 1, "asyncio")))
         plan: list[tuple[str, Server, Callable[[int], Call]]] = [
             ("baseline_empty", empty, _ping),
             ("baseline_getset", getset, _ping),

@@ -21,8 +21,10 @@ import asyncio
 import dataclasses
 import json
 import os
+import tempfile
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from clients.botrunner import TRANSPORTS, Transport
@@ -104,16 +106,18 @@ async def _bench(deals: int, seed: int) -> dict[str, Any]:
 def transports(deals: int, seed: int, concurrency: int = 8) -> dict[str, Any]:
     """The tournament against a server process of its own, on each transport in turn
     (an untimed deal set first): games/s, moves, server CPU µs per move, same scores."""
-    from bench.bench_service import cpu_seconds, glintwick_server, process
+    from bench.bench_service import cpu_seconds, glintwick_server, served
 
-    args, port = glintwick_server("memory")
     out: dict[str, Any] = {"deals": deals, "concurrency": concurrency, "store": "memory"}
     scores: dict[str, list[list[int]]] = {}
     modes: list[tuple[str, Transport, bool]] = [
         *((t, t, True) for t in TRANSPORTS),
         ("play_events", "play", False),
     ]
-    with process(args, port) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="glintwick-bench-") as logs,
+        served(glintwick_server(Path(logs), "memory")) as server,
+    ):
         for name, transport, prompts_only in modes:
             warm = Config(SHORT, ["greedy", "strong"], 1, seed=seed + 1, target=server.target)
             warm = dataclasses.replace(warm, transport=transport, prompts_only=prompts_only)

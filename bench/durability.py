@@ -34,7 +34,6 @@ import logging
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,8 +50,8 @@ from clients.sdk import CallError, GlintwickClient, RetryPolicy
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from loadtests.faults.campaign import RULES
-from loadtests.processes.server import ServerProcess
-from loadtests.redis_process import RedisProcess
+from loadtests.processes.redis import RedisProcess
+from loadtests.processes.server import UNLIMITED, ServerProcess
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import RedisStore
 
@@ -82,16 +81,14 @@ class Mode:
         self.primary.start()
         if self.replica is not None:
             self.replica.start()
-            deadline = time.monotonic() + 20
-            while b"master_link_status:up" not in _replication(self.replica.port):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the replica did not link in 20 s")
-                time.sleep(0.1)
+            self.replica.wait_linked()
         self.start_server(self.primary.url)
 
     def start_server(self, url: str) -> None:
         ack = ["--ack", "replica", "--ack-timeout-ms", "1000"] if self.name == "replica" else []
-        self.server = ServerProcess(f"server-{self.name}", url, self.workdir, ack)
+        self.server = ServerProcess(
+            self.workdir, *UNLIMITED, *ack, store=url, name=f"server-{self.name}"
+        )
         self.server.start()
 
     def crash(self) -> str:
@@ -101,12 +98,7 @@ class Mode:
             self.primary.start(timeout=60)
             return self.primary.url
         assert self.server is not None
-        subprocess.run(
-            ["redis-cli", "-p", str(self.replica.port), "replicaof", "no", "one"],
-            check=True,
-            capture_output=True,
-            timeout=5,
-        )
+        self.replica.promote()
         self.server.stop()  # (clients pointed at the promoted replica: a new server)
         self.start_server(self.replica.url)
         return self.replica.url
@@ -117,12 +109,6 @@ class Mode:
         if self.replica is not None:
             self.replica.stop()
         self.primary.stop()
-
-
-def _replication(port: int) -> bytes:
-    return subprocess.run(
-        ["redis-cli", "-p", str(port), "info", "replication"], capture_output=True, timeout=5
-    ).stdout
 
 
 @dataclass

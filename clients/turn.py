@@ -6,8 +6,9 @@ Every player of a seat goes through here, so a bot is always asked the same way:
   playouts): the bot gets :meth:`Situation.from_state` of the engine state (no view is
   built and read back) and the chosen action is applied;
 * :func:`wire_choice`, through the API (``clients.botrunner``, ``clients.botpool``,
-  the load tests): the bot gets the situation the seat's view message states, and the
-  choice comes back as a message to submit.  Each caller keeps its own transport loop
+  the load tests): the bot gets the situation the seat's view message states
+  (:meth:`Situation.from_pb`, read straight from the message), and the choice comes
+  back as a message to submit.  Each caller keeps its own transport loop
   (watching, leases, versions); the decision itself is this one function.
 """
 
@@ -43,7 +44,7 @@ def wire_choice(
     bot: Bot, view: pb.View, legal: Sequence[pb.Action], rng: random.Random
 ) -> pb.Action:
     """``bot``'s choice among ``legal`` (never empty) for the seat whose ``view`` this is."""
-    situation = Situation.from_view(convert.view_from_pb(view), _rules(bot, view))
+    situation = Situation.from_pb(view, _rules(bot, view))
     choices = [convert.action_from_pb(a) for a in legal]
     return convert.action_to_pb(bot.choose(situation, choices, rng))
 

@@ -347,18 +347,6 @@ def meld_json(m: Meld, index: int) -> dict[str, Any]:
     }
 
 
-def meld_from_json(data: Mapping[str, Any], decks: int) -> Meld:
-    """The meld :func:`meld_json` shows (what a client reads back from a view)."""
-    suit = data.get("suit") or ""
-    return Meld(
-        MeldKind(str(data["kind"])),
-        tuple(card(int(c["id"]), decks) for c in data.get("cards", [])),
-        int(data.get("rank", 0)),
-        SUITS.index(suit) if suit else NO_SUIT,
-        int(data.get("owner", -1)),
-    )
-
-
 def meld_codes_json(m: Meld) -> dict[str, Any]:
     """A meld as the solver's answers show it (``glintwick solve``): kind and card codes."""
     return {"kind": m.kind.value, "cards": [c.code for c in m.cards]}

@@ -1,19 +1,23 @@
 """Engine values ⇄ the public API's protobuf messages, for servers and clients alike.
 
-The public messages mirror the engine's plain forms field for field (views,
-events, rule sets), so one mechanism — protobuf's JSON mapping — converts them;
-only the meld kind (``"set"`` ⇄ ``MELD_KIND_SET``) needs translating.  The one
-exception is the service's hot path: a typed view (``engine.views.SeatView``) is
-written field by field (a table meld by :func:`fill_meld`, also AnalyseHand's),
-the same message its plain form gives.  Both the service (``services/``) and the
-clients (``clients/``) import this module, so neither needs the other.
+* rule sets: their messages mirror ``RuleSet.to_dict`` field for field, so protobuf's
+  JSON mapping converts them (only the meld kind, ``"set"`` ⇄ ``MELD_KIND_SET``, is
+  translated);
+* actions, both ways (a client submits one, the service applies it);
+* views: the service writes the engine's typed view (``engine.views.SeatView``) field
+  by field, its hot path (a table meld by :func:`fill_meld`, also AnalyseHand's); a
+  client reads the message straight into its bot's situation
+  (``clients.bots.base.Situation.from_pb``, a meld by :func:`meld_from_pb`);
+* events: a payload as the engine writes it, into its type's message (:func:`fill_event`);
+  the store keeps payloads as Structs (:func:`fill_struct`, :func:`struct_plain`).
+
+Both the service (``services/``) and the clients (``clients/``) import this module, so
+neither needs the other.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from google.protobuf import json_format
@@ -35,9 +39,9 @@ from engine.actions import (
     PassClaim,
     SwapJoker,
 )
-from engine.cards import SUITS, Card
+from engine.cards import NO_SUIT, SUITS, Card, card
 from engine.errors import InvalidActionError
-from engine.events import PAYLOADS, SECRETS, Event, EventType
+from engine.events import Event
 from engine.game import GameState
 from engine.melds import End, Meld
 from engine.rulesets import Contract, MeldKind, RuleSet
@@ -59,7 +63,8 @@ _SOURCE_TO_PB = {DrawSource.STOCK: pb.DRAW_SOURCE_STOCK, DrawSource.DISCARD: pb.
 
 
 def _kinds_to_pb(value: Any) -> Any:
-    """Rewrite every ``"kind": "set"`` of a plain form into the proto enum's name."""
+    """Rewrite every ``"kind": "set"`` of a rule set's plain form into the proto enum's
+    name (and drop the Nones: unset fields)."""
     if isinstance(value, dict):
         return {
             k: (_KIND_NAME.get(str(v), v) if k == "kind" else _kinds_to_pb(v))
@@ -189,56 +194,15 @@ def action_to_pb(action: Action) -> pb.Action:
 # ------------------------------------------------------------------ views and events
 
 
-def fill(message: Message, data: Mapping[str, Any]) -> None:
-    """Set a message's fields from a plain form keyed by proto field names.
-
-    What ``json_format.ParseDict`` does for these forms, without its generality:
-    a view is converted on every GetView and every watch snapshot, and ParseDict
-    costs about as much as the rest of the RPC.  Enum values come by name or
-    number; None means "not set"; an unknown key raises KeyError.
-    """
-    fields = message.DESCRIPTOR.fields_by_name
-    for key, value in data.items():
-        if value is None:
-            continue
-        field = fields[key]
-        if field.message_type is not None:
-            target = getattr(message, key)
-            if field.is_repeated:
-                for item in value:
-                    fill(target.add(), item)
-            else:
-                target.SetInParent()
-                fill(target, value)
-        elif field.enum_type is not None:
-            names = field.enum_type.values_by_name
-            if field.is_repeated:
-                getattr(message, key).extend(
-                    names[v].number if isinstance(v, str) else v for v in value
-                )
-            else:
-                setattr(message, key, names[value].number if isinstance(value, str) else value)
-        elif field.is_repeated:
-            getattr(message, key).extend(value)
-        else:
-            setattr(message, key, value)
-
-
-def view_to_pb(
-    view: PublicView | Mapping[str, Any], game_id: str, version: int, deadline: float
-) -> pb.View:
-    """A view's message, from the engine's typed view (the service's path) or from its
-    plain form (``engine.views.seat_view``: the same message)."""
+def view_to_pb(view: PublicView, game_id: str, version: int, deadline: float) -> pb.View:
+    """A view's message (a seat's or a spectator's), from the engine's typed view."""
     message = pb.View(game_id=game_id, version=version, deadline_unix=deadline)
-    if isinstance(view, PublicView):
-        _fill_view(message, view)
-    else:
-        fill(message, _kinds_to_pb(dict(view)))
+    _fill_view(message, view)
     return message
 
 
 # The typed view's fields are set one by one: upb looks every keyword argument up by
-# name, and reading the typed view skips the reflection over a dict that ``fill`` does.
+# name, which costs more than the attribute sets.
 
 
 def _fill_view(message: pb.View, view: PublicView) -> None:
@@ -337,127 +301,29 @@ def fill_meld(message: pb.Meld, meld: Meld, index: int) -> None:
     _add_cards(message.cards, meld.cards)
 
 
-_64_BIT = frozenset(
-    {
-        FieldDescriptor.TYPE_INT64,
-        FieldDescriptor.TYPE_UINT64,
-        FieldDescriptor.TYPE_SINT64,
-        FieldDescriptor.TYPE_FIXED64,
-        FieldDescriptor.TYPE_SFIXED64,
-    }
-)
-
-
-# how message_to_plain writes a field (one plan per message type, made once)
-_SCALAR, _MESSAGE, _ENUM, _INT64, _BYTES, _MAP, _MAP_OF_MESSAGES = range(7)
-#: per field: its name, repeated, has presence (and is not repeated), kind, enum type
-_Plan = tuple[tuple[str, bool, bool, int, Any], ...]
-_PLANS: dict[Any, _Plan] = {}
-
-
-def _plan(descriptor: Any) -> _Plan:
-    """The fields of a message type as message_to_plain walks them: the descriptor's
-    properties (a map entry's options, presence, the type) read once per type, not once
-    per field of every message converted."""
-    plan = _PLANS.get(descriptor)
-    if plan is not None:
-        return plan
-    rows: list[tuple[str, bool, bool, int, Any]] = []
-    for field in descriptor.fields:
-        enum = None
-        if (
-            field.is_repeated
-            and field.message_type is not None
-            and (field.message_type.GetOptions().map_entry)
-        ):
-            inner = field.message_type.fields_by_name["value"]
-            kind = _MAP_OF_MESSAGES if inner.message_type is not None else _MAP
-        elif field.message_type is not None:
-            kind = _MESSAGE
-        elif field.enum_type is not None:
-            kind, enum = _ENUM, field.enum_type
-        elif field.type in _64_BIT:
-            kind = _INT64
-        elif field.type == FieldDescriptor.TYPE_BYTES:
-            kind = _BYTES
-        else:
-            kind = _SCALAR
-        presence = not field.is_repeated and field.has_presence
-        rows.append((field.name, field.is_repeated, presence, kind, enum))
-    plan = _PLANS[descriptor] = tuple(rows)
-    return plan
-
-
-def message_to_plain(
-    message: Message, enum_names: Mapping[str, Mapping[int, str]] | None = None
-) -> dict[str, Any]:
-    """A message as ``json_format.MessageToDict(message, preserving_proto_field_name=True,
-    always_print_fields_with_no_presence=True)`` gives it (64-bit integers as strings,
-    enums by name, fields with presence only when set), at a fraction of the cost:
-    clients convert a view on every turn.  ``enum_names`` renames the values of the
-    enums it names (by full name), in the same pass."""
-    names = enum_names or {}
-    out: dict[str, Any] = {}
-    for name, repeated, presence, kind, enum in _plan(message.DESCRIPTOR):
-        if presence and not message.HasField(name):
-            continue
-        value = getattr(message, name)
-        if repeated:
-            if kind == _MESSAGE:
-                out[name] = [message_to_plain(item, names) for item in value]
-            elif kind == _SCALAR:
-                out[name] = list(value)
-            elif kind == _ENUM:
-                out[name] = [_enum_name(enum, v, names) for v in value]
-            elif kind == _INT64:
-                out[name] = [str(v) for v in value]
-            elif kind == _BYTES:
-                out[name] = [base64.b64encode(v).decode() for v in value]
-            elif kind == _MAP_OF_MESSAGES:
-                out[name] = {str(k): message_to_plain(v, names) for k, v in value.items()}
-            else:
-                out[name] = {str(k): v for k, v in value.items()}
-        elif kind == _SCALAR:
-            out[name] = value
-        elif kind == _MESSAGE:
-            out[name] = message_to_plain(value, names)
-        elif kind == _ENUM:
-            out[name] = _enum_name(enum, value, names)
-        elif kind == _INT64:
-            out[name] = str(value)
-        else:
-            out[name] = base64.b64encode(value).decode()
-    return out
-
-
-def _enum_name(enum: Any, number: int, names: Mapping[str, Mapping[int, str]]) -> str:
-    # (``enum``: an EnumDescriptor, of the pure-Python or of the upb kind)
-    renamed = names.get(enum.full_name)
-    if renamed is not None and number in renamed:
-        return renamed[number]
-    return str(enum.values_by_number[number].name)
-
-
-# the engine's names for the meld kinds ("set", "run"), in place of the proto's
-_ENGINE_ENUM_NAMES: dict[str, dict[int, str]] = {
-    pb.MeldKind.DESCRIPTOR.full_name: {int(KIND_TO_PB[kind]): kind.value for kind in KIND_TO_PB}
-}
-
-
-def view_from_pb(message: pb.View) -> dict[str, Any]:
-    """The plain view a client works with (the engine's form), from its message."""
-    return message_to_plain(message, _ENGINE_ENUM_NAMES)
+def meld_from_pb(message: pb.Meld, decks: int) -> Meld:
+    """The table meld a message shows (:func:`fill_meld`'s, read back by a client);
+    InvalidActionError for a card id no deck of ``decks`` has."""
+    suit = message.suit
+    return Meld(
+        KIND_FROM_PB[message.kind],
+        tuple([card(c.id, decks) for c in message.cards]),
+        message.rank,
+        SUITS.index(suit) if suit else NO_SUIT,
+        message.owner,
+    )
 
 
 # ------------------------------------------------------------------ events
 #
 # Event.payload holds one message per event type, its oneof case named as the type.
-# The messages mirror engine/events.py's payload classes (PAYLOADS, and the secret
-# parts, SECRETS) field for field, so one walk over a message's descriptor writes a
-# payload's plain form (Event.for_seat's) into it, and one reads it back: only the
-# enum values (the engine's "set", "stock", "low") are translated, by the table
-# below.  tests/unit/test_convert.py checks that every event type has its case and
-# that every payload a game produces comes back unchanged.
+# Each message has exactly the keys of its type's payload (the public part and the
+# seat's secret part, Event.for_seat's merge) as fields, so one walk over a message's
+# descriptor writes a payload's plain form into it: only the enum values (the
+# engine's "set", "stock", "low") are translated, by the table below.
+# tests/unit/test_convert.py checks that every event type has its case, that the
+# fields are the keys the engine writes and that every payload a game produces reads
+# back unchanged.
 
 #: each event type's Event.payload case (its name is the type's)
 EVENT_CASES: Mapping[str, FieldDescriptor] = {
@@ -472,12 +338,6 @@ _ENUM_TO_PB: dict[str, dict[Any, int]] = {
         k.value: int(v) for k, v in _END_TO_PB.items() if k is not None
     },
 }
-# and back (an enum's zero, absent from the table, reads as None: a set's RunEnd)
-_ENUM_FROM_PB: dict[str, dict[int, Any]] = {
-    name: {number: value for value, number in table.items()} for name, table in _ENUM_TO_PB.items()
-}
-# string fields whose empty value is the engine's None (a set's suit)
-_EMPTY_IS_NONE = frozenset({(pb.Meld.DESCRIPTOR.full_name, "suit")})
 
 
 def fill_plain(message: Message, values: Mapping[str, Any]) -> None:
@@ -507,35 +367,6 @@ def fill_plain(message: Message, values: Mapping[str, Any]) -> None:
             setattr(message, key, value)
 
 
-def plain_of(message: Message) -> dict[str, Any]:
-    """:func:`fill_plain` read back: a message's plain form (fields with presence only
-    when set, enums by the engine's names)."""
-    out: dict[str, Any] = {}
-    full_name = message.DESCRIPTOR.full_name
-    for field in message.DESCRIPTOR.fields:
-        name = field.name
-        value = getattr(message, name)
-        if field.is_repeated:
-            if field.message_type is not None:
-                out[name] = [plain_of(item) for item in value]
-            elif field.enum_type is not None:
-                names = _ENUM_FROM_PB[field.enum_type.full_name]
-                out[name] = [names.get(v) for v in value]
-            else:
-                out[name] = list(value)
-        elif field.has_presence and not message.HasField(name):
-            continue
-        elif field.message_type is not None:
-            out[name] = plain_of(value)
-        elif field.enum_type is not None:
-            out[name] = _ENUM_FROM_PB[field.enum_type.full_name].get(value)
-        elif value == "" and (full_name, name) in _EMPTY_IS_NONE:
-            out[name] = None
-        else:
-            out[name] = value
-    return out
-
-
 def fill_event(
     out: pb.Event, kind: str, seat: int | None, payload: Mapping[str, Any], version: int
 ) -> None:
@@ -560,36 +391,6 @@ def event_to_pb(event: Event, viewer: int | None, version: int) -> pb.Event:
     message = pb.Event()
     fill_event(message, kind, seat, data, version)
     return message
-
-
-def event_from_pb(message: pb.Event, viewer: int | None) -> dict[str, Any]:
-    """The event as the engine shows it to ``viewer`` (``Event.for_seat``'s form:
-    ``type``, ``seat`` and the payload's keys), from the message ``viewer`` got.
-    InvalidActionError when its payload is not its type's."""
-    kind = message.type
-    try:
-        event_type = EventType(kind)
-    except ValueError as exc:
-        raise InvalidActionError(f"unknown event type {kind!r}") from exc
-    if message.WhichOneof("payload") != kind:
-        raise InvalidActionError(f"a {kind} event without its {kind} payload")
-    seat = message.seat if message.HasField("seat") else None
-    plain = plain_of(getattr(message, kind))
-    out: dict[str, Any] = {"type": kind, "seat": seat}
-    for field in dataclass_fields(PAYLOADS[event_type]):  # type: ignore[arg-type]
-        if field.name in plain:
-            out[field.name] = plain[field.name]
-        elif not field.metadata.get("omit_none"):
-            out[field.name] = None
-    secret = SECRETS.get(event_type)
-    # a secret list (a hand, penalty cards) is the viewer's when the event is about
-    # every seat (no seat) or about the viewer's own
-    entitled = viewer is not None and seat in (None, viewer)
-    if secret is not None and entitled:
-        for field in dataclass_fields(secret):  # type: ignore[arg-type]
-            if field.name in plain:
-                out[field.name] = plain[field.name]
-    return out
 
 
 #: the most bytes a game seed has (CreateGameRequest.seed: twice as many hex digits)
@@ -633,17 +434,6 @@ def place_event(message: pb.Event, index: int) -> pb.Event:
     message.index = index
     message.cursor = event_cursor(message.version, index)
     return message
-
-
-def unfloat(value: Any) -> Any:
-    """Struct stores numbers as doubles: give integral ones back as ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: unfloat(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [unfloat(v) for v in value]
-    return value
 
 
 def struct_plain(struct: Struct) -> dict[str, Any]:

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import json_format
-
 from engine.cards import Card
 from engine.events import Event
 from engine.game import GameState
@@ -28,7 +26,6 @@ from glintwick.convert import (
     rules_from_pb,
     rules_to_pb,
     struct_plain,
-    unfloat,
 )
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
@@ -41,12 +38,6 @@ _ANSWER_TO_PB = {
 _ANSWER_FROM_PB = {v: k for k, v in _ANSWER_TO_PB.items()}
 
 
-def stored_event(event: Event) -> spb.StoredEvent:
-    message = spb.StoredEvent()
-    fill_stored_event(message, event)
-    return message
-
-
 def fill_stored_event(message: spb.StoredEvent, event: Event) -> None:
     """Write ``event`` into an empty ``message`` (in place: a move's events are
     written straight into its log entry, not built apart and copied in)."""
@@ -56,18 +47,6 @@ def fill_stored_event(message: spb.StoredEvent, event: Event) -> None:
     fill_struct(message.public, event.public)
     for seat, secret in sorted(event.secret.items()):
         fill_struct(message.secret[seat], secret)
-
-
-def event_from_stored(message: spb.StoredEvent) -> Event:
-    return Event(
-        type=message.type,
-        seat=message.seat if message.HasField("seat") else None,
-        public=unfloat(json_format.MessageToDict(message.public)),
-        secret={
-            seat: unfloat(json_format.MessageToDict(payload))
-            for seat, payload in sorted(message.secret.items())
-        },
-    )
 
 
 def stored_event_to_pb(message: spb.StoredEvent, viewer: int | None, version: int) -> pb.Event:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from loadtests.redis_cluster import RedisCluster, redis_cluster
+from loadtests.processes.cluster import RedisCluster, redis_cluster
 
 
 @pytest.fixture(scope="session")

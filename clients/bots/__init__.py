@@ -6,7 +6,16 @@ makes one.
 """
 
 from clients.bots.base import Bot, Situation
-from clients.bots.registry import BOTS, BotFactory, BotSpecError, known_bots, make_bot, resolve
+from clients.bots.registry import (
+    BOTS,
+    BotFactory,
+    BotSpecError,
+    bot_name,
+    bot_names,
+    known_bots,
+    make_bot,
+    resolve,
+)
 
 __all__ = [
     "BOTS",
@@ -14,6 +23,8 @@ __all__ = [
     "BotFactory",
     "BotSpecError",
     "Situation",
+    "bot_name",
+    "bot_names",
     "known_bots",
     "make_bot",
     "resolve",

@@ -1,11 +1,11 @@
 """The bot interface and what a bot sees: its seat's :class:`Situation`.
 
 A bot sees exactly what a seat sees through the public API, in engine types: a
-:class:`Situation` (read from the seat's view over the API, or built straight from the
-engine state in process: the same content either way) and the legal actions as engine
-:class:`~engine.actions.Action` values.  It may import ``engine`` to think (the solver,
-simulations), never to act: whoever plays the seat (``clients.turn``) submits what
-:meth:`Bot.choose` returns.
+:class:`Situation` (read straight from the seat's view message over the API, or built
+straight from the engine state in process: the same content either way) and the legal
+actions as engine :class:`~engine.actions.Action` values.  It may import ``engine`` to
+think (the solver, simulations), never to act: whoever plays the seat (``clients.turn``)
+submits what :meth:`Bot.choose` returns.
 
 A new bot is a subclass with a ``name`` and a ``choose``, registered through the
 ``glintwick.bots`` entry-point group or named as ``module:Class``; see docs/BOTS.md.
@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from engine.actions import Action
 from engine.cards import Card, card
 from engine.game import GameState, Phase
-from engine.melds import Meld, meld_from_json
+from engine.melds import Meld
 from engine.rulesets import RuleSet
+from glintwick.convert import meld_from_pb
+from glintwick.v1 import game_pb2 as pb
 
 __all__ = ["Bot", "Situation"]
 
@@ -58,7 +60,8 @@ class Situation(NamedTuple):
     @classmethod
     def from_state(cls, state: GameState, seat: int) -> Situation:
         """``seat``'s situation straight from the engine state (in-process play): the
-        same as :meth:`from_view` of ``engine.views.seat_view(state, seat)``."""
+        same as :meth:`from_pb` of the seat's view message (a test compares them along
+        real games)."""
         over = state.phase is Phase.GAME_OVER
         taken = state.taken_from_discard
         return cls(
@@ -84,34 +87,41 @@ class Situation(NamedTuple):
         )
 
     @classmethod
-    def from_view(cls, view: Mapping[str, Any], rules: RuleSet) -> Situation:
-        """The situation a seat view states (``glintwick.convert.view_from_pb`` of an
-        API view, or ``engine.views.seat_view``)."""
+    def from_pb(cls, view: pb.View, rules: RuleSet) -> Situation:
+        """The situation a seat's view message states (over the API), read straight
+        from the message; ``rules``: the game's rule set (the view names it only).
+        InvalidActionError for a card id no deck of the rule set has."""
         decks = rules.decks
-        seat = int(view.get("seat", 0))
-        players = view.get("players", [])
-        opened = bool(players[seat].get("opened", False)) if seat < len(players) else False
-        taken = _card(view.get("taken_from_discard"), decks)
+        seat = view.seat
+        players = view.players
+        hand = [card(c.id, decks) for c in view.hand]
+        hand.sort(key=_id)  # (in card order already: the engine keeps hands so)
         return cls(
             rules=rules,
-            round_number=int(view["round"]),
+            round_number=view.round,
             seat=seat,
-            phase=str(view.get("phase", "")),
-            hand=tuple(sorted((card(int(c["id"]), decks) for c in view.get("hand", [])), key=_id)),
-            opened=opened,
-            table=tuple(meld_from_json(m, decks) for m in view.get("table", [])),
-            discard_top=_card(view.get("discard_top"), decks),
-            taken_from_discard=taken.id if taken is not None else None,
-            seats=int(view.get("seats", len(players))),
-            current=int(view.get("current", 0)),
-            hand_sizes=tuple(int(p.get("hand_size", 0)) for p in players),
-            opened_seats=tuple(bool(p.get("opened", False)) for p in players),
-            scores=tuple(int(p.get("score", 0)) for p in players),
-            discard_size=int(view.get("discard_size", 0)),
-            stock_size=int(view.get("stock_size", 0)),
-            laid_this_turn=bool(view.get("laid_this_turn", False)),
-            exhaustions=int(view.get("exhaustions", 0)),
-            turns_completed=int(view.get("turns_completed", 0)),
+            phase=view.phase,
+            hand=tuple(hand),
+            opened=players[seat].opened if seat < len(players) else False,
+            table=tuple([meld_from_pb(m, decks) for m in view.table]),
+            discard_top=(
+                card(view.discard_top.id, decks) if view.HasField("discard_top") else None
+            ),
+            taken_from_discard=(
+                card(view.taken_from_discard.id, decks).id
+                if view.HasField("taken_from_discard")
+                else None
+            ),
+            seats=view.seats,
+            current=view.current,
+            hand_sizes=tuple([p.hand_size for p in players]),
+            opened_seats=tuple([p.opened for p in players]),
+            scores=tuple([p.score for p in players]),
+            discard_size=view.discard_size,
+            stock_size=view.stock_size,
+            laid_this_turn=view.laid_this_turn,
+            exhaustions=view.exhaustions,
+            turns_completed=view.turns_completed,
         )
 
 
@@ -135,14 +145,5 @@ class Bot(ABC):
         """One of ``legal`` (never empty) for the seat whose situation this is."""
 
 
-# --------------------------------------------------------------------------- reading views
-
-
 def _id(c: Card) -> int:
     return c.id
-
-
-def _card(data: Mapping[str, Any] | None, decks: int) -> Card | None:
-    if not data or "id" not in data:
-        return None
-    return card(int(data["id"]), decks)

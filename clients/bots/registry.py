@@ -6,9 +6,13 @@ ones (pyproject.toml), so ``glintwick tournament --bots mine,greedy`` finds them
 installed.  A bot nobody registered is named by where it lives: ``package.module:Class``
 (importable from ``sys.path``, the working directory included) or ``some/file.py:Class``.
 
-Every failure (unknown name, import error, missing class, not a :class:`Bot`) is a
-:class:`BotSpecError` with a one-line message, which the ``glintwick`` command prints
-as such.
+A spec says where a bot is found, not who it is: results name a bot by its class's
+``name`` (:func:`bot_name`), so ``greedy`` and ``clients.bots.greedy:GreedyBot`` are one
+bot, ``greedy``.
+
+Every failure (unknown name, import error, missing class, not a :class:`Bot`, two bots
+of one name) is a :class:`BotSpecError` with a one-line message, which the ``glintwick``
+command prints as such.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
@@ -29,6 +33,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "BotFactory",
     "BotSpecError",
+    "bot_name",
+    "bot_names",
     "known_bots",
     "make_bot",
     "resolve",
@@ -90,6 +96,41 @@ def resolve(spec: str) -> type[Bot]:
 def make_bot(spec: str, seed: int = 0) -> Bot:
     """A fresh bot of the kind ``spec`` names, seeded with ``seed``."""
     return resolve(spec)(seed)
+
+
+def bot_name(spec: str) -> str:
+    """The name results give the bot ``spec`` loads: its class's ``name`` (the class's
+    own name if it has none), whichever spec loaded it."""
+    found = resolve(spec)
+    return found.name or found.__name__
+
+
+def bot_names(specs: Iterable[str]) -> dict[str, str]:
+    """Each spec's :func:`bot_name`; :class:`BotSpecError` when two different classes
+    go by one name (their results would be counted as one bot's).  A class is the same
+    whether its file was loaded by path or imported as a module."""
+    names: dict[str, str] = {}
+    origins: dict[str, tuple[str, tuple[str, str]]] = {}
+    for spec in specs:
+        name = names[spec] = bot_name(spec)
+        origin = _origin(resolve(spec))
+        first, seen = origins.setdefault(name, (spec, origin))
+        if seen != origin:
+            raise BotSpecError(
+                f"bots {first!r} and {spec!r} are both named {name!r}: give each class"
+                " a name of its own"
+            )
+    return names
+
+
+def _origin(found: type[Bot]) -> tuple[str, str]:
+    """Where a class is defined: its module's file (resolved) and its qualified name
+    (a file loaded by path and imported as a module gives two class objects of one
+    class)."""
+    module = sys.modules.get(found.__module__)
+    file = getattr(module, "__file__", None)
+    where = str(Path(file).resolve()) if file else found.__module__
+    return where, found.__qualname__
 
 
 def _checked(spec: str, found: object) -> type[Bot]:

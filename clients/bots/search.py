@@ -426,6 +426,7 @@ def _of_use(c: Card, sit: Situation) -> bool:
 class SearchBot4(SearchBot):
     """The budget study: at most 4 worlds per searched decision."""
 
+    name = "search4"
     worlds = 4
     min_worlds = 2
 
@@ -433,10 +434,12 @@ class SearchBot4(SearchBot):
 class SearchBot16(SearchBot):
     """The budget study: at most 16 worlds per searched decision."""
 
+    name = "search16"
     worlds = 16
 
 
 class SearchBot32(SearchBot):
     """The budget study: at most 32 worlds per searched decision."""
 
+    name = "search32"
     worlds = 32

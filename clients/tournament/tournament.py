@@ -1,5 +1,10 @@
 """A whole tournament: schedule, play (gRPC or in process), score, optionally SPRT;
-or one shard of it (:mod:`.shards`)."""
+or one shard of it (:mod:`.shards`).
+
+The schedule and the games name each bot by its spec (what loads it); the results
+by the bot's name (``clients.bots.bot_name``: its class's ``name``), so one class is
+one bot in the results whether a registered name, ``module:Class`` or
+``path/to/file.py:Class`` loaded it."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from clients.botrunner import Transport
+from clients.bots.registry import bot_names
 from clients.tournament import schedule as sched
 from clients.tournament.ratings import rate
 from clients.tournament.runner import Finished, GameResult, run_grpc, run_inprocess
@@ -60,7 +66,25 @@ class Config:
         )
 
 
+def named(config: Config, results: Sequence[GameResult]) -> list[GameResult]:
+    """The results with every bot by its name in place of its spec (the games are
+    the same: a bot's seed does not depend on how it is named)."""
+    names = bot_names(config.bots)
+
+    def rename(spec: sched.GameSpec) -> sched.GameSpec:
+        return dataclasses.replace(
+            spec,
+            lineup=tuple(names[s] for s in spec.lineup),
+            seats=tuple(names[s] for s in spec.seats),
+        )
+
+    return [dataclasses.replace(r, spec=rename(r.spec)) for r in results]
+
+
 def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) -> dict[str, Any]:
+    """The summary of results :func:`named` names (the specs of ``config`` are named
+    alike)."""
+    names = bot_names(config.bots)
     stats = bot_stats(results, config.seed)
     if config.schedule == "substitution":
         pairs = substitution_pairs(results, config.seed)
@@ -70,7 +94,7 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "ruleset": config.rules.name,
         "ruleset_hash": config.rules.hash,
         "seed": config.seed,
-        "bots": config.bots,
+        "bots": list(dict.fromkeys(names[s] for s in config.bots)),
         "seats": config.seats,
         "schedule": config.schedule,
         "deals": config.deals,
@@ -85,7 +109,7 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "illegal": sum(r.illegal for r in results),
         "timeouts": sum(r.timeouts for r in results),
         "errors": sum(r.errors for r in results),
-        "sprt_pair": list(config.sprt) if config.sprt else None,
+        "sprt_pair": [names[s] for s in config.sprt] if config.sprt else None,
         "sprt": sprt.summary() if sprt else None,
     }
 
@@ -122,12 +146,14 @@ async def _play_shard(config: Config, bar: Any) -> tuple[dict[str, Any], list[Ga
     if bar is not None:
         bar.total = len(todo)
     await _play(config, todo, bar, writer.add)
-    played = shard_results(writer.path)
+    played = named(config, shard_results(writer.path))
     return summarize(config, played, None), played
 
 
 async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
-    """Play the tournament; (summary, every game result in schedule order)."""
+    """Play the tournament; (summary, every game result in schedule order).
+    BotSpecError, before any game, when two of the bots go by one name."""
+    bot_names(config.bots)
     bar = None
     if config.progress:
         from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
@@ -147,7 +173,7 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             )
             if bar is not None:
                 bar.total = len(specs)
-            results = await _play(config, specs, bar)
+            results = named(config, await _play(config, specs, bar))
             return summarize(config, results, None), results
         a, b = config.sprt
         test = Sprt(margin=config.sprt_margin)
@@ -170,6 +196,7 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
             done += n
         for i, r in enumerate(results):
             r.spec = dataclasses.replace(r.spec, index=i)
+        results = named(config, results)
         return summarize(config, results, test), results
     finally:
         if bar is not None:
@@ -189,7 +216,8 @@ def merged(paths: Sequence[Path]) -> tuple[dict[str, Any], list[GameResult]]:
         schedule=plan.schedule,
         seating=plan.seating,
     )
-    return summarize(config, results, None), results
+    played = named(config, results)
+    return summarize(config, played, None), played
 
 
 def run_sync(config: Config) -> tuple[dict[str, Any], list[GameResult]]:

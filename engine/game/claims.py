@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.actions import Action, Claim, PassClaim
 from engine.cards import Card, card_json, cards_json
 from engine.errors import IllegalActionError, Reason
 from engine.events import Event, EventType
-from engine.game.state import GameState, Phase, Result, evolve, hand_with
+from engine.game.hands import hand_with
+from engine.game.phase import Phase
 from engine.rulesets import RuleSet
+
+if TYPE_CHECKING:
+    from engine.game.state import GameState, Result
 
 _CLAIM = Claim()
 _PASS = PassClaim()
@@ -63,8 +67,7 @@ def open_window(
             {"card": card_json(discards[-1]), "seats": priority(n, seat)},
         )
     )
-    nxt = evolve(
-        state,
+    nxt = state.evolve(
         phase=Phase.CLAIM,
         current=(seat + 1) % n,
         hands=hands,
@@ -100,7 +103,7 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
     events = [Event(EventType.CLAIM_ANSWERED, seat, {"claim": claim})]
     order = priority(state.seats, by)
     if any(answers[s] is None for s in order):
-        nxt = evolve(state, claim_answers=tuple(answers), action_count=state.action_count + 1)
+        nxt = state.evolve(claim_answers=tuple(answers), action_count=state.action_count + 1)
         return nxt, events
     claimants = [s for s in order if answers[s]]
     top = state.discards[-1]
@@ -133,8 +136,7 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
         )
     )
     events.append(Event(EventType.TURN_STARTED, state.current, {"round": state.round_number}))
-    nxt = evolve(
-        state,
+    nxt = state.evolve(
         phase=Phase.DRAW,
         hands=hands,
         stock=stock,

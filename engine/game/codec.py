@@ -6,14 +6,17 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, fields
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cards import Card, card
 from engine.errors import InvalidActionError, checked_bool, checked_int
 from engine.game import dealing
-from engine.game.state import GameState, Phase
+from engine.game.phase import Phase
 from engine.melds import Meld, meld_from_dict, meld_to_dict
 from engine.rulesets import RuleSet, ruleset
+
+if TYPE_CHECKING:
+    from engine.game.state import GameState
 
 #: the fields decoded so far, by field name: a field's check may read earlier fields
 Decoded = dict[str, Any]
@@ -164,34 +167,39 @@ CODECS: dict[str, FieldCodec] = {
     "abandoned": FieldCodec("abandoned", _same, _abandoned_in),
 }
 
-_STORED = [f for f in fields(GameState) if f.init]
-if list(CODECS) != [f.name for f in _STORED]:  # fail at import, not on a stored game
-    raise AssertionError("engine.game.codec.CODECS must list GameState's fields in order")
 
-_ENCODERS = tuple((c.key, attrgetter(name), c.encode) for name, c in CODECS.items())
-# a key may be missing from the stored form where the field has a default: it then
-# reads as the default's stored form would, checks included
-_DECODERS = tuple(
-    (f.name, c.key, c.decode, MISSING if f.default is MISSING else c.encode(f.default))
-    for f, c in zip(_STORED, CODECS.values(), strict=True)
-)
-_KEYS = frozenset(c.key for c in CODECS.values())
+class StateCodec:
+    """The stored form of the state class it is made for (GameState, by its own module,
+    which this one may not import back): :data:`CODECS` checked against the class's
+    field list, and the per-field encoders and decoders in that order."""
 
+    def __init__(self, state_class: type[GameState]) -> None:
+        stored = [f for f in fields(state_class) if f.init]
+        if list(CODECS) != [f.name for f in stored]:  # fail at import, not on a stored game
+            raise AssertionError("engine.game.codec.CODECS must list GameState's fields in order")
+        self._state_class = state_class
+        self._encoders = tuple((c.key, attrgetter(name), c.encode) for name, c in CODECS.items())
+        # a key may be missing from the stored form where the field has a default: it then
+        # reads as the default's stored form would, checks included
+        self._decoders = tuple(
+            (f.name, c.key, c.decode, MISSING if f.default is MISSING else c.encode(f.default))
+            for f, c in zip(stored, CODECS.values(), strict=True)
+        )
+        self._keys = frozenset(c.key for c in CODECS.values())
 
-def state_to_dict(state: GameState) -> dict[str, Any]:
-    """:meth:`GameState.to_dict`."""
-    return {key: encode(read(state)) for key, read, encode in _ENCODERS}
+    def to_dict(self, state: GameState) -> dict[str, Any]:
+        """:meth:`GameState.to_dict`."""
+        return {key: encode(read(state)) for key, read, encode in self._encoders}
 
-
-def state_from_dict(data: Mapping[str, Any]) -> GameState:
-    """:meth:`GameState.from_dict` (which turns stray exceptions into InvalidActionError)."""
-    if not isinstance(data, Mapping):
-        raise InvalidActionError("a game state is an object")
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise InvalidActionError(f"unknown game state keys: {unknown}")
-    decoded: Decoded = {}
-    for name, key, decode, default in _DECODERS:
-        raw = data[key] if default is MISSING else data.get(key, default)
-        decoded[name] = decode(raw, decoded)
-    return GameState(**decoded)
+    def from_dict(self, data: Mapping[str, Any]) -> GameState:
+        """:meth:`GameState.from_dict` (which turns stray exceptions into InvalidActionError)."""
+        if not isinstance(data, Mapping):
+            raise InvalidActionError("a game state is an object")
+        unknown = sorted(set(data) - self._keys)
+        if unknown:
+            raise InvalidActionError(f"unknown game state keys: {unknown}")
+        decoded: Decoded = {}
+        for name, key, decode, default in self._decoders:
+            raw = data[key] if default is MISSING else data.get(key, default)
+            decoded[name] = decode(raw, decoded)
+        return self._state_class(**decoded)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from engine.cards import Card, card, card_json, cards_from_codes, cards_json, full_deck
 from engine.errors import InvalidActionError
 from engine.events import Event, EventType, contract_json
-from engine.game.state import GameState, Phase, Result, hand_with
+from engine.game.hands import hand_with
+from engine.game.phase import Phase
 from engine.rulesets import RuleSet
 from engine.shuffle import commitment, round_seed, shuffled
+
+if TYPE_CHECKING:
+    from engine.game.state import GameState, Result
 
 StockOrders = tuple[tuple[int, tuple[int, ...]], ...]
 
@@ -38,6 +43,7 @@ def first_seat(seats: int, round_number: int) -> int:
 
 
 def deal(
+    state_class: type[GameState],
     rules: RuleSet,
     seats: int,
     seed: bytes,
@@ -46,7 +52,10 @@ def deal(
     stock_orders: StockOrders,
     action_count: int,
 ) -> Result:
-    """The state at the start of a round, and its ``round_started``/``turn_started`` events."""
+    """The state at the start of a round, and its ``round_started``/``turn_started`` events.
+
+    ``state_class`` is GameState, handed in by the caller: the state's own module calls
+    this one (a new game), so this one may not import it back."""
     contract = rules.contracts[round_number - 1]
     seed_of_round = round_seed(seed, round_number)
     arranged = dict(stock_orders).get(round_number)
@@ -64,7 +73,7 @@ def deal(
         discards = (deck[count],)
         count += 1
     hands = tuple(hand_with((), *h) for h in dealt)
-    state = GameState(
+    state = state_class(
         rules=rules,
         seats=seats,
         seed=seed,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from engine.actions import (
     Action,
@@ -19,9 +20,13 @@ from engine.actions import (
 )
 from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
 from engine.game import claims
-from engine.game.state import GameState, Phase, hand_without
+from engine.game.hands import hand_without
+from engine.game.phase import Phase
 from engine.melds import layoff_ends
 from engine.rulesets import MeldKind, RuleSet
+
+if TYPE_CHECKING:
+    from engine.game.state import GameState
 
 _DRAW_STOCK = Draw(DrawSource.STOCK)
 _DRAW_DISCARD = Draw(DrawSource.DISCARD)

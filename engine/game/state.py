@@ -1,31 +1,27 @@
-"""The game state: an immutable GameState, its queries, and the front door to the rules."""
+"""The game state: an immutable GameState, its queries, and the front door to the rules.
+
+The rules sit below this module: :mod:`.dealing`, :mod:`.moves`, :mod:`.transitions`,
+:mod:`.claims` and the stored form, :mod:`.codec`.  They read a state through its
+fields and queries, make the next one with :meth:`GameState.evolve`, and know the
+class itself only as a type (a deal and a decoded state are built by the class they
+are handed), so its methods here call them and no import runs in a circle.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from enum import StrEnum
-from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.actions import Action
 from engine.cards import Card
 from engine.errors import IllegalActionError, InvalidActionError
 from engine.events import Event
+from engine.game import claims, codec, dealing, moves, transitions
+from engine.game.phase import Phase
 from engine.melds import Meld
 from engine.rulesets import Contract, RuleSet, Stalemate
 from engine.solver import Selection, best_selection, can_lay
-
-
-class Phase(StrEnum):
-    """Where the game stands.  In ``CLAIM`` (a May I? window after a discard, see
-    :mod:`engine.game.claims`) ``current`` is already the seat whose turn comes next."""
-
-    DRAW = "draw"  # current seat must draw
-    PLAY = "play"  # current seat has drawn: melds, lay-offs, swaps, discard / end turn
-    CLAIM = "claim"  # May-I window after a discard: seats answer claim/pass
-    GAME_OVER = "game_over"
-
 
 Result = tuple["GameState", list[Event]]
 
@@ -97,8 +93,8 @@ class GameState:
             )
         if not isinstance(seed, bytes | bytearray):
             raise InvalidActionError("the seed must be bytes")
-        orders = _dealing.check_stock_orders(rules, stock_orders or {})
-        return _dealing.deal(rules, seats, bytes(seed), 1, (0,) * seats, orders, 0)
+        orders = dealing.check_stock_orders(rules, stock_orders or {})
+        return dealing.deal(cls, rules, seats, bytes(seed), 1, (0,) * seats, orders, 0)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -110,7 +106,7 @@ class GameState:
         """In a claim window, the seat that discarded; None otherwise."""
         if self.phase is not Phase.CLAIM:
             return None
-        return _claims.discarder(self)
+        return claims.discarder(self)
 
     @property
     def to_act(self) -> tuple[int, ...]:
@@ -119,7 +115,7 @@ class GameState:
         if phase is Phase.GAME_OVER:
             return ()
         if phase is Phase.CLAIM:
-            return _claims.waiting(self)
+            return claims.waiting(self)
         return (self.current,)
 
     def is_terminal(self) -> bool:
@@ -205,7 +201,7 @@ class GameState:
     def legal_actions(self, seat: int) -> list[Action]:
         """Every legal action of ``seat`` now, canonical forms where many card choices are
         equivalent (docs/DECISIONS.md); ``[]`` for a seat that may not act."""
-        return _moves.legal_actions(self, seat)
+        return moves.legal_actions(self, seat)
 
     def apply_action(self, seat: int, action: Action) -> Result:
         """The new state and the events after ``seat`` takes ``action``.
@@ -214,7 +210,7 @@ class GameState:
         ``self`` never changes.
         """
         self.check_seat(seat)
-        handler = _transitions.HANDLERS.get(type(action))
+        handler = transitions.HANDLERS.get(type(action))
         if handler is None:
             raise InvalidActionError(f"not an action: {action!r}")
         return handler(self, seat, action)
@@ -225,16 +221,22 @@ class GameState:
         game is abandoned, and when, is the caller's (the service's idle time,
         docs/API.md).  One more version (``action_count``), whose one event is
         ``game_abandoned``; IllegalActionError GAME_OVER when the game is over."""
-        return _transitions.abandon(self)
+        return transitions.abandon(self)
 
     def check(self, seat: int, action: Action) -> None:
         """Dry run: raises exactly as :meth:`apply_action` would, returns nothing."""
         self.apply_action(seat, action)
 
+    if TYPE_CHECKING:
+        # (written from the field list once the class exists: see :func:`evolve`)
+        def evolve(self, **changes: Any) -> GameState:
+            """A copy of this state with ``changes`` (keywords: its fields)."""
+            ...
+
     # ------------------------------------------------------------------ stored form
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form, lossless (secrets included: for the store only)."""
-        return _codec.state_to_dict(self)
+        return _CODEC.to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameState:
@@ -244,28 +246,13 @@ class GameState:
         RuleSet itself (what a service that keeps its rule sets decoded passes).
         """
         try:
-            return _codec.state_from_dict(data)
+            return _CODEC.from_dict(data)
         except InvalidActionError:
             raise
         except IllegalActionError as exc:
             raise InvalidActionError(f"malformed game state: {exc.message}") from exc
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidActionError(f"malformed game state: {exc!r}") from exc
-
-
-# ---------------------------------------------------------------------- hands
-
-_BY_ID = attrgetter("id")
-
-
-def hand_with(hand: tuple[Card, ...], *cards: Card) -> tuple[Card, ...]:
-    """``hand`` with ``cards`` added, kept in card id order (as every hand is)."""
-    return tuple(sorted((*hand, *cards), key=_BY_ID))
-
-
-def hand_without(hand: tuple[Card, ...], c: Card) -> tuple[Card, ...]:
-    """``hand`` without the physical card ``c``."""
-    return tuple(x for x in hand if x is not c)
 
 
 # ---------------------------------------------------------------------- fast copies
@@ -303,10 +290,9 @@ def _write_evolve() -> Callable[..., GameState]:
 evolve: Callable[..., GameState] = _write_evolve()
 
 
-# The rules build on GameState and evolve above, and GameState's methods are their
-# front door: imported last, as modules, so either side may be imported first.
-from engine.game import claims as _claims  # noqa: E402
-from engine.game import codec as _codec  # noqa: E402
-from engine.game import dealing as _dealing  # noqa: E402
-from engine.game import moves as _moves  # noqa: E402
-from engine.game import transitions as _transitions  # noqa: E402
+# The rules reach it through the state they hold, ``state.evolve(...)`` (a method
+# call costs what a call of the module's function does): they may not import this module.
+GameState.evolve = evolve  # type: ignore[method-assign]
+
+#: the stored form of a state (to_dict/from_dict), checked against the field list now
+_CODEC = codec.StateCodec(GameState)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.actions import (
     Claim,
@@ -22,10 +22,16 @@ from engine.cards import Card, card, card_json
 from engine.errors import IllegalActionError, InvalidActionError, Reason
 from engine.events import Event, EventType
 from engine.game import claims, dealing
-from engine.game.state import GameState, Phase, Result, evolve, hand_with, hand_without
+from engine.game.hands import hand_with, hand_without
+from engine.game.phase import Phase
 from engine.melds import End, Meld, build_meld, build_run, lay_off, meld_json, swap_joker
 from engine.rulesets import MeldKind, Stalemate
 from engine.shuffle import round_seed, shuffled
+
+if TYPE_CHECKING:
+    from engine.game.state import GameState, Result
+
+    _Handler = Callable[[GameState, int, Any], Result]
 
 # ---------------------------------------------------------------------- shared checks
 # Malformed input first (InvalidActionError), then: game over, claim window open, not
@@ -130,8 +136,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
                 },
             )
         )
-        nxt = evolve(
-            state,
+        nxt = state.evolve(
             phase=Phase.PLAY,
             hands=tuple(hands),
             discards=discards,
@@ -148,7 +153,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
             )
         if len(discards) < 2:
             events.append(Event(EventType.STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
-            base = evolve(state, action_count=state.action_count + 1)
+            base = state.evolve(action_count=state.action_count + 1)
             return _end_round(base, events, "dry", None)
         stock, discards, epoch = _reshuffle(state, discards, epoch, events)
     c = stock[0]
@@ -174,8 +179,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
                 stock, discards, epoch = _reshuffle(state, discards, epoch, events)
             else:
                 events.append(Event(EventType.STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
-    nxt = evolve(
-        state,
+    nxt = state.evolve(
         phase=Phase.PLAY,
         hands=tuple(hands),
         stock=stock,
@@ -235,8 +239,7 @@ def _lay_contract(state: GameState, seat: int, action: LayContract) -> Result:
     hands[seat] = hand
     opened = list(state.opened)
     opened[seat] = True
-    base = evolve(
-        state,
+    base = state.evolve(
         hands=tuple(hands),
         table=state.table + melds,
         opened=tuple(opened),
@@ -326,8 +329,8 @@ def _extra_meld(state: GameState, seat: int, action: ExtraMeld) -> Result:
     _check_last_card(state, hand)
     hands = list(state.hands)
     hands[seat] = hand
-    base = evolve(
-        state, hands=tuple(hands), table=(*state.table, meld), action_count=state.action_count + 1
+    base = state.evolve(
+        hands=tuple(hands), table=(*state.table, meld), action_count=state.action_count + 1
     )
     events = [Event(EventType.EXTRA_MELD, seat, {"meld": meld_json(meld, len(state.table))})]
     if not hand:
@@ -364,9 +367,7 @@ def _lay_off(state: GameState, seat: int, action: LayOff) -> Result:
     hands[seat] = hand
     table = list(state.table)
     table[index] = grown
-    base = evolve(
-        state, hands=tuple(hands), table=tuple(table), action_count=state.action_count + 1
-    )
+    base = state.evolve(hands=tuple(hands), table=tuple(table), action_count=state.action_count + 1)
     if meld.kind is MeldKind.SET:
         side: str | None = None
     else:
@@ -398,7 +399,7 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker) -> Result:
     hands[seat] = hand_with(hand_without(state.hands[seat], c), joker)
     table = list(state.table)
     table[index] = meld
-    nxt = evolve(state, hands=tuple(hands), table=tuple(table), action_count=state.action_count + 1)
+    nxt = state.evolve(hands=tuple(hands), table=tuple(table), action_count=state.action_count + 1)
     events = [
         Event(
             EventType.JOKER_SWAPPED,
@@ -432,8 +433,8 @@ def _discard(state: GameState, seat: int, action: Discard) -> Result:
         Event(EventType.DISCARDED, seat, {"card": card_json(c), "discard_size": len(discards)})
     ]
     if not hand:
-        base = evolve(
-            state, hands=tuple(hands), discards=discards, action_count=state.action_count + 1
+        base = state.evolve(
+            hands=tuple(hands), discards=discards, action_count=state.action_count + 1
         )
         return _end_round(base, events, "went_out", seat)
     return _complete_turn(
@@ -470,8 +471,7 @@ def _complete_turn(
     elif rules.turn_cap is not None and turns >= rules.turn_cap:
         reason = "turn_cap"
     if reason is not None:
-        base = evolve(
-            state,
+        base = state.evolve(
             hands=hands,
             discards=discards,
             turns_completed=turns,
@@ -484,8 +484,7 @@ def _complete_turn(
         )
     nxt_seat = (seat + 1) % state.seats
     events.append(Event(EventType.TURN_STARTED, nxt_seat, {"round": state.round_number}))
-    nxt = evolve(
-        state,
+    nxt = state.evolve(
         phase=Phase.DRAW,
         current=nxt_seat,
         hands=hands,
@@ -519,6 +518,7 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
     )
     if state.round_number < rules.rounds:
         nxt, dealt = dealing.deal(
+            type(state),
             rules,
             state.seats,
             state.seed,
@@ -529,8 +529,7 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
         )
         events.extend(dealt)
         return nxt, events
-    final = evolve(
-        state,
+    final = state.evolve(
         phase=Phase.GAME_OVER,
         scores=scores,
         claim_answers=(),
@@ -552,8 +551,7 @@ def abandon(state: GameState) -> Result:
     unscored, no winners."""
     if state.phase is Phase.GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
-    final = evolve(
-        state,
+    final = state.evolve(
         phase=Phase.GAME_OVER,
         abandoned=True,
         claim_answers=(),
@@ -568,8 +566,6 @@ def abandon(state: GameState) -> Result:
     )
     return final, [event]
 
-
-_Handler = Callable[[GameState, int, Any], Result]
 
 #: each action type's transition
 HANDLERS: dict[type, _Handler] = {

@@ -13,7 +13,7 @@ games, while the campaign injects its fault steps one after another:
 * ``drop-clients``: for a few seconds the clients give up calls mid-flight
   (cancelled after a random few milliseconds) and close channels with calls in
   flight, and retry (each move with its request id);
-* ``--topology cluster``: a Redis Cluster (loadtests/redis_cluster.py, three
+* ``--topology cluster``: a Redis Cluster (loadtests/processes/cluster.py, three
   primaries with a replica each) and servers on ``--ack replica`` (a write is
   answered once its slot's replica has it), whose store faults differ
   (:meth:`Topology.store_steps`): ``primary-failover`` in place of ``kill-store``

@@ -19,7 +19,7 @@ from loadtests.faults.checks import Verdict, check_game
 from loadtests.faults.figures import Figures, recovery_seconds, server_log_errors, worst_stall
 from loadtests.faults.steps import Context, steps_for
 from loadtests.faults.topologies import TOPOLOGIES
-from loadtests.processes.server import ServerProcess
+from loadtests.processes.server import UNLIMITED, ServerProcess
 from services.store.redis import RedisStore
 
 
@@ -29,7 +29,10 @@ async def campaign(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, A
     logs = workdir / "logs"
     logs.mkdir()
     servers = [
-        ServerProcess(f"server{i}", topology.url, logs, topology.server_options) for i in range(2)
+        ServerProcess(
+            logs, *UNLIMITED, *topology.server_options, store=topology.url, name=f"server{i}"
+        )
+        for i in range(2)
     ]
     figures = Figures()
     clients: Clients | None = None

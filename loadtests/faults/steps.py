@@ -43,7 +43,7 @@ class KillServer:
         server = context.servers[self.index]
         server.kill()
         await asyncio.sleep(self.down)
-        server.store_url = context.topology.url  # (a cluster's node that runs now)
+        server.store = context.topology.url  # (a cluster's node that runs now)
         await asyncio.to_thread(server.start)
         return f"server {self.index}"
 

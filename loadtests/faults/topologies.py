@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Protocol
 
 from loadtests.faults.steps import FreezeStore, KillStore, Step
-from loadtests.redis_cluster import RedisCluster, redis_cluster
-from loadtests.redis_process import RedisProcess
+from loadtests.processes.cluster import RedisCluster, redis_cluster
+from loadtests.processes.redis import RedisProcess
 from services.store.redis import SHARDS, index_key
 
 
@@ -86,7 +86,7 @@ class Standalone:
 
 
 class Cluster:
-    """A Redis Cluster (loadtests/redis_cluster.py: three primaries with a replica each,
+    """A Redis Cluster (loadtests/processes/cluster.py: three primaries with a replica each,
     no persistence: the replica is a primary's copy), the servers on ``--ack replica``
     (a write is answered once the replica of its slot's primary has it, so a failover
     loses no acknowledged move).  Its faults strike the primary with the most games in

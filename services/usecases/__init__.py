@@ -8,6 +8,8 @@ Each module is a set of coroutines over one shared :class:`~services.usecases.co
 * :mod:`.views`: a seat's or a spectator's view, legal actions;
 * :mod:`.watch`: the event stream of a game;
 * :mod:`.play`: play sessions (many seats per stream: events, prompts, acts);
+* :mod:`.streams`: what a watch and a play session share (where a stream starts,
+  version 0's events, the end of a stream when the server stops);
 * :mod:`.deadlines`: default actions for passed deadlines;
 * :mod:`.house_bots`: the house-bot names a game may seat, the bot-turn listing;
 * :mod:`.analysis`: the solver's analysis of a hand;

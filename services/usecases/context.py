@@ -18,7 +18,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
@@ -30,10 +29,8 @@ from services.config import Network, Quotas, Rate
 from services.errors import ServiceError, invalid, not_found
 from services.store.base import GameStore
 
+from .leases import LeaseKeeper
 from .records import IdleLimits, Loaded
-
-if TYPE_CHECKING:
-    from .quotas import LeaseKeeper
 
 MAX_GAME_ID = 64  # characters of a game_id (the server makes 16)
 
@@ -93,7 +90,6 @@ class Context:
     def __init__(self, store: GameStore, config: ServiceConfig) -> None:
         self.store = store
         self.config = config
-        self.leases: LeaseKeeper | None = None  # the open streams' (quotas.keeper)
         # when each full client's open games were last checked for finished ones
         self.pruned: dict[str, float] = {}
         # the newest revision of each game this process has seen (least recently
@@ -109,6 +105,8 @@ class Context:
         # set when the server stops: open watches end at once (they never finish by
         # themselves, so a graceful stop would otherwise wait its whole grace for them)
         self.stopping = asyncio.Event()
+        # the open streams' leases (quotas.hold_stream), renewed until the server stops
+        self.leases = LeaseKeeper(store, self.stopping)
 
     async def load(self, game_id: str) -> Loaded:
         """The game as the store holds it now."""

@@ -1,12 +1,13 @@
 """Play sessions: one stream carries the sessions of many seats, each driven by the log.
 
-A session is a seat's watch (:mod:`.watch`: the same start points, the same events,
-redacted the same way, the same cursors) with two additions: a *prompt* (the seat's
-view and legal actions) after the events of every version at which the seat may act,
-and *acts*, each applied by :func:`.moves.submit_action` exactly as a unary
-SubmitAction is (compare-and-set, idempotency by request id, the rate limit, typed
-errors) and answered by its *result* on the stream.  A refusal is a message, never
-the end of the stream: only the server stopping ends it (UNAVAILABLE, as a watch).
+A session is a seat's watch (:mod:`.watch`, :mod:`.streams`: the same start points,
+the same events, redacted the same way, the same cursors) with two additions: a
+*prompt* (the seat's view and legal actions) after the events of every version at
+which the seat may act, and *acts*, each applied by :func:`.moves.submit_action`
+exactly as a unary SubmitAction is (compare-and-set, idempotency by request id, the
+rate limit, typed errors) and answered by its *result* on the stream.  A refusal is a
+message, never the end of the stream: only the server stopping ends it (UNAVAILABLE,
+as a watch).
 
 Many games per stream (docs/API.md, "Play"): every message names its session, a
 ``(game_id, seat)`` pair, so that a bot-pool worker playing hundreds of house-bot
@@ -41,8 +42,8 @@ from .context import Caller, Context
 from .moves import submit_action
 from .quotas import admit, hold_stream
 from .records import Loaded
+from .streams import StreamStart, deal_events, shutting_down, stream_start
 from .views import view_of
-from .watch import _deal_events, _Start, _start, shutting_down
 
 log = structlog.get_logger("glintwick.play")
 
@@ -269,7 +270,7 @@ class PlayStream:
                 from_version=request.from_version,
                 after_cursor=request.after_cursor,
             )
-            start = await _start(self._ctx, watch, loaded)
+            start = await stream_start(self._ctx, watch, loaded)
             # (the game's sessions and the client's streams: a lease while it is open)
             hold = await hold_stream(self._ctx, "play", game_id, session.caller)
             session.seat = seat
@@ -325,7 +326,7 @@ class PlayStream:
         await self._send(_closed(session.game_id, seat, error))
 
     async def _play(
-        self, session: _Session, seat: int, loaded: Loaded, start: _Start, prompts_only: bool
+        self, session: _Session, seat: int, loaded: Loaded, start: StreamStart, prompts_only: bool
     ) -> Loaded | None:
         """The watch's loop (:func:`.watch._stream`), with a prompt after each version
         the seat may act at (and no events when ``prompts_only``: the log still drives
@@ -341,7 +342,7 @@ class PlayStream:
         version, skip = start.version, start.skip
         if version == 0:
             if not prompts_only:
-                for event in _deal_events(loaded.state, seat)[skip:]:
+                for event in deal_events(loaded.state, seat)[skip:]:
                     await self._send(message(event=event))
             version, skip = 1, 0
         prompted = -1
@@ -425,7 +426,7 @@ class PlayStream:
                 self._outbox.put_nowait(None)
 
     async def responses(self) -> AsyncIterator[pb.PlayResponse]:
-        """What to send, until the server stops (then :func:`.watch.shutting_down`)."""
+        """What to send, until the server stops (then :func:`.streams.shutting_down`)."""
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
         getting: asyncio.Future[pb.PlayResponse | None] | None = None
         try:
@@ -505,4 +506,4 @@ async def check_subscribe(ctx: Context, request: pb.PlaySubscribe, caller: Calle
         from_version=request.from_version,
         after_cursor=request.after_cursor,
     )
-    await _start(ctx, watch, loaded)
+    await stream_start(ctx, watch, loaded)

@@ -34,8 +34,8 @@ counted in ``glintwick_limit_refusals_total``:
 * the watchers of a game, the play sessions of a game, and the streams (watches and
   sessions together) of a client (``QUOTA_GAME_WATCHERS``, ``QUOTA_GAME_SESSIONS``,
   ``QUOTA_CLIENT_STREAMS``): bounded sets of leases in the store, held while the
-  stream is open and renewed by one task per process (:class:`LeaseKeeper`); a
-  replica that dies leaves its leases to end by themselves after ``LEASE_SECONDS``.
+  stream is open and renewed by one task per process (:mod:`.leases`); a replica
+  that dies leaves its leases to end by themselves after ``LEASE_SECONDS``.
 
 **A store that cannot be reached** admits the call (fail-open): every call that needs
 the store then fails UNAVAILABLE by itself, and those that need none (Ping,
@@ -44,15 +44,12 @@ AnalyseHand, GetLimits) keep answering during an outage, as before the limits.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import ipaddress
 import secrets
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Iterable
 
 import grpc
 import structlog
@@ -64,13 +61,10 @@ from services.store.base import CellTake, StoreUnavailableError
 
 from .access import is_operator
 from .context import Caller, Context, ServiceConfig
+from .leases import LEASE_SECONDS, StreamHold
 
 log = structlog.get_logger("glintwick.limits")
 
-T = TypeVar("T")
-
-#: seconds a stream's lease lasts unless renewed (the keeper renews every third of it)
-LEASE_SECONDS = 60.0
 #: seconds a created game counts towards its client's open games at most (a game that
 #: is still unfinished by then is abandoned, and ends long before by its expiry)
 OPEN_GAME_SECONDS = 7 * 24 * 3600.0
@@ -260,26 +254,6 @@ async def release_open_game(ctx: Context, key: str | None, game_id: str) -> None
 # ------------------------------------------------------------------ streams
 
 
-@dataclass(eq=False)
-class StreamHold:
-    """A stream's leases (on its game's set and its client's): renewed by the
-    process's :class:`LeaseKeeper` until :meth:`release`."""
-
-    ctx: Context
-    member: str
-    sets: tuple[tuple[str, int], ...]  # (key, limit)
-    released: bool = False
-
-    async def release(self) -> None:
-        if self.released:
-            return
-        self.released = True
-        keeper(self.ctx).forget(self)
-        with contextlib.suppress(StoreUnavailableError):
-            for key, _ in self.sets:
-                await self.ctx.store.release(key, self.member)
-
-
 _STREAMS_COUNTED = {
     "QUOTA_GAME_WATCHERS": "watches of this game",
     "QUOTA_GAME_SESSIONS": "play sessions of this game",
@@ -307,7 +281,7 @@ async def hold_stream(ctx: Context, kind: str, game_id: str, caller: Caller) -> 
     wanted = [(key, limit, why) for key, limit, why in wanted if limit > 0]
     if not wanted:
         return None
-    hold = StreamHold(ctx, secrets.token_hex(8), tuple((k, n) for k, n, _ in wanted))
+    hold = StreamHold(ctx.leases, secrets.token_hex(8), tuple((k, n) for k, n, _ in wanted))
     reached = 0  # the leases taken, or in flight
     try:
         for key, limit, why in wanted:
@@ -326,76 +300,5 @@ async def hold_stream(ctx: Context, kind: str, game_id: str, caller: Caller) -> 
         if isinstance(exc, StoreUnavailableError):
             return None  # (fail-open)
         raise
-    keeper(ctx).keep(hold)
+    ctx.leases.keep(hold)
     return hold
-
-
-class HeldStream(AsyncIterator[T]):
-    """A stream whose leases are released when it ends or is closed (even if never
-    iterated: a generator that never started would skip its own ``finally``)."""
-
-    def __init__(self, inner: AsyncIterator[T], hold: StreamHold | None) -> None:
-        self._inner = inner
-        self._hold = hold
-
-    def __aiter__(self) -> HeldStream[T]:
-        return self
-
-    async def __anext__(self) -> T:
-        try:
-            return await anext(self._inner)
-        except BaseException:
-            await self._release()
-            raise
-
-    async def aclose(self) -> None:
-        try:
-            if isinstance(self._inner, AsyncGenerator):
-                await self._inner.aclose()
-        finally:
-            await self._release()
-
-    async def _release(self) -> None:
-        if self._hold is not None:
-            await self._hold.release()
-
-
-class LeaseKeeper:
-    """Renews every open stream's leases of this process, every third of
-    ``LEASE_SECONDS``: one task per process, however many streams."""
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-        self._holds: set[StreamHold] = set()
-        self._task: asyncio.Task[None] | None = None
-
-    def keep(self, hold: StreamHold) -> None:
-        self._holds.add(hold)
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._renew(), name="stream-leases")
-
-    def forget(self, hold: StreamHold) -> None:
-        self._holds.discard(hold)
-
-    async def _renew(self) -> None:
-        stopping = self._ctx.stopping
-        while self._holds and not stopping.is_set():
-            with contextlib.suppress(TimeoutError):  # (the server stopping ends it now)
-                async with asyncio.timeout(LEASE_SECONDS / 3):
-                    await stopping.wait()
-            for hold in list(self._holds):
-                for key, limit in hold.sets:
-                    # (a lease lost meanwhile, its place taken: the stream goes on, over
-                    # the quota by one until it ends; a store down: renewed next time)
-                    with contextlib.suppress(StoreUnavailableError):
-                        if not hold.released:
-                            await self._ctx.store.hold(key, hold.member, limit, LEASE_SECONDS)
-                        if hold.released:  # (released while that renewal was in flight)
-                            await self._ctx.store.release(key, hold.member)
-
-
-def keeper(ctx: Context) -> LeaseKeeper:
-    """The process's lease keeper (one per service, made when first needed)."""
-    if ctx.leases is None:
-        ctx.leases = LeaseKeeper(ctx)
-    return ctx.leases

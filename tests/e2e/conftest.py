@@ -16,10 +16,10 @@ import pytest
 import redis.asyncio as aioredis
 import structlog
 
-from loadtests.redis_cluster import RedisCluster
+from loadtests.processes.cluster import RedisCluster
+from loadtests.processes.redis import redis_server
 from services.config import ServerOptions
 from tests.e2e.support import Env, open_env
-from tests.redis_server import redis_server
 
 StartServer = Callable[..., Awaitable[Env]]
 

@@ -54,6 +54,7 @@ from glintwick_cli import start_server as start
 from services.config import ServerOptions
 from services.server import RunningServer
 from tests.support import eager_policy
+from tests.support.wire import payload_plain, unfloat, view_message
 
 OPERATOR_TOKEN = "operator-e2e-credential"
 _HASH_ID = re.compile(r"#(\d+)")
@@ -147,7 +148,7 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 10.0)
 def event_data(event: pb.Event) -> dict[str, Any]:
     """An event's typed payload (its ``type``'s case) as plain data."""
     assert event.WhichOneof("payload") == event.type, event
-    return convert.plain_of(getattr(event, event.type))
+    return payload_plain(getattr(event, event.type))
 
 
 # --------------------------------------------------------------------------- plain forms
@@ -155,7 +156,7 @@ def event_data(event: pb.Event) -> dict[str, Any]:
 
 def plain(message: pb_message.Message) -> Any:
     """A message as JSON-able data, every field printed (a card id 0 too), ints as ints."""
-    return convert.unfloat(
+    return unfloat(
         json_format.MessageToDict(
             message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
         )
@@ -300,7 +301,7 @@ class Mirror:
     ) -> pb.View:
         state = self.states[version]
         data = seat_view(state, viewer) if viewer is not None else spectator_view(state)
-        return convert.view_to_pb(data, game_id, version, deadline)
+        return view_message(data, game_id, version, deadline)
 
     # ------------------------------------------------------------------ moves
 

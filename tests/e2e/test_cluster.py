@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 from clients.sdk import CallError, GlintwickClient, RetryPolicy, Seat
 from engine.rulesets import PRESETS
 from glintwick.storage.v1 import storage_pb2 as spb
-from loadtests.redis_cluster import RedisCluster
+from loadtests.processes.cluster import RedisCluster
 from services.store.base import StoreUnavailableError
 from services.store.redis import (
     SHARDS,
@@ -37,7 +37,7 @@ from services.store.redis import (
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import Mirror, Played, health_status, play_game, until
 from tests.e2e.test_store_outage import SERVING, assert_store_unavailable, http_get, play_one_move
-from tests.redis_server import check_a_closed_transport_is_unreachable, on_loop
+from tests.support.store_connections import check_a_closed_transport_is_unreachable, on_loop
 
 GAMES = 8
 MOVES = 120  # per game: a few dozen before the failover, the rest through and after it

@@ -30,12 +30,13 @@ from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_bot_pool
+from loadtests.processes.child import ChildProcess, glintwick_command
+from loadtests.processes.redis import redis_server
+from loadtests.processes.server import ServerProcess
 from services.api import replay_events
 from services.config import ServerOptions
 from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import OPERATOR_TOKEN, Env
-from tests.redis_server import free_port, redis_server
-from tests.support.processes import glintwick_command, json_log_lines, logged_process, wait_for_ping
 
 Code = grpc.StatusCode
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
@@ -329,10 +330,6 @@ def glintwick(*args: str) -> list[str]:
     return [*glintwick_command(), *args]
 
 
-process = logged_process
-log_lines = json_log_lines
-
-
 @pytest.mark.parametrize("setup", ["memory", "redis-workers"])
 async def test_glintwick_serve_plays_house_bots_in_process_by_default(
     tmp_path: Path, setup: str
@@ -340,30 +337,25 @@ async def test_glintwick_serve_plays_house_bots_in_process_by_default(
     """The embedded default plays house bots in process; so do ``--workers 2`` on Redis
     with ``--bot-pool on``, whose pools share one made-up credential (a pool's
     connection may land on either process)."""
-    port = free_port()
-    logs = tmp_path / "serve.log"
-    command = glintwick(
-        "serve", "--grpc", f"127.0.0.1:{port}", "--http", "", "--log-format", "json"
-    )
     stack = contextlib.ExitStack()
+    store, workers, options = "memory", 1, []
     if setup == "redis-workers":
-        redis_url = stack.enter_context(redis_server())
-        command += ["--store", redis_url, "--workers", "2", "--bot-pool", "on"]
-    with stack, process(command, logs) as child:
-        async with GlintwickClient(f"127.0.0.1:{port}") as client:
-            await wait_for_ping(client.ping, child, logs)
+        store, workers = stack.enter_context(redis_server()), 2
+        options = ["--bot-pool", "on"]
+    with stack, ServerProcess(tmp_path, *options, store=store, workers=workers) as server:
+        async with GlintwickClient(server.address) as client:
             game = await client.create_game(
                 SHORT_PB, seats=2, seed=b"serve", bots={0: "greedy", 1: "greedy"}
             )
             await until_over(client, [game.game_id], 60)
             check_replay(await client.replay(game.game_id))
-        child.send_signal(signal.SIGTERM)
-        assert child.wait(20) == 0
-    events = [line.get("event") for line in log_lines(logs)]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(20) == 0
+    events = [line.get("event") for line in server.lines()]
     processes = 2 if setup == "redis-workers" else 1
     assert events.count("bot_pool_started") == processes, events
     assert events.count("bot_pool_stopped") == processes, events
-    assert "bot_pool_failed" not in events, [x for x in log_lines(logs) if "fail" in str(x)]
+    assert "bot_pool_failed" not in events, [x for x in server.lines() if "fail" in str(x)]
 
 
 async def test_glintwick_bots_worker_plays_and_stops_cleanly(
@@ -378,13 +370,13 @@ async def test_glintwick_bots_worker_plays_and_stops_cleanly(
         "bots", "--target", env.target, "--operator-token", OPERATOR_TOKEN,
         "--concurrency", "2", "--poll", "0.05", "--log-format", "json", "--seed", "w",
     )  # fmt: skip
-    with process(command, logs) as child:
+    with ChildProcess(command, logs) as child:
         await until_over(env.client, [game.game_id], 60)
         child.send_signal(signal.SIGTERM)
         # wait in a thread: this loop serves the worker's last calls meanwhile
         assert await asyncio.to_thread(child.wait, 20) == 0, logs.read_text()
     check_replay(await env.client.replay(game.game_id), seed="w")
-    (stopped,) = [line for line in log_lines(logs) if line.get("event") == "bot_pool_stopped"]
+    (stopped,) = child.events("bot_pool_stopped")
     assert stopped["moves"] == (await env.client.game(game.game_id)).version
 
     # a wrong credential is a configuration error: exit 1 at once; none at all: exit 2

@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 
 from clients.sdk import CallError, GlintwickClient, RetryPolicy
 from glintwick.v1 import game_pb2 as pb
-from loadtests.redis_process import RedisProcess, redis_pair
+from loadtests.processes.redis import RedisProcess, redis_pair
 from services.config import ServerOptions, add_arguments, options_from
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import RedisStore, game_keys

@@ -10,7 +10,6 @@ import itertools
 import json
 import random
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,11 +23,10 @@ from engine.game import GameState, Phase
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
+from loadtests.processes.server import ServerProcess
 from services.api import GameService
 from tests.e2e.conftest import SHARED_STORES_CLUSTER_SLOW, StartServer
 from tests.e2e.support import Env, Mirror, health_status, play_game, race_writers
-from tests.redis_server import free_port
-from tests.support.processes import glintwick_command, logged_process
 
 
 async def logged_steps(env: Env, game_id: str) -> list[spb.LogEntry]:
@@ -156,16 +154,16 @@ async def test_racing_writers_on_two_replicas(start_server: StartServer, shared_
 
 
 @contextlib.contextmanager
-def serve_process(redis_url: str, logs: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    """``glintwick serve`` on a free port; SIGTERM (and the exit code kept) at the end."""
-    port = free_port()
-    command = [*glintwick_command(), "serve", "--grpc", f"127.0.0.1:{port}", "--http", "",
-               "--store", redis_url, "--log-format", "json"]  # fmt: skip
-    with logged_process(command, logs) as process:
-        yield process, port
+def serve_process(redis_url: str, logs: Path) -> Iterator[tuple[ServerProcess, int]]:
+    """``glintwick serve`` on a free port, its log in ``logs``, started (not waited
+    for): the process and its gRPC port; SIGTERM (its exit code kept) at the end."""
+    server = ServerProcess(logs.parent, store=redis_url, name=logs.stem)
+    with server.start(wait=False):
+        yield server, server.grpc_port
 
 
-async def wait_serving(port: int, process: subprocess.Popen[bytes], logs: Path) -> None:
+async def wait_serving(port: int, process: ServerProcess, logs: Path) -> None:
+    """Until the server on ``port`` says it serves (health SERVING: its store answers)."""
     deadline = time.monotonic() + 30
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         while time.monotonic() < deadline:

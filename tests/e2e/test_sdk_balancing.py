@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
-import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -34,12 +31,9 @@ import psutil
 import pytest
 
 from clients.sdk import CallError, GlintwickClient, channel_target
-from tests.redis_server import free_port
-from tests.support.processes import (
-    glintwick_command,
-    logged_process,
-    wait_for_log_event,
-)
+from loadtests.processes.child import ChildProcess, glintwick_command
+from loadtests.processes.ports import free_port
+from loadtests.processes.server import ServerProcess
 
 START_SECONDS = 30.0  # a serve process's start on a busy machine
 SLACK = 2.0  # seconds a busy machine may add to a deadline's failure
@@ -49,19 +43,15 @@ BOT_POOL_TOKEN = "pool-credential"
 NAME = "glintwick-grpc.test."  # the headless Service's name, resolved by the DNS server below
 
 
-@contextlib.contextmanager
 def served(
-    logs: Path, *flags: str, host: str = "127.0.0.1", grpc_port: int = 0
-) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
-    """A ``glintwick serve`` on free ports (or ``grpc_port``) of ``host``, once it serves:
-    (process, gRPC, HTTP port)."""
-    grpc_port, http_port = grpc_port or free_port(), free_port()
-    command = [*glintwick_command(), "serve", "--grpc", f"{host}:{grpc_port}",
-               "--http", f"127.0.0.1:{http_port}", "--log-format", "json", "--no-bots",
-               "--bot-pool-token", BOT_POOL_TOKEN, *flags]  # fmt: skip
-    with logged_process(command, logs) as process:
-        wait_for_log_event(process, logs, timeout=START_SECONDS)
-        yield process, grpc_port, http_port
+    logs: Path, name: str, *flags: str, host: str = "127.0.0.1", grpc_port: int = 0
+) -> ServerProcess:
+    """A ``glintwick serve`` (memory store) on free ports (or ``grpc_port``) of ``host``,
+    HTTP on 127.0.0.1; as a context manager, started and waited for until it serves."""
+    return ServerProcess(
+        logs, "--no-bots", "--bot-pool-token", BOT_POOL_TOKEN, *flags,
+        name=name, http=True, host=host, grpc_port=grpc_port,
+    )  # fmt: skip
 
 
 class _Names(asyncio.DatagramProtocol):
@@ -102,27 +92,27 @@ async def dns_name(addresses: list[str]) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-def two_hosts(tmp_path: Path) -> Iterator[list[tuple[subprocess.Popen[bytes], int, int]]]:
+def two_hosts(tmp_path: Path) -> Iterator[list[ServerProcess]]:
     """Two servers on one gRPC port of two loopback addresses (127.0.0.1, 127.0.0.2)."""
     port = free_port()
     with (
-        served(tmp_path / "a.log", host="127.0.0.1", grpc_port=port) as first,
-        served(tmp_path / "b.log", host="127.0.0.2", grpc_port=port) as second,
+        served(tmp_path, "a", host="127.0.0.1", grpc_port=port) as first,
+        served(tmp_path, "b", host="127.0.0.2", grpc_port=port) as second,
     ):
         yield [first, second]
 
 
 @pytest.fixture
-def two_servers(tmp_path: Path) -> Iterator[list[tuple[subprocess.Popen[bytes], int, int]]]:
-    with served(tmp_path / "a.log") as first, served(tmp_path / "b.log") as second:
+def two_servers(tmp_path: Path) -> Iterator[list[ServerProcess]]:
+    with served(tmp_path, "a") as first, served(tmp_path, "b") as second:
         yield [first, second]
 
 
-async def pings_served(http_port: int, method: str = "Ping") -> float:
+async def pings_served(server: ServerProcess, method: str = "Ping") -> float:
     """The calls of ``method`` a server has answered over gRPC (its /metrics)."""
     async with (
         aiohttp.ClientSession() as session,
-        session.get(f"http://127.0.0.1:{http_port}/metrics") as answer,
+        session.get(f"{server.http_url}/metrics") as answer,
     ):
         text = await answer.text()
     total = 0.0
@@ -133,12 +123,12 @@ async def pings_served(http_port: int, method: str = "Ping") -> float:
 
 
 @contextlib.contextmanager
-def frozen(process: subprocess.Popen[bytes]) -> Iterator[None]:
-    os.kill(process.pid, signal.SIGSTOP)
+def frozen(server: ServerProcess) -> Iterator[None]:
+    server.freeze()
     try:
         yield
     finally:
-        os.kill(process.pid, signal.SIGCONT)
+        server.thaw()
 
 
 def test_a_list_of_addresses_is_one_ipv4_target() -> None:
@@ -150,61 +140,61 @@ def test_a_list_of_addresses_is_one_ipv4_target() -> None:
 
 
 async def test_calls_from_one_client_reach_every_server(
-    two_servers: list[tuple[subprocess.Popen[bytes], int, int]],
+    two_servers: list[ServerProcess],
 ) -> None:
-    addresses = [f"127.0.0.1:{grpc_port}" for _, grpc_port, _ in two_servers]
-    before = [await pings_served(http_port) for _, _, http_port in two_servers]
+    addresses = [server.address for server in two_servers]
+    before = [await pings_served(server) for server in two_servers]
     async with GlintwickClient(addresses) as client:
         for _ in range(40):
             await client.ping()
-    served_now = [await pings_served(http_port) for _, _, http_port in two_servers]
+    served_now = [await pings_served(server) for server in two_servers]
     counts = [after - was for after, was in zip(served_now, before, strict=True)]
     assert sum(counts) == 40
     assert min(counts) >= 10, counts  # round robin: about half each
 
 
 async def test_a_dns_target_balances_too(
-    two_servers: list[tuple[subprocess.Popen[bytes], int, int]],
+    two_servers: list[ServerProcess],
 ) -> None:
-    _, grpc_port, http_port = two_servers[0]
-    before = await pings_served(http_port)
-    async with GlintwickClient(f"dns:///127.0.0.1:{grpc_port}") as client:
+    server = two_servers[0]
+    before = await pings_served(server)
+    async with GlintwickClient(f"dns:///{server.address}") as client:
         for _ in range(5):
             await client.ping()
-    assert await pings_served(http_port) - before == 5
+    assert await pings_served(server) - before == 5
 
 
 async def test_a_dns_name_of_several_addresses_balances_over_them(
-    two_hosts: list[tuple[subprocess.Popen[bytes], int, int]],
+    two_hosts: list[ServerProcess],
 ) -> None:
-    port = two_hosts[0][1]
-    before = [await pings_served(http_port) for _, _, http_port in two_hosts]
+    port = two_hosts[0].grpc_port
+    before = [await pings_served(server) for server in two_hosts]
     async with (
         dns_name(["127.0.0.1", "127.0.0.2"]) as authority,
         GlintwickClient(f"{authority}{NAME}:{port}") as client,
     ):
         for _ in range(40):
             await client.ping()
-    counts = [await pings_served(h) - was for (_, _, h), was in zip(two_hosts, before, strict=True)]
+    counts = [await pings_served(s) - was for s, was in zip(two_hosts, before, strict=True)]
     assert sum(counts) == 40
     assert min(counts) >= 10, counts  # round robin over the name's addresses
 
 
 async def test_the_bot_pool_balances_over_a_dns_name(
-    two_hosts: list[tuple[subprocess.Popen[bytes], int, int]], tmp_path: Path
+    two_hosts: list[ServerProcess], tmp_path: Path
 ) -> None:
-    port, health = two_hosts[0][1], free_port()
+    port, health = two_hosts[0].grpc_port, free_port()
     async with dns_name(["127.0.0.1", "127.0.0.2"]) as authority:
         command = [*glintwick_command(), "bots", "--target", f"{authority}{NAME}:{port}",
                    "--bot-pool-token", BOT_POOL_TOKEN, "--poll", "0.05",
                    "--health", f"127.0.0.1:{health}", "--log-format", "json"]  # fmt: skip
         logs = tmp_path / "bots.log"
-        with logged_process(command, logs) as pool:
-            wait_for_log_event(pool, logs, "bot_pool_started", timeout=START_SECONDS)
+        with ChildProcess(command, logs) as pool:
+            pool.wait_for_event("bot_pool_started", timeout=START_SECONDS)
             # each idle poll is one ListBotTurns: round robin sends them to both servers
             deadline = time.monotonic() + START_SECONDS
             while True:
-                counts = [await pings_served(h, "ListBotTurns") for _, _, h in two_hosts]
+                counts = [await pings_served(s, "ListBotTurns") for s in two_hosts]
                 if min(counts) >= 5 or time.monotonic() > deadline:
                     break
                 assert pool.poll() is None, logs.read_text()
@@ -231,9 +221,10 @@ async def test_a_connection_is_recycled_at_its_max_age(
     tmp_path: Path, age: float, recycled: bool
 ) -> None:
     flags = ["--max-connection-age", str(age), "--max-connection-age-grace", "0.5"]
-    with served(tmp_path / "server.log", *flags) as (_, grpc_port, _):
+    with served(tmp_path, "server", *flags) as server:
+        grpc_port = server.grpc_port
         seen: set[int] = set()
-        async with GlintwickClient(f"127.0.0.1:{grpc_port}") as client:
+        async with GlintwickClient(server.address) as client:
             finish = time.monotonic() + 3.5 * 1.0
             while time.monotonic() < finish:
                 await client.ping()  # (a call in a reconnection is retried by the SDK)
@@ -244,12 +235,12 @@ async def test_a_connection_is_recycled_at_its_max_age(
 
 
 async def test_a_frozen_server_fails_a_call_within_the_timeout(
-    two_servers: list[tuple[subprocess.Popen[bytes], int, int]],
+    two_servers: list[ServerProcess],
 ) -> None:
-    process, grpc_port, _ = two_servers[0]
-    async with GlintwickClient(f"127.0.0.1:{grpc_port}", timeout=1.5) as client:
+    server = two_servers[0]
+    async with GlintwickClient(server.address, timeout=1.5) as client:
         await client.ping()  # connected
-        with frozen(process):
+        with frozen(server):
             started = time.monotonic()
             with pytest.raises(CallError) as failed:
                 await client.ping()

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import signal
-import socket
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -31,6 +28,8 @@ from clients.sdk import CallError, GlintwickClient, RetryPolicy, Seat
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
 from glintwick_cli import start_server
+from loadtests.processes.redis import RedisProcess
+from loadtests.processes.server import ServerProcess
 from services.config import ServerOptions
 from services.server import LIVENESS_SERVICE, SERVICE_NAME
 from services.store.base import WHOLE, Snapshot, StoreUnavailableError, Write
@@ -38,8 +37,6 @@ from services.store.health import MonitoredStore, StoreMonitor, redacted
 from services.store.memory import MemoryStore
 from services.store.redis import RedisStore
 from tests.e2e.support import health_status, until
-from tests.redis_server import free_port
-from tests.support.processes import glintwick_command, json_log_lines, logged_process
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -50,116 +47,33 @@ STARTS = 30.0
 PASSWORD = "outage-test-secret"
 
 
-class Redis:
-    """A redis-server on a fixed port, stopped and restarted by the test (AOF, fsync
-    on every write: even a SIGKILL keeps every acknowledged game)."""
-
-    def __init__(self, workdir: Path, password: str = "") -> None:
-        self.port = free_port()
-        self.workdir = workdir
-        self.password = password
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        auth = f":{self.password}@" if self.password else ""
-        return f"redis://{auth}127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.skip("redis-server is not installed")
-        command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                   "--appendonly", "yes", "--appendfsync", "always",
-                   "--dir", str(self.workdir)]  # fmt: skip
-        if self.password:
-            command += ["--requirepass", self.password]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "redis-server exited"
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), 0.2),
-            ):
-                return
-            time.sleep(0.05)
-        raise AssertionError("redis-server did not listen")
-
-    def stop(self, signum: int = signal.SIGTERM) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)  # (a frozen one cannot stop)
-            self.process.send_signal(signum)
-            self.process.wait(10)
-        self.process = None
-
-    def freeze(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGCONT)
-
-
 @contextlib.contextmanager
-def redis(tmp_path: Path, *, started: bool = True, password: str = "") -> Iterator[Redis]:
-    server = Redis(tmp_path, password)
+def redis(tmp_path: Path, *, started: bool = True, password: str = "") -> Iterator[RedisProcess]:
+    """A redis-server on a fixed port, stopped and restarted by the test (AOF, fsync on
+    every write: even a SIGKILL keeps every acknowledged game); SIGKILLed at the end."""
+    store = RedisProcess(tmp_path / "redis", "always", password=password)
     if started:
-        server.start()
+        store.start()
     try:
-        yield server
+        yield store
     finally:
-        server.stop(signal.SIGKILL)
+        store.kill()
 
 
-class Served:
-    """``glintwick serve`` in its own process, its JSON log lines in a file."""
-
-    def __init__(
-        self, process: subprocess.Popen[bytes], grpc_port: int, http_port: int, logs: Path
-    ) -> None:
-        self.process = process
-        self.grpc_port = grpc_port
-        self.http_port = http_port
-        self.logs = logs
-
-    @property
-    def target(self) -> str:
-        return f"127.0.0.1:{self.grpc_port}"
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
-
-    def lines(self) -> list[dict[str, Any]]:
-        return json_log_lines(self.logs)
-
-    def events(self, name: str) -> list[dict[str, Any]]:
-        return [line for line in self.lines() if line.get("event") == name]
-
-
-@contextlib.contextmanager
-def serve(store_url: str, tmp_path: Path) -> Iterator[Served]:
-    grpc_port, http_port = free_port(), free_port()
-    logs = tmp_path / "serve.log"
-    command = [*glintwick_command(), "serve", "--grpc", f"127.0.0.1:{grpc_port}", "--http",
-               f"127.0.0.1:{http_port}", "--store", store_url, "--log-format", "json",
-               "--no-bots"]  # fmt: skip
-    with logged_process(command, logs) as process:
-        yield Served(process, grpc_port, http_port, logs)
+def serve(store_url: str, tmp_path: Path) -> ServerProcess:
+    """``glintwick serve`` over ``store_url`` in its own process (HTTP too), its JSON log
+    lines in a file; as a context manager, started until it serves, then stopped."""
+    return ServerProcess(tmp_path, "--no-bots", store=store_url, http=True)
 
 
 async def wait_health(
-    served: Served, wanted: int, service: str = "", timeout: float = HEALTH_FOLLOWS
+    served: ServerProcess, wanted: int, service: str = "", timeout: float = HEALTH_FOLLOWS
 ) -> None:
     deadline = time.monotonic() + timeout
     last: object = None
-    async with grpc.aio.insecure_channel(served.target) as channel:
+    async with grpc.aio.insecure_channel(served.address) as channel:
         while time.monotonic() < deadline:
-            assert served.process.poll() is None, served.logs.read_text()
+            assert served.poll() is None, served.text()
             try:
                 last = await health_status(channel, service)
                 if last == wanted:
@@ -167,15 +81,13 @@ async def wait_health(
             except grpc.aio.AioRpcError as exc:
                 last = exc.code()
             await asyncio.sleep(0.1)
-    raise AssertionError(
-        f"health of {service!r} is {last}, not {wanted}: {served.logs.read_text()}"
-    )
+    raise AssertionError(f"health of {service!r} is {last}, not {wanted}: {served.text()}")
 
 
 @contextlib.asynccontextmanager
-async def client(served: Served, timeout: float = 5.0) -> AsyncIterator[GlintwickClient]:
+async def client(served: ServerProcess, timeout: float = 5.0) -> AsyncIterator[GlintwickClient]:
     """A client that tries each call once (the test looks at each answer)."""
-    made = GlintwickClient(served.target, retry=RetryPolicy(attempts=1, timeout=timeout))
+    made = GlintwickClient(served.address, retry=RetryPolicy(attempts=1, timeout=timeout))
     try:
         yield made
     finally:
@@ -218,9 +130,9 @@ def assert_unavailable_status(exc: grpc.aio.AioRpcError) -> None:
     assert reasons == ["STORE_UNAVAILABLE"] and delays and delays[0] > 0, status
 
 
-def assert_quiet(served: Served) -> None:
+def assert_quiet(served: ServerProcess) -> None:
     """No traceback, and no failure line other than the outage's own."""
-    text = served.logs.read_text()
+    text = served.text()
     assert "Traceback" not in text, text
     for line in served.lines():
         assert "exception" not in line, line
@@ -241,13 +153,16 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
             game = await sdk.create_game("whiskertrail", seats=2, seed=b"outage")
             seats = [await sdk.join(game.game_id, seat=s, name=f"p{s}") for s in range(2)]
             first = await play_one_move(seats)
-            channel = grpc.aio.insecure_channel(served.target)
+            channel = grpc.aio.insecure_channel(served.address)
             stub = pb_grpc.GameServiceStub(channel)
             watch = stub.WatchGame(pb.WatchGameRequest(game_id=game.game_id), timeout=60)
             opening = await watch.read()
             assert isinstance(opening, pb.WatchGameResponse) and opening.HasField("snapshot")
 
-            store.stop(signum)
+            if signum == signal.SIGTERM:
+                store.stop()
+            else:
+                store.kill()
             # an open watch ends UNAVAILABLE (the SDK reconnects from where it was)
             with pytest.raises(grpc.aio.AioRpcError) as ended:
                 await asyncio.wait_for(watch.read(), HEALTH_FOLLOWS)
@@ -259,7 +174,7 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
             for service in ("", SERVICE_NAME):
                 await wait_health(served, NOT_SERVING, service)
             await wait_health(served, SERVING, LIVENESS_SERVICE)  # alive: no restart wanted
-            status, body = await http_get(f"{served.http}/healthz")
+            status, body = await http_get(f"{served.http_url}/healthz")
             assert status == 503
             assert body["code"] == "UNAVAILABLE" and body["reason"] == "STORE_UNAVAILABLE"
 
@@ -274,7 +189,7 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
                 with pytest.raises(CallError) as refused:
                     await sdk.create_game("whiskertrail", seats=2)
                 assert_store_unavailable(refused.value)
-            game_url = f"{served.http}/v1/games/{game.game_id}"
+            game_url = f"{served.http_url}/v1/games/{game.game_id}"
             async with aiohttp.ClientSession() as session, session.get(game_url) as response:
                 body = await response.json()
                 assert response.status == 503 and body["reason"] == "STORE_UNAVAILABLE"
@@ -285,17 +200,17 @@ async def test_a_stopped_redis_is_unavailable_and_health_follows_it_back(
             store.start()
             for service in ("", SERVICE_NAME):
                 await wait_health(served, SERVING, service)
-            status, body = await http_get(f"{served.http}/healthz")
+            status, body = await http_get(f"{served.http_url}/healthz")
             assert (status, body) == (200, {"status": "SERVING"})
             again = await sdk.game(game.game_id)
             assert again.version == first.version  # the game is where it was
             second = await play_one_move(seats)
             assert second.version == first.version + 1
 
-    assert len(served.events("store_unavailable")) == 1, served.logs.read_text()
+    assert len(served.events("store_unavailable")) == 1, served.text()
     (down,) = served.events("store_unavailable")
     assert down["store"] == store.url and down["error"]
-    assert len(served.events("store_available")) == 1, served.logs.read_text()
+    assert len(served.events("store_available")) == 1, served.text()
     assert_quiet(served)
 
 
@@ -344,7 +259,7 @@ async def test_a_frozen_redis_answers_within_the_deadline_and_a_retry_is_applied
             )
             assert replayed == retried
             assert (await sdk.game(game.game_id)).version == before.version + 1
-    assert len(served.events("store_unavailable")) == 1, served.logs.read_text()
+    assert len(served.events("store_unavailable")) == 1, served.text()
     assert_quiet(served)
 
 
@@ -361,10 +276,10 @@ async def test_serve_without_its_store_says_so_and_waits_not_serving(tmp_path: P
         (down,) = served.events("store_unavailable")
         assert down["store"] == f"redis://127.0.0.1:{store.port}/0"  # no password
         assert str(store.port) in down["error"]
-        assert PASSWORD not in served.logs.read_text()
+        assert PASSWORD not in served.text()
         (serving,) = served.events("serving")
         assert serving["health"].startswith("NOT_SERVING")
-        status, body = await http_get(f"{served.http}/healthz")
+        status, body = await http_get(f"{served.http_url}/healthz")
         assert status == 503 and body["reason"] == "STORE_UNAVAILABLE"
         async with client(served) as sdk:
             with pytest.raises(CallError) as refused:

@@ -11,8 +11,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import parse_url
 
 from glintwick_cli import build_parser, start_server
+from loadtests.processes.redis import redis_server
 from services.config import options_from, with_password
-from tests.redis_server import redis_server
 
 PASSWORD = "p@ss/w:rd %"  # every character a URL would have to quote
 

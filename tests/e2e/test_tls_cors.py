@@ -25,14 +25,10 @@ import pytest
 from clients.sdk import CallError, GlintwickClient
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from loadtests.processes.child import glintwick_command
+from loadtests.processes.server import ServerProcess
 from tests.e2e.conftest import StartServer
 from tests.e2e.support import read_sse
-from tests.redis_server import free_port
-from tests.support.processes import (
-    glintwick_command,
-    logged_process,
-    wait_for_log_event,
-)
 
 START_SECONDS = 30.0  # a serve process's start on a busy machine
 
@@ -63,20 +59,17 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @contextlib.contextmanager
 def tls_server(cert: Path, key: Path, logs: Path) -> Iterator[tuple[int, int]]:
     """``glintwick serve`` over TLS on free ports, once it serves: (gRPC, HTTP) ports."""
-    grpc_port, http_port = free_port(), free_port()
-    command = [*glintwick_command(), "serve", "--grpc", f"127.0.0.1:{grpc_port}",
-               "--http", f"127.0.0.1:{http_port}", "--log-format", "json",
-               "--tls-cert", str(cert), "--tls-key", str(key)]  # fmt: skip
-    with logged_process(command, logs) as process:
-        wait_for_log_event(process, logs, timeout=START_SECONDS)
-        yield grpc_port, http_port
+    tls = ["--tls-cert", str(cert), "--tls-key", str(key)]
+    with ServerProcess(logs, *tls, http=True) as server:
+        assert server.http_port is not None
+        yield server.grpc_port, server.http_port
 
 
 async def test_serve_over_tls_plays_a_move_and_answers_https(
     certificate: tuple[Path, Path], tmp_path: Path
 ) -> None:
     cert, key = certificate
-    with tls_server(cert, key, tmp_path / "serve.log") as (grpc_port, http_port):
+    with tls_server(cert, key, tmp_path) as (grpc_port, http_port):
         async with GlintwickClient(
             f"127.0.0.1:{grpc_port}", root_certificates=cert.read_bytes()
         ) as client:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from glintwick_cli import main
-from tests.support.processes import glintwick_command
+from loadtests.processes.child import glintwick_command
 
 #: a small tournament: three bots at two seats, whiskertrail cut to its first contract
 COMMON = [

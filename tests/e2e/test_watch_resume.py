@@ -25,9 +25,8 @@ from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
+from loadtests.processes.server import ServerProcess
 from tests.e2e.support import Env, Mirror, play_game, read_sse, sse_item
-from tests.redis_server import free_port
-from tests.support.processes import glintwick_command, logged_process, wait_for_ping
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -369,13 +368,6 @@ async def test_watchers_cut_at_random_events_miss_nothing(server: Env) -> None:
 # --------------------------------------------------------------------------- shutdown
 
 
-def glintwick(*args: str) -> list[str]:
-    return [*glintwick_command(), *args]
-
-
-serving = logged_process
-
-
 #: docs/OPERATIONS.md: "in-flight calls get five seconds"
 GRACE_SECONDS = 5.0
 
@@ -385,15 +377,9 @@ async def test_sigterm_with_watches_open_stops_within_the_grace(tmp_path: Path) 
     version (nothing to send): a new SSE stream answers its headers at once, and
     SIGTERM ends the process (exit 0) within the grace; the gRPC watch ends
     UNAVAILABLE (clients resume), the SSE stream ends."""
-    grpc_port, http_port = free_port(), free_port()
-    logs = tmp_path / "serve.log"
-    command = glintwick(
-        "serve", "--grpc", f"127.0.0.1:{grpc_port}", "--http", f"127.0.0.1:{http_port}",
-        "--no-bots", "--log-format", "json",
-    )  # fmt: skip
-    with serving(command, logs) as child:
-        async with GlintwickClient(f"127.0.0.1:{grpc_port}") as client:
-            await wait_for_ping(client.ping, child, logs)
+    with ServerProcess(tmp_path, "--no-bots", http=True) as child:
+        grpc_port, http_port = child.grpc_port, child.http_port
+        async with GlintwickClient(child.address) as client:
             game = await client.create_game("whiskertrail", seats=2, seed=b"sigterm")
             # seat 0 plays first in round 1
             seat = await client.join(game.game_id, name="ann", seat=0)
@@ -419,7 +405,7 @@ async def test_sigterm_with_watches_open_stops_within_the_grace(tmp_path: Path) 
                 child.send_signal(signal.SIGTERM)
                 code = await asyncio.to_thread(child.wait, 30)
                 took = time.monotonic() - started
-                assert code == 0, logs.read_text()
+                assert code == 0, child.text()
                 assert took < GRACE_SECONDS, f"SIGTERM took {took:.1f} s with watches open"
                 idle.release()
                 fresh.release()

@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import redis.asyncio as aioredis
 
-from loadtests.redis_cluster import RedisCluster
+from loadtests.processes.cluster import RedisCluster
+from loadtests.processes.redis import redis_server
 from services.store.base import GameStore
 from services.store.memory import MemoryStore
 from services.store.redis import RedisStore
-from tests.redis_server import redis_server
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,16 @@
-"""API.md's event table, the payload messages' comments in game.proto and the
-engine's payload classes agree: every type, every field, and which fields are secret."""
+"""API.md's event table, the payload messages' comments in game.proto and the secret
+parts of the engine's events agree: every type, every field, and which fields are secret
+(the secret keys as tests/support/wire.py lists them, which tests/unit/test_convert.py
+checks against the engine's events)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
-from engine.events import SECRETS, EventType
+from engine.events import EventType
 from glintwick import convert
+from tests.support.wire import SECRET_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = (ROOT / "proto" / "glintwick" / "v1" / "game.proto").read_text()
@@ -59,11 +61,6 @@ def test_every_payload_field_is_commented_and_the_secret_ones_say_so() -> None:
         assert set(commented) == {f.name for f in case.message_type.fields}, kind
         assert all(commented.values()), f"{kind}: a field without a comment"
         secret_in_proto = {n for n, c in commented.items() if "secret" in c.lower()}
-        engine_secret = SECRETS.get(EventType(kind))
-        secret_in_engine = (
-            {f.name for f in fields(engine_secret)}  # type: ignore[arg-type]
-            if engine_secret is not None
-            else set()
-        )
+        secret_in_engine = SECRET_FIELDS.get(kind, frozenset())
         assert secret_in_proto == secret_in_engine, kind
         assert ("**secret**" in rows[kind]) is bool(secret_in_engine), kind

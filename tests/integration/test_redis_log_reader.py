@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import signal
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -21,10 +20,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from loadtests.redis_cluster import RedisCluster
-from services.store import redis as redis_module
+from loadtests.processes.cluster import RedisCluster
 from services.store.base import LogItem, StoreUnavailableError, Write
-from services.store.redis import READ_BLOCK_MS, RedisStore, index_key, shard_of
+from services.store.redis import READ_BLOCK_MS, RedisStore, index_key, log_reader, shard_of
 from tests.e2e.test_store_outage import redis as outage_redis
 
 WAITERS = 300
@@ -182,7 +180,7 @@ async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
         assert await redis_store._redis.xrevrange(wake_key, count=1) == wakes
         # the wake stream expires by itself (a dead process leaves nothing behind)
         ttl = await redis_store._redis.pttl(wake_key)
-        assert 0 < ttl <= redis_module.WAKE_TTL_MS
+        assert 0 < ttl <= log_reader.WAKE_TTL_MS
 
         assert await writing.commit(a, 1, Write(b"1", entry=LogItem(1, b"a1")))
         assert [i.entry for i in await on_a] == [b"a1"]
@@ -210,7 +208,7 @@ async def test_waiters_behind_the_read_get_every_entry_after_their_version(
 async def test_cancelled_and_timed_out_waiters_leave_nothing_behind(
     redis_store: RedisStore, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(redis_module, "LINGER", 0.2)
+    monkeypatch.setattr(log_reader, "LINGER", 0.2)
     async with replicas(redis_url) as (_, writing):
         games = [f"c{n}" for n in range(50)]
         for game in games:
@@ -245,7 +243,7 @@ async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
             ]
             await until(lambda: len(reading(waiting)) == 20)
             started = time.monotonic()
-            server.stop(signal.SIGKILL)
+            server.kill()
             for task in tasks:
                 with pytest.raises(StoreUnavailableError):
                     await task

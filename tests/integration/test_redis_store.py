@@ -10,11 +10,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from glintwick.v1 import game_pb2 as pb
-from loadtests.redis_cluster import RedisCluster
+from loadtests.processes.cluster import RedisCluster
+from loadtests.processes.redis import redis_server
 from services.api import Caller, GameService, ServiceConfig
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import SHARDS, RedisStore, game_keys, hold_key, rate_key, shard_of
-from tests.redis_server import check_a_closed_transport_is_unreachable, on_loop, redis_server
+from tests.support.store_connections import check_a_closed_transport_is_unreachable, on_loop
 
 
 async def test_indexes_change_in_the_same_script_as_the_record(
@@ -65,9 +66,9 @@ _COMMANDS: list[tuple[Any, ...]] = [
 def test_commands_pack_as_redis_py_packs_them(command: tuple[Any, ...]) -> None:
     import redis.asyncio as aioredis
 
-    from services.store.redis import _packing
+    from services.store.redis.connections import hiredis_packing
 
-    ours = _packing(aioredis.Connection)()
+    ours = hiredis_packing(aioredis.Connection)()
     theirs = aioredis.Connection()
     assert b"".join(ours.pack_command(*command)) == b"".join(
         bytes(chunk) for chunk in theirs.pack_command(*command)
@@ -79,9 +80,9 @@ def test_a_value_redis_cannot_take_is_a_data_error_as_in_redis_py(value: Any) ->
     import redis.asyncio as aioredis
     from redis.exceptions import DataError
 
-    from services.store.redis import _packing
+    from services.store.redis.connections import hiredis_packing
 
-    for connection in (_packing(aioredis.Connection)(), aioredis.Connection()):
+    for connection in (hiredis_packing(aioredis.Connection)(), aioredis.Connection()):
         with pytest.raises(DataError):
             connection.pack_command("SET", "k", value)
 
@@ -97,18 +98,20 @@ def test_a_value_redis_cannot_take_is_a_data_error_as_in_redis_py(value: Any) ->
 def test_every_url_scheme_keeps_its_connection_and_packs_by_hiredis(url: str, kind: str) -> None:
     import redis.asyncio as aioredis
 
-    from services.store.redis import _HiredisPacking, connection_pool
+    from services.store.redis import connection_pool
+    from services.store.redis.connections import HiredisPacking
 
     made = connection_pool(url, max_connections=2).connection_class
-    assert issubclass(made, _HiredisPacking)
+    assert issubclass(made, HiredisPacking)
     assert issubclass(made, getattr(aioredis, kind))
 
 
 def test_a_url_with_another_encoding_keeps_redis_py_packing() -> None:
-    from services.store.redis import _HiredisPacking, connection_pool
+    from services.store.redis import connection_pool
+    from services.store.redis.connections import HiredisPacking
 
     made = connection_pool("redis://127.0.0.1:6379/0?encoding=latin-1", max_connections=2)
-    assert not issubclass(made.connection_class, _HiredisPacking)
+    assert not issubclass(made.connection_class, HiredisPacking)
 
 
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])

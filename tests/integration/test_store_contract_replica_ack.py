@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import redis.asyncio as aioredis
 
-from loadtests.redis_cluster import RedisCluster
-from loadtests.redis_process import RedisProcess, redis_pair
+from loadtests.processes.cluster import RedisCluster
+from loadtests.processes.redis import RedisProcess, redis_pair
 from services.store.base import GameStore, LogItem, StoreUnavailableError, Write
 from services.store.redis import RedisStore, game_keys
 from tests.integration.test_store_contract import *  # noqa: F403 (the contract's tests)

@@ -19,8 +19,10 @@ from engine.rulesets import PRESETS
 from loadtests.corpus import conformance_hands, corpus, generated_hands
 from loadtests.play import parse_kinds
 from loadtests.probe import percentiles
-from loadtests.redis_process import free_port
-from loadtests.run import Holds, profile_top, seconds
+from loadtests.processes.ports import free_port
+from loadtests.run.arguments import seconds
+from loadtests.run.profiling import profile_top
+from loadtests.run.steps import Holds
 
 ROOT = Path(__file__).resolve().parents[2]
 

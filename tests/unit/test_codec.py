@@ -22,6 +22,7 @@ from services.api import GameService
 from services.store.base import Write
 from services.store.memory import MemoryStore
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
+from tests.support.wire import event_from_stored, event_plain
 
 ALL_RULES = (WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI)
 
@@ -113,10 +114,10 @@ async def test_what_the_old_code_stored_loads_and_is_written_byte_for_byte_alike
     seats = len(records[-1].seats)
     for entry in entries:
         for stored in entry.events:
-            event = codec.event_from_stored(stored)  # every stored event still reads
+            event = event_from_stored(stored)  # every stored event still reads
             for viewer in [*range(seats), None]:  # and is sent as its typed message
                 sent = codec.stored_event_to_pb(stored, viewer, entry.version)
-                assert convert.event_from_pb(sent, viewer) == event.for_seat(viewer)
+                assert event_plain(sent, viewer) == event.for_seat(viewer)
     states = []
     for record, item in zip(records, game["records"], strict=True):
         state = codec.state_from_pb(record.state)

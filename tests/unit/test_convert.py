@@ -1,10 +1,11 @@
-"""glintwick.convert's fast view conversion agrees with protobuf's own JSON mapping."""
+"""glintwick.convert: views and events written from the engine's values are the messages
+protobuf's own JSON mapping gives for the engine's plain forms, and read back unchanged."""
 
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import pytest
@@ -17,45 +18,20 @@ from clients.bots.base import Situation
 from clients.bots.greedy import GreedyBot
 from clients.bots.random_bot import RandomBot
 from engine.actions import Draw, DrawSource
-from engine.errors import InvalidActionError
-from engine.events import PAYLOADS, SECRETS, Event, EventType
+from engine.events import Event, EventType
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
-from engine.views import build_seat_view, build_spectator_view, seat_view, spectator_view
+from engine.views import build_seat_view, build_spectator_view
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
-
-
-def reference(view: dict[str, Any], game_id: str, version: int, deadline: float) -> pb.View:
-    """The conversion by json_format.ParseDict, as it was done before ``fill``."""
-    message = pb.View(game_id=game_id, version=version, deadline_unix=deadline)
-    data = convert._kinds_to_pb(dict(view))
-    claim = data.get("claim")
-    if claim:
-        for answer in claim.get("answers", []):
-            answer.setdefault("answer", "")
-    json_format.ParseDict(data, message)
-    return message
-
-
-@pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 3), (CONTRACT, 4)])
-def test_views_convert_like_parse_dict(rules: RuleSet, seats: int) -> None:
-    rng = random.Random(7)
-    state = GameState.new_game(rules, seats, b"convert")
-    checked = 0
-    while not state.is_terminal() and checked < 400:
-        views = [seat_view(state, s) for s in range(seats)] + [spectator_view(state)]
-        for view in views:
-            fast = convert.view_to_pb(view, "g1", state.action_count, 12.5)
-            assert fast == reference(view, "g1", state.action_count, 12.5)
-            assert convert.view_from_pb(fast) == convert.view_from_pb(
-                reference(view, "g1", state.action_count, 12.5)
-            )
-            checked += 1
-        seat = state.to_act[0]
-        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
-    assert checked >= 100
+from tests.support.wire import (
+    ABSENT_WHEN_NONE,
+    SECRET_FIELDS,
+    event_plain,
+    stored_event,
+    view_message,
+)
 
 
 @pytest.mark.parametrize(
@@ -68,47 +44,26 @@ def test_views_convert_like_parse_dict(rules: RuleSet, seats: int) -> None:
 def test_a_typed_view_converts_to_its_plain_forms_message(
     rules: RuleSet, seats: int, phases: set[str]
 ) -> None:
-    """The service converts the typed view; clients and tests the plain one: one message,
-    on whole games (claim windows, melds on the table, the game's end)."""
+    """The service writes the typed view field by field: the message protobuf's JSON
+    mapping gives for its plain form, on whole games (claim windows, melds on the
+    table, the game's end), for every seat and a spectator."""
     rng = random.Random(11)
     state = GameState.new_game(rules, seats, b"typed")
     seen = set()
+    checked = 0
     while True:
         typed = [build_seat_view(state, s) for s in range(seats)] + [build_spectator_view(state)]
         for view in typed:
-            plain = view.to_dict()
             message = convert.view_to_pb(view, "g1", state.action_count, 3.5)
-            assert message == convert.view_to_pb(plain, "g1", state.action_count, 3.5)
+            assert message == view_message(view.to_dict(), "g1", state.action_count, 3.5)
+            checked += 1
         seen.add(state.phase.value)
         if state.is_terminal():
             break
         seat = state.to_act[0]
         state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
     assert seen == phases
-
-
-def test_fill_rejects_unknown_fields_and_takes_enum_names() -> None:
-    message = pb.Meld()
-    convert.fill(message, {"kind": "MELD_KIND_RUN", "rank": 3, "cards": [{"id": 5}]})
-    assert message.kind == pb.MELD_KIND_RUN and message.cards[0].id == 5
-    with pytest.raises(KeyError):
-        convert.fill(pb.Meld(), {"no_such_field": 1})
-
-
-def test_message_to_plain_is_message_to_dict() -> None:
-    rng = random.Random(3)
-    state = GameState.new_game(CONTRACT, 4, b"plain")
-    messages: list[Any] = [convert.rules_to_pb(CONTRACT), convert.rules_to_pb(WHISKERTRAIL)]
-    messages.append(pb.CreateGameRequest(seats=4, bots={1: "greedy", 3: "strong"}))
-    for _ in range(120):
-        messages.append(convert.view_to_pb(seat_view(state, 0), "g", state.action_count, 0.0))
-        seat = state.to_act[0]
-        state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
-    for message in messages:
-        expected = json_format.MessageToDict(
-            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-        )
-        assert convert.message_to_plain(message) == expected
+    assert checked >= 100
 
 
 @pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 2), (CONTRACT, 4)])
@@ -124,7 +79,7 @@ def test_events_from_the_log_equal_events_made_fresh(rules: RuleSet, seats: int)
         seat = state.to_act[0]
         state, events = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
         for event in events:
-            stored = codec.stored_event(event)
+            stored = stored_event(event)
             for viewer in [*range(seats), None]:
                 fresh = convert.event_to_pb(event, viewer, state.action_count)
                 assert codec.stored_event_to_pb(stored, viewer, state.action_count) == fresh
@@ -177,47 +132,30 @@ def test_fill_struct_refuses_what_a_struct_cannot_hold() -> None:
         convert.fill_struct(Struct(), {"cards": {1, 2}})
 
 
-@pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 2), (CONTRACT, 4)])
-def test_view_from_pb_is_message_to_dict_with_the_engines_kind_names(
-    rules: RuleSet, seats: int
-) -> None:
-    """One pass (enum names replaced as read) gives what MessageToDict followed by a
-    renaming pass gave, on views with melds on the table."""
-    rng = random.Random(7)
-    with_melds = 0
-    for game in range(6):
-        state = GameState.new_game(rules, seats, f"kinds/{game}".encode())
-        while not state.is_terminal() and with_melds < 40:
-            message = convert.view_to_pb(seat_view(state, 0), "g", state.action_count, 0.0)
-            expected = convert._kinds_from_pb(
-                json_format.MessageToDict(
-                    message,
-                    preserving_proto_field_name=True,
-                    always_print_fields_with_no_presence=True,
-                )
-            )
-            assert convert.view_from_pb(message) == expected
-            with_melds += bool(state.table)
-            seat = state.to_act[0]
-            state, _ = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
-    assert with_melds >= 40  # the kinds were renamed on real melds
-
-
 # ------------------------------------------------------------------ typed events
 
 
-def test_every_event_type_has_its_payload_case_mirroring_its_payload_classes() -> None:
+def test_every_event_type_has_its_payload_case_with_the_keys_the_engine_writes() -> None:
     """Event.payload has one case per EventType, named as the type, whose message has
-    exactly the fields of the type's payload class and its secret part."""
+    exactly the keys the engine's events of that type have (public and secret); the
+    secret keys and the public ones left out when they have no value are those the
+    tests read messages back by (tests/support/wire.py)."""
     assert set(convert.EVENT_CASES) == {str(t) for t in EventType}
-    for event_type, public in PAYLOADS.items():
-        message = convert.EVENT_CASES[str(event_type)].message_type
+    public: dict[str, set[str]] = defaultdict(set)
+    always: dict[str, set[str]] = {}
+    secret: dict[str, set[str]] = defaultdict(set)
+    for event, _, _ in _played_events():
+        public[event.type] |= set(event.public)
+        always[event.type] = always.get(event.type, set(event.public)) & set(event.public)
+        for part in event.secret.values():
+            secret[event.type] |= set(part)
+    assert set(public) == set(convert.EVENT_CASES)
+    for kind, case in convert.EVENT_CASES.items():
+        message = case.message_type
         assert message is not None
-        names = {f.name for f in dataclass_fields(public)}  # type: ignore[arg-type]
-        secret = SECRETS.get(event_type)
-        if secret is not None:
-            names |= {f.name for f in dataclass_fields(secret)}  # type: ignore[arg-type]
-        assert {f.name for f in message.fields} == names, event_type
+        assert {f.name for f in message.fields} == public[kind] | secret[kind], kind
+        assert secret[kind] == SECRET_FIELDS.get(kind, set()), kind
+        assert public[kind] - always[kind] == ABSENT_WHEN_NONE.get(kind, set()), kind
 
 
 def _played_events() -> Iterator[tuple[Event, int, int]]:
@@ -255,11 +193,11 @@ def test_every_played_payload_round_trips_through_its_typed_message() -> None:
 
     seen: set[str] = set()
     for event, version, seats in _played_events():
-        stored = codec.stored_event(event)
+        stored = stored_event(event)
         for viewer in [*range(seats), None]:
             message = convert.event_to_pb(event, viewer, version)
             assert message.WhichOneof("payload") == message.type == event.type
-            assert convert.event_from_pb(message, viewer) == event.for_seat(viewer)
+            assert event_plain(message, viewer) == event.for_seat(viewer)
             assert codec.stored_event_to_pb(stored, viewer, version) == message
             if viewer == event.seat or viewer is None:  # (the slow part: not for all)
                 as_json = json_format.MessageToJson(message)
@@ -284,13 +222,6 @@ def test_a_secret_is_only_in_its_seats_message() -> None:
     assert mine.source == pb.DRAW_SOURCE_STOCK and mine.stock_size == len(after.stock)
     for viewer in (None, (seat + 1) % 4):
         assert not convert.event_to_pb(drew[0], viewer, 1).drew.HasField("card")
-
-
-def test_a_message_without_its_types_payload_is_refused() -> None:
-    with pytest.raises(InvalidActionError, match="without its drew payload"):
-        convert.event_from_pb(pb.Event(type="drew", discarded=pb.DiscardedEvent()), None)
-    with pytest.raises(InvalidActionError, match="unknown event type"):
-        convert.event_from_pb(pb.Event(type="nope"), None)
 
 
 @pytest.mark.parametrize(

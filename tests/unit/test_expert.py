@@ -20,8 +20,8 @@ from engine.actions import Action, Claim, Discard, Draw, DrawSource, PassClaim
 from engine.cards import card
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
-from engine.views import seat_view
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
+from tests.support.wire import wire_situation
 
 RULE_SETS = [WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI]
 
@@ -90,8 +90,8 @@ def test_expert_decides_from_what_its_seat_sees(rules: RuleSet) -> None:
                 ) == copy.deepcopy(direct[seat]).choose(sit, legal, random.Random(0))
                 worlds += 1
         action = direct[seat].choose(Situation.from_state(state, seat), legal, rng)
-        from_view = Situation.from_view(seat_view(state, seat), rules)
-        assert viewed[seat].choose(from_view, legal, rng) == action
+        over_the_wire = wire_situation(state, seat)
+        assert viewed[seat].choose(over_the_wire, legal, rng) == action
         state, _ = state.apply_action(seat, action)
     assert worlds > 5
 

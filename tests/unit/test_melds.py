@@ -16,12 +16,12 @@ from engine.melds import (
     lay_off,
     layoff_ends,
     meld_from_dict,
-    meld_from_json,
-    meld_json,
     meld_to_dict,
     swap_joker,
 )
 from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet
+from glintwick import convert
+from glintwick.v1 import game_pb2 as pb
 
 
 def cs(*codes: str) -> list[Card]:
@@ -188,7 +188,9 @@ def test_meld_forms_round_trip() -> None:
             owned = meld.with_owner(1)
             stored = json.loads(json.dumps(meld_to_dict(owned)))
             assert meld_from_dict(stored, rules, 2, "table[0]") == owned
-            assert meld_from_json(meld_json(owned, 3), rules.decks) == owned
+            message = pb.Meld()
+            convert.fill_meld(message, owned, 3)  # the view's form, which clients read
+            assert convert.meld_from_pb(message, rules.decks) == owned
 
 
 def test_meld_from_dict_validates() -> None:

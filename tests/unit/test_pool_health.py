@@ -16,7 +16,7 @@ from clients.botpool import BotPool
 from clients.pool_health import start_health
 from clients.sdk import CallError, GlintwickClient
 from glintwick.v1 import game_pb2 as pb
-from tests.redis_server import free_port
+from loadtests.processes.ports import free_port
 
 
 class Server:

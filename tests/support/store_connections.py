@@ -1,6 +1,5 @@
-"""The tests' redis-server: the helper lives in ``loadtests.redis_process`` (bench/ and
-loadtests/ use it too, without importing tests); and the checks of a store connection
-that more than one Redis topology's tests make."""
+"""The checks of a store connection that more than one Redis topology's tests make (the
+redis-servers themselves: ``loadtests.processes.redis`` and ``.cluster``)."""
 
 from __future__ import annotations
 
@@ -10,10 +9,6 @@ from typing import Any
 
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
-
-from loadtests.redis_process import free_port, redis_server
-
-__all__ = ["check_a_closed_transport_is_unreachable", "free_port", "on_loop", "redis_server"]
 
 
 async def check_a_closed_transport_is_unreachable(connection: Any) -> None:

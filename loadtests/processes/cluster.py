@@ -1,5 +1,5 @@
-"""A real Redis Cluster on free ports: six redis-servers, three primaries with a replica
-each (tests, benchmarks and fault campaigns: never a mock).
+"""A real Redis Cluster on free ports: six redis-servers (:class:`RedisProcess` nodes),
+three primaries with a replica each (tests, benchmarks and fault campaigns: never a mock).
 
 ``with redis_cluster() as cluster:`` starts the nodes in a temporary directory (no
 persistence), joins them with ``redis-cli --cluster create … --cluster-replicas 1``,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -23,25 +22,12 @@ from pathlib import Path
 
 import redis
 
-from loadtests.redis_process import free_port
+from loadtests.processes.ports import free_port
+from loadtests.processes.redis import RedisProcess, binary
 
 NODES = 6
 #: milliseconds before a silent primary is failed over: short, for tests
 NODE_TIMEOUT_MS = 1000
-
-
-def _binary(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise RuntimeError(f"{name} is not installed: `apt-get install -y redis-server`")
-    return found
-
-
-@dataclass
-class _Node:
-    port: int
-    bus_port: int
-    process: subprocess.Popen[bytes] | None = None
 
 
 @dataclass
@@ -49,8 +35,25 @@ class RedisCluster:
     """A running cluster (see the module's docstring)."""
 
     workdir: Path
-    nodes: list[_Node] = field(default_factory=list)
+    nodes: list[RedisProcess] = field(default_factory=list)
     node_timeout_ms: int = NODE_TIMEOUT_MS
+
+    def add_node(self, port: int, bus_port: int) -> RedisProcess:
+        """A node of this cluster (not started) on ``port``, its cluster bus on ``bus_port``."""
+        node = RedisProcess(
+            self.workdir,
+            port=port,
+            options=[
+                "--cluster-enabled", "yes", "--cluster-port", str(bus_port),
+                "--cluster-config-file", f"nodes-{port}.conf",
+                "--cluster-node-timeout", str(self.node_timeout_ms),
+                # (the other primaries serve while one is down: docs/OPERATIONS.md)
+                "--cluster-require-full-coverage", "no",
+                "--dbfilename", f"dump-{port}.rdb",
+            ],
+        )  # fmt: skip
+        self.nodes.append(node)
+        return node
 
     @property
     def url(self) -> str:
@@ -64,11 +67,7 @@ class RedisCluster:
     @property
     def pids(self) -> dict[int, int]:
         """Port → pid of the nodes running now."""
-        return {
-            node.port: node.process.pid
-            for node in self.nodes
-            if node.process is not None and node.process.poll() is None
-        }
+        return {node.port: node.pid for node in self.nodes if node.running}
 
     def client(self, port: int) -> redis.Redis:
         return redis.Redis(port=port, socket_timeout=2, socket_connect_timeout=2)
@@ -83,33 +82,6 @@ class RedisCluster:
 
     def primaries(self) -> list[int]:
         return sorted(port for port, role in self.roles().items() if role == "master")
-
-    def _start(self, node: _Node) -> None:
-        node.process = subprocess.Popen(
-            [_binary("redis-server"), "--port", str(node.port), "--bind", "127.0.0.1",
-             "--cluster-enabled", "yes", "--cluster-port", str(node.bus_port),
-             "--cluster-config-file", f"nodes-{node.port}.conf",
-             "--cluster-node-timeout", str(self.node_timeout_ms),
-             # (the other primaries serve while one is down: docs/OPERATIONS.md)
-             "--cluster-require-full-coverage", "no",
-             "--save", "", "--appendonly", "no", "--dir", str(self.workdir),
-             "--dbfilename", f"dump-{node.port}.rdb"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-
-    def _wait_answering(self, node: _Node, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            assert node.process is not None
-            if node.process.poll() is not None:
-                raise RuntimeError(f"redis-server on port {node.port} exited")
-            with contextlib.suppress(redis.RedisError), self.client(node.port) as client:
-                if client.ping():
-                    return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server on port {node.port} never answered")
-            time.sleep(0.05)
 
     def wait_ok(self, timeout: float = 30.0) -> None:
         """Until every running node says the cluster is ok, each slot served by a
@@ -177,39 +149,36 @@ class RedisCluster:
         """SIGKILL a primary (``port``, or the first one) and wait until its replica
         is promoted and the cluster is ok again; its port (down until restarted)."""
         victim = port if port is not None else self.primaries()[0]
-        node = next(n for n in self.nodes if n.port == victim)
-        assert node.process is not None
-        node.process.send_signal(signal.SIGKILL)
-        node.process.wait(10)
+        self.node(victim).kill()
         self.wait_ok(timeout)
         return victim
 
     def restart(self, port: int, timeout: float = 30.0) -> None:
         """Start a stopped (or killed) node again: it rejoins the cluster (as a replica,
         when its replica took over), and wait until the cluster is ok."""
-        node = next(n for n in self.nodes if n.port == port)
-        if node.process is not None and node.process.poll() is None:
-            node.process.send_signal(signal.SIGKILL)
-            node.process.wait(10)
-        self._start(node)
-        self._wait_answering(node)
+        node = self.node(port)
+        node.kill()
+        node.start()
         self.wait_ok(timeout)
 
     def freeze(self, port: int) -> None:
         """SIGSTOP a node: it answers nothing (its peers fail it over once it has been
         silent ``node_timeout_ms``, if it is a primary) until :meth:`thaw`."""
-        self._process(port).send_signal(signal.SIGSTOP)
+        self._running(port).freeze()
 
     def thaw(self, port: int) -> None:
         """SIGCONT a frozen node (a primary failed over meanwhile rejoins as a replica
         of its promoted replica: :meth:`wait_ok` waits for that)."""
-        self._process(port).send_signal(signal.SIGCONT)
+        self._running(port).thaw()
 
-    def _process(self, port: int) -> subprocess.Popen[bytes]:
-        node = next(n for n in self.nodes if n.port == port)
-        if node.process is None or node.process.poll() is not None:
+    def node(self, port: int) -> RedisProcess:
+        return next(n for n in self.nodes if n.port == port)
+
+    def _running(self, port: int) -> RedisProcess:
+        node = self.node(port)
+        if not node.running:
             raise RuntimeError(f"no redis-server runs on port {port}")
-        return node.process
+        return node
 
     def flush(self) -> None:
         """Empty every primary (a test's fresh start)."""
@@ -219,9 +188,7 @@ class RedisCluster:
 
     def stop(self) -> None:
         for node in self.nodes:
-            if node.process is not None and node.process.poll() is None:
-                node.process.send_signal(signal.SIGKILL)  # (frozen ones too)
-                node.process.wait(10)
+            node.kill()  # (frozen ones too: thawed first)
 
 
 @contextlib.contextmanager
@@ -234,16 +201,13 @@ def redis_cluster(node_timeout_ms: int = NODE_TIMEOUT_MS) -> Iterator[RedisClust
     while len(ports) < 2 * NODES:
         ports.add(free_port())
     chosen = sorted(ports)
-    nodes = [_Node(chosen[i], chosen[NODES + i]) for i in range(NODES)]
-    cluster = RedisCluster(workdir, nodes, node_timeout_ms)
+    cluster = RedisCluster(workdir, node_timeout_ms=node_timeout_ms)
     try:
-        for node in cluster.nodes:
-            cluster._start(node)
-        for node in cluster.nodes:
-            cluster._wait_answering(node)
+        for i in range(NODES):
+            cluster.add_node(chosen[i], chosen[NODES + i]).start()
         addresses = [f"127.0.0.1:{port}" for port in cluster.ports]
         subprocess.run(
-            [_binary("redis-cli"), "--cluster", "create", *addresses,
+            [binary("redis-cli"), "--cluster", "create", *addresses,
              "--cluster-replicas", "1", "--cluster-yes"],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60,
         )  # fmt: skip

@@ -1,0 +1,307 @@
+"""Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per shard** with a
+waiter (per server process), not a connection per waiter.
+
+A shard's reader holds one dedicated connection (to the node that serves the
+shard's slot) and loops on ``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over the log of
+every game of its shard that has a waiter, plus its own wake stream, in the same
+slot:
+
+* ``glintwick:{sNN}:wake:<random hex>`` — stream, this store's own (a fresh name per
+  RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL_MS`` after its
+  last entry (``PEXPIRE`` with each ``XADD``): a dead process leaves nothing behind.
+
+A waiter registers its future (game, version) *first*, then reads the log without
+blocking; entries found there are its answer, otherwise it awaits the future (up to
+its timeout), which the reader resolves with the entries after its version.
+(A waiter whose game the read in flight names at its version or before skips that
+read: the ``XREAD`` in flight answers any entry after it, whenever committed.)  A
+waiter whose game is not in its shard's read in flight (or is there at a later
+version) adds an entry to the shard's wake stream (one per read in flight, whoever
+asks), so that the read returns at once and is issued again with the game in it.
+Every read names explicit ids (a game's last version delivered, ``<v>-1``; the last
+wake entry), never ``$``, so nothing committed between a waiter's read and the
+reader's next ``XREAD`` is missed.  A game stays in the read set ``LINGER`` seconds
+after its last waiter left (at its last version delivered): a session that comes
+back after each move finds its game there and needs no wake.  A commit through any
+replica lands in the game's log stream, so it reaches every replica's reader at
+once.  When a reader's connection fails, its waiters get
+:class:`StoreUnavailableError`, and it reconnects with a backoff (on a cluster, to
+the node that serves the slot by then: after a failover, the promoted replica).
+
+With replica acks (:mod:`.store`), the reader delivers what it read only once a
+replica has it too (a write of its connection, then WAIT: ``_confirm_read``), so no
+session or watch gets a move that a failover could still take back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import RedisError
+
+from services.store.base import LogItem, StoreUnavailableError
+
+from .errors import UNREACHABLE, reachable
+from .keys import game_keys, index_key
+from .link import RedisLink
+from .replies import log_items, text
+
+log = structlog.get_logger("glintwick.store")
+
+#: how long a log reader's XREAD blocks before it is issued again (milliseconds)
+READ_BLOCK_MS = 5000
+#: entries read per game and XREAD (as read_log's default limit)
+READ_COUNT = 1000
+#: seconds a game stays in the reader's XREAD after its last waiter left
+LINGER = 10.0
+#: milliseconds the wake stream outlives its last entry
+WAKE_TTL_MS = 60_000
+
+
+@dataclass(eq=False)
+class Waiter:
+    """One wait_log call: the entries after ``after`` resolve its future."""
+
+    after: int
+    future: asyncio.Future[list[LogItem]]
+    # registered while the read in flight named its game at ``after`` or before
+    covered: bool = False
+
+
+@dataclass(eq=False)
+class Followed:
+    """A game in the reader's XREAD: its waiters, and the version it is read after
+    (the lowest waiter's, or the last delivered once none waits)."""
+
+    key: str
+    cursor: int
+    waiters: set[Waiter] = field(default_factory=set)
+    idle_since: float | None = None  # when its last waiter left (monotonic clock)
+
+
+def _has_entries(answer: Any, wake_key: str) -> bool:
+    """Whether an XREAD's answer holds an entry of a game's log (not only wake ones)."""
+    streams = answer.items() if isinstance(answer, dict) else (answer or ())
+    return any(text(key) != wake_key and rows for key, rows in streams)
+
+
+def _reader_ended(task: asyncio.Task[None]) -> None:
+    """The log reader only ends by close (a cancel); anything else is a bug, logged
+    here (the next waiter starts a new reader)."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("redis_log_reader_failed", error=repr(error), exc_info=error)
+
+
+def cancel_if_asked() -> None:
+    """Raise the cancel of this task that redis-py swallowed, if it did: a cancel that
+    lands in the zero-second ``asyncio.timeout`` of its connection check (a pool's
+    ``can_read_destructive``) comes out of the command as a normal answer on Python
+    3.11 (the task still counts it: ``cancelling()``).  A waiter must not then wait
+    its whole timeout (tests/integration/test_redis_log_reader.py)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+class ShardReader:
+    """One shard's log reader (see the module's docstring): its waiters, its read set
+    and its wake stream, in the shard's slot."""
+
+    def __init__(self, link: RedisLink, shard: int) -> None:
+        self._link = link
+        self.shard = shard
+        self.wake_key = index_key(shard, f"wake:{secrets.token_hex(8)}")
+        # (written before a WAIT that confirms a read: replica acks only, _confirm_read)
+        self.confirm_key = index_key(shard, f"confirm:{secrets.token_hex(8)}")
+        self._wake_id = "0-0"  # the last wake entry read
+        self.followed: dict[str, Followed] = {}  # game id → its waiters and cursor
+        self._by_key: dict[str, str] = {}  # log key → game id, of the followed games
+        # the XREAD in flight: game id → the version it reads after (None: none is)
+        self.in_flight: dict[str, int] | None = None
+        self._woken = False  # a wake was sent for the XREAD in flight
+        self._wanted: asyncio.Event | None = None  # a waiter registered (the idle reader waits)
+        self.task: asyncio.Task[None] | None = None
+        self._wakes: set[asyncio.Task[None]] = set()
+        self._connection: AbstractConnection | None = None
+
+    def register(self, game_id: str, after: int) -> Waiter:
+        if self.task is None or self.task.done():
+            self._wanted = asyncio.Event()
+            self.task = asyncio.create_task(self._dispatch(), name=f"redis-log-reader-{self.shard}")
+            self.task.add_done_callback(_reader_ended)
+        waiter = Waiter(after, asyncio.get_running_loop().create_future())
+        followed = self.followed.get(game_id)
+        if followed is None:
+            key = game_keys(game_id)[1]
+            followed = self.followed[game_id] = Followed(key, after)
+            self._by_key[key] = game_id
+        followed.waiters.add(waiter)
+        followed.idle_since = None
+        followed.cursor = min(followed.cursor, after)
+        if self._wanted is not None:
+            self._wanted.set()
+        in_flight = self.in_flight
+        if in_flight is not None:
+            if in_flight.get(game_id, after + 1) > after:
+                self._wake()  # the read in flight would not answer this waiter
+            else:
+                waiter.covered = True
+        return waiter
+
+    def unregister(self, game_id: str, waiter: Waiter) -> None:
+        future = waiter.future
+        if not future.done():
+            future.cancel()
+        elif not future.cancelled():
+            future.exception()  # (retrieved: no "exception never retrieved")
+        followed = self.followed.get(game_id)
+        if followed is None:
+            return
+        followed.waiters.discard(waiter)
+        if not followed.waiters:
+            followed.idle_since = time.monotonic()
+
+    def _wake(self) -> None:
+        """Make the XREAD in flight return now (once per read, whoever asks)."""
+        if self._woken:
+            return
+        self._woken = True
+        task = asyncio.create_task(self._send_wake())
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
+
+    async def _send_wake(self) -> None:
+        pipe = self._link.redis.pipeline(transaction=False)
+        pipe.xadd(self.wake_key, {"w": "1"}, maxlen=1, approximate=False)
+        pipe.pexpire(self.wake_key, WAKE_TTL_MS)
+        # (unreachable: the reader's own read fails, and fails its waiters)
+        with contextlib.suppress(StoreUnavailableError), reachable():
+            await pipe.execute()
+
+    def _read_set(self) -> dict[str, int]:
+        """The games to read (dropping those idle past LINGER): game id → cursor."""
+        now = time.monotonic()
+        for game_id, followed in list(self.followed.items()):
+            if followed.idle_since is not None and now - followed.idle_since > LINGER:
+                del self.followed[game_id]
+                del self._by_key[followed.key]
+        return {game_id: followed.cursor for game_id, followed in self.followed.items()}
+
+    async def _dispatch(self) -> None:
+        wanted = self._wanted
+        assert wanted is not None
+        backoff = 0.05
+        while True:
+            reading = self._read_set()
+            if not reading:
+                wanted.clear()
+                await wanted.wait()
+                continue
+            keys = [self.wake_key, *(self.followed[g].key for g in reading)]
+            ids = [self._wake_id, *(f"{cursor}-1" for cursor in reading.values())]
+            self.in_flight, self._woken = reading, False
+            try:
+                with reachable():
+                    reader = self._connection = await self._link.reader_connection(
+                        self.wake_key, self._connection, READ_BLOCK_MS
+                    )
+                    # (in lower case: upper-case strings here read as error reasons to
+                    # tests/integration/test_error_reasons.py)
+                    read = ("xread", "count", READ_COUNT, "block", READ_BLOCK_MS, "streams")
+                    await reader.send_command(*read, *keys, *ids)
+                    answer = await reader.read_response()
+                    if self._link.ack_replicas and _has_entries(answer, self.wake_key):
+                        await self._confirm_read(reader)
+            except (StoreUnavailableError, RedisError) as exc:
+                # (another error of Redis, a refused command, a slot moved: as
+                # unreachable, for the waiters, and tried again after the backoff, on
+                # the slot's node by then, not the reader's end)
+                self.in_flight = None
+                if self._connection is not None:
+                    with contextlib.suppress(*UNREACHABLE, RedisError):
+                        await self._connection.disconnect(nowait=True)
+                if not isinstance(exc, StoreUnavailableError):
+                    exc = StoreUnavailableError(str(exc) or type(exc).__name__)
+                self.fail_waiters(exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+                await self._link.relearn_slots()
+                continue
+            self.in_flight = None
+            backoff = 0.05
+            if isinstance(answer, dict):  # (RESP3: a map)
+                answer = list(answer.items())
+            for key, rows in answer or ():
+                self._deliver(text(key), rows, reading)
+
+    async def _confirm_read(self, reader: AbstractConnection) -> None:
+        """With replica acks: return once the entries just read are on enough replicas
+        (a write of this connection, then WAIT: a replica that has it has everything
+        its node wrote before).  A primary frozen past the node timeout, resumed,
+        answers the XREAD blocked on it with the writes queued on its sockets while it
+        slept (none acknowledged: their WAIT finds no replica) until it learns that its
+        replica was promoted, and its resync then discards them: sessions and watchers
+        must not get those events (the same version may hold another move, or the same
+        one retried, which a cursor past it would skip).  Until the write is confirmed
+        the read is not delivered; once the node says it serves the slot no more (a
+        replica now: MOVED), the read fails as unreachable and is issued again, on the
+        slot's node, from the same cursors."""
+        while True:
+            await reader.send_command("set", self.confirm_key, "1", "px", WAKE_TTL_MS)
+            await reader.send_command("wait", self._link.ack_replicas, self._link.ack_timeout_ms)
+            await reader.read_response()
+            confirmed = await reader.read_response()
+            if int(confirmed) >= self._link.ack_replicas:
+                return
+
+    def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> None:
+        if key == self.wake_key:
+            if rows:
+                self._wake_id = text(rows[-1][0])
+            return
+        game_id = self._by_key.get(key)
+        followed = self.followed.get(game_id) if game_id is not None else None
+        if followed is None or game_id is None or not rows:
+            return
+        items = log_items(rows)
+        read_after, last = reading[game_id], items[-1].version
+        for waiter in list(followed.waiters):
+            # the entries read are those after ``read_after``: they answer a waiter
+            # after a version from there on (one further back is read again)
+            if read_after <= waiter.after < last:
+                followed.waiters.discard(waiter)
+                if not waiter.future.done():
+                    waiter.future.set_result([i for i in items if i.version > waiter.after])
+        followed.cursor = min((w.after for w in followed.waiters), default=last)
+        if not followed.waiters and followed.idle_since is None:
+            followed.idle_since = time.monotonic()
+
+    def fail_waiters(self, error: StoreUnavailableError) -> None:
+        for followed in self.followed.values():
+            for waiter in followed.waiters:
+                if not waiter.future.done():
+                    waiter.future.set_exception(StoreUnavailableError(error.error))
+            followed.waiters.clear()
+            if followed.idle_since is None:
+                followed.idle_since = time.monotonic()
+
+    async def close(self) -> None:
+        for task in [self.task, *self._wakes]:
+            # (again until it ends: redis-py may swallow a cancel that lands in its
+            # own zero-second timeout, Python 3.11's asyncio.timeout; never the cancel
+            # of close itself, which asyncio.wait passes on)
+            while task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.1)
+            if task is not None and not task.cancelled():
+                task.exception()  # (retrieved)
+        self.fail_waiters(StoreUnavailableError("the store is closed"))
+        if self._connection is not None:
+            await self._connection.disconnect()
