@@ -4,7 +4,7 @@ The same games (2-seat whiskertrail, the greedy bot at every seat, fixed seeds) 
 played twice through a real gRPC server on the memory store, in this process: once
 by the unary bot runner (``clients/botrunner.py``: GetView, ListLegalActions,
 SubmitAction and a watch to wake up), then on one play session per game
-(``Seat.play()`` for each seat, through ``PlaySession``): with every event
+(``PlaySession``, played by the table core's Play runner): with every event
 (``play``) and prompts only (``play_prompts_only``, what the bots use).  Every message the client
 sends is counted (unary requests and watch subscriptions; stream messages), and
 what it receives too.  The scores must be the same both ways.
@@ -26,8 +26,9 @@ import grpc
 
 from clients.botrunner import play_seat
 from clients.bots.greedy import GreedyBot
+from clients.runners import PlayRunner
 from clients.sdk import GlintwickClient, Seat
-from clients.turn import wire_choice
+from clients.table import Table
 from services.config import ServerOptions
 
 
@@ -86,15 +87,14 @@ async def _play(target: str, seeds: list[bytes], prompts_only: bool) -> dict[str
 
     async def game(n: int, seats: list[Seat]) -> None:
         nonlocal sent, received
-        bots = {s.seat: GreedyBot() for s in seats}
-        rngs = {s.seat: random.Random(f"{n}/{s.seat}") for s in seats}
+        # (every prompt answered, as a client holding its seats apart would)
+        table = Table(in_turn_order=False)
+        for seat in seats:
+            table.sit(seat.game_id, seat.seat, GreedyBot(), random.Random(f"{n}/{seat.seat}"))
         async with client.play_session(prompts_only=prompts_only) as session:
             for seat in seats:
                 session.add(seat)
-            async for prompt in session:
-                number = prompt.seat.seat
-                action = wire_choice(bots[number], prompt.view, prompt.legal_actions, rngs[number])
-                await prompt.act(action)
+            await PlayRunner(table).run(session)
             sent += session.sent
             received += session.received
 

@@ -54,6 +54,7 @@ import time
 import uuid
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -63,8 +64,9 @@ import structlog
 from clients.botrunner import Transport
 from clients.bots.base import Bot
 from clients.bots.registry import BotSpecError, make_bot
+from clients.runners import Answer, PlayRunner, UnaryRunner
 from clients.sdk import CallError, GlintwickClient, PlaySession, Prompt, Seat
-from clients.turn import wire_choice
+from clients.table import Outcome, Table, outcome_of
 from engine.rulesets import RuleSet
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -89,8 +91,6 @@ class PoolStats:
 
 #: the longest wait between two listings while the server cannot be reached
 MAX_BACKOFF_SECONDS = 30.0
-#: what an act meets when its seat's session is over by the time it is sent
-_SESSION_ENDED = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.CANCELLED)
 
 
 class PoolConfigError(Exception):
@@ -151,6 +151,10 @@ class BotPool:
         self._prompts: dict[tuple[str, int], Prompt] = {}
         self._wake = asyncio.Event()  # list now (a prompt waits for its lease, a move done)
         self._added = asyncio.Event()  # a seat to subscribe while no stream is open
+        # the table core decides each move: every prompt answered (the seats of a game
+        # may be played by several workers and people), and no seat ever given up
+        self._table = Table(in_turn_order=False, max_failures=None)
+        self._stream = PlayRunner(self._table, think_in_thread=think_in_thread)
 
     @property
     def listing_fails(self) -> bool:
@@ -279,7 +283,7 @@ class BotPool:
             self._seats[key] = (seat, turn.strategy)
             session = self._session
             # a stream whose every seat is over has ended: the reader opens a new one
-            if session is not None and _alive(session):
+            if session is not None and session.running:
                 session.add(seat)
             else:
                 self._added.set()
@@ -337,6 +341,7 @@ class BotPool:
         self._seats.pop(key, None)
         self._leases.pop(key, None)
         self._prompts.pop(key, None)
+        self._table.leave(*key)
 
     def _match(self, key: tuple[str, int]) -> None:
         """Play ``key``'s seat if its prompt and (with leases) its lease agree."""
@@ -379,40 +384,11 @@ class BotPool:
             game_id=seat.game_id, seat=seat.seat, strategy=strategy, version=prompt.version
         )
         bound = self._log.bind(game_id=turn.game_id, seat=turn.seat, strategy=strategy)
-        request_id = uuid.uuid4().hex
-        try:
-            if not prompt.legal_actions:
-                return
-            bot = await self._bot(turn)
-            rng = move_rng(self.seed, turn.game_id, turn.seat, prompt.version)
-            action = await self._think(bot, prompt.view, prompt.legal_actions, rng)
-            version = await prompt.act(action, request_id=request_id)
-            self.stats.moves += 1
-            bound.debug(
-                "bot_moved",
-                action=action.WhichOneof("kind"),
-                version=version,
-                request_id=request_id,
-            )
-        except CallError as exc:
-            playing = prompt.session._seats.get((turn.game_id, turn.seat))
-            if exc.code in _SESSION_ENDED and (playing is None or not playing.open):
-                # the seat's session ended (its game over: another writer's move ended
-                # it) before this act reached the server (INVALID_ARGUMENT: no session
-                # of the seat there; CANCELLED: the stream itself ended with its last
-                # session, the SDK's answer): a race lost, not a refusal
-                self.stats.races += 1
-                bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)
-                return
-            self._failed(bound, exc, request_id)
-        except BotSpecError as exc:
-            self.stats.errors += 1
-            bound.warning("bot_unavailable", error=str(exc), request_id=request_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            self.stats.errors += 1
-            bound.exception("bot_failed", request_id=request_id)
+        with self._playing(bound):
+            await self._seat(turn)
+            answer = await self._stream.answer(prompt)
+            if answer is not None:  # (None: a prompt without a legal action)
+                self._answered(bound, answer)
 
     # ------------------------------------------------------------------ one move
 
@@ -420,46 +396,66 @@ class BotPool:
         """One move for ``turn``'s seat (the game's next turn is listed anew)."""
         bound = self._log.bind(game_id=turn.game_id, seat=turn.seat, strategy=turn.strategy)
         seat = self.client.house_seat(turn.game_id, turn.seat, self.token)
-        request_id = uuid.uuid4().hex
+        with self._playing(bound):
+            await self._seat(turn)
+            try:
+                runner = UnaryRunner(self._table, [seat], think_in_thread=self.think_in_thread)
+                answer = await runner.step(turn.seat)
+                if answer is None:
+                    # not its turn, or the game moved between the view and the legal
+                    # actions: it moved on since it was listed
+                    self.stats.races += 1
+                else:
+                    self._answered(bound, answer)
+            finally:
+                self._table.leave(turn.game_id, turn.seat)
+
+    async def _seat(self, turn: pb.BotTurn) -> None:
+        """Seat ``turn``'s bot at the table, its randomness made from each move's version."""
+        bot = await self._bot(turn)
+        rng = functools.partial(move_rng, self.seed, turn.game_id, turn.seat)
+        self._table.sit(turn.game_id, turn.seat, bot, rng)
+
+    @contextlib.contextmanager
+    def _playing(self, bound: Any) -> Iterator[None]:
+        """A move's failures, counted and logged (a refused call is :meth:`_answered`'s)."""
         try:
-            bot = await self._bot(turn)
-            view = await seat.view()
-            if view.game_over or not view.may_act:
-                self.stats.races += 1  # the game moved on since it was listed
-                return
-            legal = await seat.legal_actions()
-            if seat.version != view.version or not legal:
-                self.stats.races += 1
-                return
-            rng = move_rng(self.seed, turn.game_id, turn.seat, view.version)
-            action = await self._think(bot, view, legal, rng)
-            response = await seat.act(action, expected_version=view.version, request_id=request_id)
+            yield
+        except CallError as exc:  # (the view or the legal actions could not be read)
+            self._failed(bound, exc, outcome_of(exc.code.name), "")
+        except BotSpecError as exc:  # a strategy this worker cannot load: one line, no trace
+            self.stats.errors += 1
+            bound.warning("bot_unavailable", error=str(exc))
+        except Exception:
+            self.stats.errors += 1
+            bound.exception("bot_failed")
+
+    def _answered(self, bound: Any, answer: Answer) -> None:
+        """Count what became of a move's act."""
+        request_id = answer.act.request_id
+        if answer.error is None:
             self.stats.moves += 1
             bound.debug(
                 "bot_moved",
-                action=action.WhichOneof("kind"),
-                version=response.version,
+                action=answer.act.action.WhichOneof("kind"),
+                version=answer.version,
                 request_id=request_id,
             )
-        except CallError as exc:
-            self._failed(bound, exc, request_id)
-        except BotSpecError as exc:  # a strategy this worker cannot load: one line, no trace
-            self.stats.errors += 1
-            bound.warning("bot_unavailable", error=str(exc), request_id=request_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            self.stats.errors += 1
-            bound.exception("bot_failed", request_id=request_id)
+            return
+        self._failed(bound, answer.error, answer.outcome, request_id)
 
-    def _failed(self, bound: Any, exc: CallError, request_id: str) -> None:
-        if exc.code is grpc.StatusCode.ABORTED:
-            self.stats.races += 1  # another writer took this version first
+    def _failed(self, bound: Any, exc: CallError, outcome: Outcome, request_id: str) -> None:
+        if not outcome.failed:
+            # another writer took this version first (ABORTED), or its move ended the
+            # game, and with it this seat's session, before this act reached the server
+            # (INVALID_ARGUMENT: no session of the seat there; CANCELLED: the stream
+            # itself ended with its last session): a race lost, not a refusal
+            self.stats.races += 1
             bound.debug("bot_turn_taken", reason=exc.reason, request_id=request_id)
             return
-        if exc.code is grpc.StatusCode.NOT_FOUND:
+        if outcome is Outcome.GONE:
             return  # the game is gone
-        if exc.code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT):
+        if outcome is Outcome.ILLEGAL:
             self.stats.refused += 1
         else:
             self.stats.errors += 1
@@ -470,15 +466,6 @@ class BotPool:
             error=exc.message,
             request_id=request_id,
         )
-
-    async def _think(
-        self, bot: Bot, view: pb.View, legal: list[pb.Action], rng: random.Random
-    ) -> pb.Action:
-        """The bot's choice, in a worker thread by default (a strong bot thinks for tens
-        of milliseconds: the event loop keeps serving meanwhile)."""
-        if self.think_in_thread:
-            return await asyncio.to_thread(wire_choice, bot, view, legal, rng)
-        return wire_choice(bot, view, legal, rng)
 
     async def _bot(self, turn: pb.BotTurn) -> Bot:
         key = (turn.game_id, turn.seat, turn.strategy)
@@ -495,12 +482,6 @@ class BotPool:
         bot.setup(rules, turn.seat)
         _remember(self._bots, key, bot, 4096)
         return bot
-
-
-def _alive(session: PlaySession) -> bool:
-    """Whether ``session``'s stream still takes subscribes (it ends when every seat's is over)."""
-    task = session._task
-    return task is not None and not task.done() and any(p.open for p in session._seats.values())
 
 
 def bot_seed(seed: str, game_id: str, seat: int) -> int:

@@ -1,12 +1,13 @@
 """One table played to the end with a bot's decisions, over either face of the service.
 
 A table user creates a game, joins every seat itself (one simulated user is one
-table: the load of a table is the load of its players together) and plays it the
-way the bot runner (``clients/botrunner.py``) plays a seat: read the seat's view;
-when it may act, list its legal actions, let the bot choose, think, submit with
-the version it expects and a fresh request id; otherwise read the view of the
-seat the game waits for.  An ``ABORTED`` answer (a stale version or a lost race)
-is answered by reading the view again, as the SDK does.
+table: the load of a table is the load of its players together) and plays it as
+every client of the API does, the table core (:class:`clients.table.Table`)
+deciding: read the view of the seat the game waits for; when it may act, list its
+legal actions, let the bot choose, think, submit with the version it expects and a
+fresh request id.  An ``ABORTED`` answer (a stale version or a lost race) is answered
+by reading the view again; any other refusal fails the table.  Only the I/O is this
+module's: gevent's sync calls, which the SDK's async runners cannot make.
 
 :func:`play_table_stream` plays the same table on one Play stream instead (the
 ``PlayTableUser``): a prompt pushed per move, one act answered on the stream.
@@ -25,7 +26,6 @@ import queue
 import random
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +36,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from clients.bots.registry import make_bot
-from clients.turn import wire_choice
+from clients.table import Act, Next, Over, ReadView, Table, Wait
 from engine.errors import GlintwickError
 from engine.rulesets import ruleset
 from glintwick.v1 import game_pb2 as pb
@@ -49,6 +49,7 @@ class FaceError(Exception):
     def __init__(self, code: str, message: str = "") -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
+        self.message = message
 
 
 class Face(Protocol):
@@ -287,6 +288,33 @@ def parse_kinds(text: str) -> list[tuple[str, int]]:
     return kinds
 
 
+def _seated(
+    face: Face, rule_set: str, seats: int, bot: str, rng: random.Random, name: str
+) -> tuple[str, list[str], Table]:
+    """A new game with every seat joined, and the table core that plays them all (a
+    refusal other than a race fails the table: it raises, and the next one starts)."""
+    rules = ruleset(rule_set)
+    game_id = face.create_game(rule_set, seats)
+    tokens = [face.join(game_id, seat, f"{name}-{seat}") for seat in range(seats)]
+    table = Table(max_failures=1)
+    for seat in range(seats):
+        player = make_bot(bot, seed=rng.randrange(1 << 30))
+        player.setup(rules, seat)
+        table.sit(game_id, seat, player, rng)
+    return game_id, tokens, table
+
+
+def _result(table: Table, game_id: str, finished: bool, final: pb.View | None) -> TableResult:
+    view = final or table.view(game_id)
+    return TableResult(
+        game_id,
+        moves=table.moves(game_id),
+        aborted=sum(r.races for r in table.results),
+        finished=finished,
+        scores=[p.score for p in view.players] if view is not None else [],
+    )
+
+
 def play_table(
     face: Face,
     rule_set: str,
@@ -300,61 +328,49 @@ def play_table(
     max_moves: int = 100_000,
     report: Report | None = None,
 ) -> TableResult:
-    """Create a table, take every seat and play it to the end (or ``max_moves``).
+    """Create a table, take every seat and play it to the end (or ``max_moves``), the
+    table core deciding (:class:`clients.table.Table`: the seat to read, the act).
 
     ``report("Unary (next prompt)", ms, …)`` is a move's whole cycle, the counterpart
     of a Play stream's ``"Play (next prompt)"``: from sending a ``SubmitAction`` to
     holding the legal actions of the game's next version (the views that find the seat
     to act, and its ``ListLegalActions``), the think time excluded on both sides."""
-    rules = ruleset(rule_set)
-    game_id = face.create_game(rule_set, seats)
-    result = TableResult(game_id)
-    tokens = [face.join(game_id, seat, f"{name}-{seat}") for seat in range(seats)]
-    bots = [make_bot(bot, seed=rng.randrange(1 << 30)) for _ in range(seats)]
-    for seat, player in enumerate(bots):
-        player.setup(rules, seat)
+    game_id, tokens, table = _seated(face, rule_set, seats, bot, rng, name)
     # when the last move was sent, and at which version (for "Unary (next prompt)")
     acted: tuple[float, int] | None = None
     games.started(game_id)
     try:
-        seat = 0
-        view = face.view(game_id, tokens[seat])
-        while not view.game_over and result.moves < max_moves:
-            if not view.may_act:
-                if view.to_act:
-                    seat = view.to_act[0]
-                else:  # nobody to act and not over: should not happen; do not spin
-                    think()
-                view = face.view(game_id, tokens[seat])
+        need: Next = ReadView(0)
+        while not isinstance(need, Over) and table.moves(game_id) < max_moves:
+            if isinstance(need, Wait):  # nobody to act and not over: should not happen
+                think()  # (do not spin)
+                need = ReadView(need.seat)
                 continue
-            legal = face.legal_actions(game_id, tokens[seat])
-            if legal.version != view.version or not legal.actions:
-                view = face.view(game_id, tokens[seat])
+            token = tokens[need.seat]
+            if isinstance(need, ReadView):
+                need = table.viewed(game_id, need.seat, face.view(game_id, token))
+                continue
+            legal = face.legal_actions(game_id, token)
+            turn = table.listed(game_id, need.seat, legal.version, legal.actions)
+            need = ReadView(need.seat)
+            if turn is None:
                 continue
             if acted is not None and legal.version > acted[1] and report is not None:
                 report("Unary (next prompt)", (time.perf_counter() - acted[0]) * 1000, 0, None)
-                acted = None
-            action = wire_choice(bots[seat], view, legal.actions, rng)
+            act = turn.choose()
             think()
-            games.submitting(game_id, view.version + 1)
-            acted = (time.perf_counter(), view.version)
+            games.submitting(game_id, act.expected_version + 1)
+            acted = (time.perf_counter(), act.expected_version)
             try:
-                face.submit(
-                    game_id,
-                    tokens[seat],
-                    view.version,
-                    uuid.uuid4().hex,
-                    action,
+                response = face.submit(
+                    game_id, token, act.expected_version, act.request_id, act.action
                 )
-                result.moves += 1
             except FaceError as error:
-                if error.code != "ABORTED":
+                if table.refused(act, error.code, error.message).failed:
                     raise
-                result.aborted += 1
-            view = face.view(game_id, tokens[seat])
-        result.finished = view.game_over
-        result.scores = [p.score for p in view.players]
-        return result
+            else:
+                table.applied(act, response.version, time.perf_counter() - acted[0])
+        return _result(table, game_id, isinstance(need, Over), None)
     finally:
         games.finished(game_id)
 
@@ -370,6 +386,61 @@ def stream_event_version(message: Any) -> int | None:
 
 #: reports one sample to locust: (name, milliseconds, response size, failure or None)
 Report = Callable[[str, float, int, Exception | None], None]
+
+
+class _Stream:
+    """One Play stream of a sync client: requests put on a queue, and the messages read
+    by a thread of their own, each stamped as it arrives (the table sleeps in think()
+    meanwhile, and an act's result often comes just after the next prompt)."""
+
+    def __init__(self, stub: pb_grpc.GameServiceStub, deadline: float) -> None:
+        self._outgoing: queue.Queue[pb.PlayRequest | None] = queue.Queue()
+        self._incoming: queue.Queue[tuple[pb.PlayResponse, float] | grpc.RpcError | None] = (
+            queue.Queue()
+        )
+        self.opened = time.perf_counter()
+        # the stream lasts the whole game: its deadline only keeps a stuck one from hanging
+        self._call = stub.Play(self._requests(), timeout=deadline * 360)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def send(self, request: pb.PlayRequest) -> None:
+        self._outgoing.put(request)
+
+    def subscribe(self, game_id: str, seat: int, token: str, from_version: int = 0) -> None:
+        # prompts only: the bots decide on the prompt's view, and the table holds every
+        # seat (events would come once per seat); the session's end brings the final view
+        subscribe = pb.PlaySubscribe(
+            game_id=game_id, seat=seat, token=token, prompts_only=True, from_version=from_version
+        )
+        self.send(pb.PlayRequest(subscribe=subscribe))
+
+    def close(self) -> None:
+        self._outgoing.put(None)
+        self._call.cancel()
+
+    def messages(self) -> Iterator[tuple[pb.PlayResponse, float]]:
+        while True:
+            item = self._incoming.get()
+            if item is None:
+                return
+            if isinstance(item, grpc.RpcError):
+                raise item
+            yield item
+
+    def _requests(self) -> Iterator[pb.PlayRequest]:
+        while True:
+            request = self._outgoing.get()
+            if request is None:
+                return
+            yield request
+
+    def _read(self) -> None:
+        try:
+            for item in self._call:
+                self._incoming.put((item, time.perf_counter()))
+            self._incoming.put(None)
+        except grpc.RpcError as error:
+            self._incoming.put(error)
 
 
 def play_table_stream(
@@ -391,145 +462,72 @@ def play_table_stream(
     created and joined by unary calls (``face``), then the server pushes each seat's
     prompt (its view and legal actions) and the table answers with one act per move.
 
-    Only the seat first in a prompt's ``to_act`` answers it (as :func:`play_table`
-    plays the seat the game waits for): a claim window's other seats are prompted
-    again.  ``report("Play (act)", ms, …)`` is a move's sample: from its act to its
-    result, the stream's counterpart of a ``SubmitAction`` call; ``"Play (open)"`` the
-    time to the first message.  A refusal other than ``ABORTED`` is a failure.
+    The table core answers only the seat first in a prompt's ``to_act`` (as
+    :func:`play_table` plays the seat the game waits for): a claim window's other seats
+    are prompted again.  ``report("Play (act)", ms, …)`` is a move's sample: from its
+    act to its result, the stream's counterpart of a ``SubmitAction`` call; ``"Play
+    (open)"`` the time to the first message.  A refusal other than a race is a failure.
     """
-    rules = ruleset(rule_set)
-    game_id = face.create_game(rule_set, seats)
-    result = TableResult(game_id)
-    tokens = [face.join(game_id, seat, f"{name}-{seat}") for seat in range(seats)]
-    bots = [make_bot(bot, seed=rng.randrange(1 << 30)) for _ in range(seats)]
-    for seat, player in enumerate(bots):
-        player.setup(rules, seat)
-    outgoing: queue.Queue[pb.PlayRequest | None] = queue.Queue()
-
-    def requests() -> Iterator[pb.PlayRequest]:
-        while True:
-            request = outgoing.get()
-            if request is None:
-                return
-            yield request
-
-    # prompts only: the bots decide on the prompt's view, and the table holds every seat
-    # (events would come once per seat); the session's end brings the final view
+    game_id, tokens, table = _seated(face, rule_set, seats, bot, rng, name)
+    stream = _Stream(stub, deadline)
     for seat, token in enumerate(tokens):
-        subscribe = pb.PlaySubscribe(game_id=game_id, seat=seat, token=token, prompts_only=True)
-        outgoing.put(pb.PlayRequest(subscribe=subscribe))
-    # the stream lasts the whole game: its deadline only keeps a stuck one from hanging
-    started = time.perf_counter()
-    call = stub.Play(requests(), timeout=deadline * 360)
-    # a reader of its own stamps each message as it arrives (the loop below sleeps in
-    # think() meanwhile, and an act's result often comes just after the next prompt)
-    incoming: queue.Queue[tuple[pb.PlayResponse, float] | grpc.RpcError | None] = queue.Queue()
-
-    def read() -> None:
-        try:
-            for item in call:
-                incoming.put((item, time.perf_counter()))
-            incoming.put(None)
-        except grpc.RpcError as error:
-            incoming.put(error)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-
-    def messages() -> Iterator[tuple[pb.PlayResponse, float]]:
-        while True:
-            item = incoming.get()
-            if item is None:
-                return
-            if isinstance(item, grpc.RpcError):
-                raise item
-            yield item
-
-    sent: dict[str, float] = {}
+        stream.subscribe(game_id, seat, token)
+    sent: dict[str, tuple[Act, float]] = {}
     # when the last act was sent, and at which version (for "Play (next prompt)": the
     # first prompt of a later version; prompts of the same version, which a claim window
     # sends several seats at once, may have arrived before the act left)
     acted: tuple[float, int] | None = None
-    seen = [0] * seats  # the newest version each seat saw (where it resumes)
     final: pb.View | None = None
     open_seats = set(range(seats))
     opened = False
-    last: pb.View | None = None
     games.started(game_id)
     try:
-        for message, arrived in messages():
+        for message, arrived in stream.messages():
             if not opened:
                 opened = True
-                report("Play (open)", (arrived - started) * 1000, 0, None)
+                report("Play (open)", (arrived - stream.opened) * 1000, 0, None)
             kind = message.WhichOneof("kind")
             if kind == "prompt":
                 prompt = message.prompt
-                last = prompt.view
-                seen[message.seat] = max(seen[message.seat], prompt.version)
                 if acted is not None and prompt.version > acted[1] and arrived >= acted[0]:
                     # the whole move as the table sees it: act, result, events, prompt
                     report("Play (next prompt)", (arrived - acted[0]) * 1000, 0, None)
                     acted = None
-                to_act = list(prompt.view.to_act)
-                if not prompt.legal_actions or (to_act and to_act[0] != message.seat):
-                    continue
-                if result.moves >= max_moves:
-                    break
-                action = wire_choice(bots[message.seat], prompt.view, prompt.legal_actions, rng)
-                think()
-                act = pb.PlayAct(
-                    game_id=game_id,
-                    seat=message.seat,
-                    expected_version=prompt.version,
-                    request_id=uuid.uuid4().hex,
-                    action=action,
+                turn = table.prompted(
+                    game_id, message.seat, prompt.version, prompt.view, prompt.legal_actions
                 )
-                games.submitting(game_id, prompt.version + 1)
-                sent[act.request_id] = now = time.perf_counter()
-                acted = (now, prompt.version)
-                outgoing.put(pb.PlayRequest(act=act))
+                if turn is None:
+                    continue
+                if table.moves(game_id) >= max_moves:
+                    break
+                act = turn.choose()
+                think()
+                games.submitting(game_id, act.expected_version + 1)
+                now = time.perf_counter()
+                sent[act.request_id] = (act, now)
+                acted = (now, act.expected_version)
+                stream.send(pb.PlayRequest(act=_play_act(act)))
             elif kind == "result":
-                answer = message.result
-                at = sent.pop(answer.request_id, None)
-                ms = 0.0 if at is None else (arrived - at) * 1000
-                if answer.HasField("error"):
-                    if answer.error.code == "ABORTED":
-                        result.aborted += 1
-                        report("Play (act)", ms, answer.ByteSize(), None)
-                        continue
-                    failure = FaceError(answer.error.code, answer.error.message)
-                    report("Play (act)", ms, answer.ByteSize(), failure)
-                    raise failure
-                result.moves += 1
-                if message.HasField("seat"):
-                    seen[message.seat] = max(seen[message.seat], answer.version)
-                report("Play (act)", ms, answer.ByteSize(), None)
+                _answered(table, message.result, sent, arrived, report, open_seats)
             elif kind == "snapshot":
-                last = message.snapshot
-                seen[message.seat] = max(seen[message.seat], message.snapshot.version)
+                table.saw(game_id, message.seat, message.snapshot)
             elif kind == "closed":
-                if message.closed.HasField("error"):
-                    error = message.closed.error
-                    failure = FaceError(error.code, error.message)
-                    if error.code == "UNAVAILABLE":
+                closed = message.closed
+                if closed.HasField("error"):
+                    if closed.error.code == "UNAVAILABLE":
                         # the store was out of reach for this session: subscribe again
                         # where it was, as the SDK does (a sample, so it shows)
                         report("Play (resubscribed)", 0.0, 0, None)
                         time.sleep(0.05)
                         seat = message.seat
-                        again = pb.PlaySubscribe(
-                            game_id=game_id,
-                            seat=seat,
-                            token=tokens[seat],
-                            prompts_only=True,
-                            from_version=seen[seat],
-                        )
-                        outgoing.put(pb.PlayRequest(subscribe=again))
+                        stream.subscribe(game_id, seat, tokens[seat], table.version(game_id, seat))
                         continue
+                    failure = FaceError(closed.error.code, closed.error.message)
                     report("Play (closed)", 0.0, 0, failure)
                     raise failure
-                if message.closed.HasField("final_view"):
-                    final = message.closed.final_view
+                if closed.HasField("final_view"):
+                    final = closed.final_view
+                    table.closed(game_id, message.seat, final)
                 open_seats.discard(message.seat)
                 if not open_seats:
                     break
@@ -540,16 +538,50 @@ def play_table_stream(
     except grpc.RpcError as error:
         rpc: grpc.Call = error  # type: ignore[assignment]
         failure = FaceError(rpc.code().name, rpc.details() or "")
-        report("Play (stream)", (time.perf_counter() - started) * 1000, 0, failure)
+        report("Play (stream)", (time.perf_counter() - stream.opened) * 1000, 0, failure)
         raise failure from None
     finally:
-        outgoing.put(None)
-        call.cancel()
+        stream.close()
         games.finished(game_id)
-    result.finished = not open_seats
-    if result.finished:
-        view = final if final is not None else face.view(game_id, tokens[0])
-        result.scores = [p.score for p in view.players]
-    elif last is not None:
-        result.scores = [p.score for p in last.players]
-    return result
+    finished = not open_seats
+    if finished and final is None:
+        final = face.view(game_id, tokens[0])
+    return _result(table, game_id, finished, final)
+
+
+def _play_act(act: Act) -> pb.PlayAct:
+    return pb.PlayAct(
+        game_id=act.game_id,
+        seat=act.seat,
+        expected_version=act.expected_version,
+        request_id=act.request_id,
+        action=act.action,
+    )
+
+
+def _answered(
+    table: Table,
+    answer: pb.PlayResult,
+    sent: dict[str, tuple[Act, float]],
+    arrived: float,
+    report: Report,
+    open_seats: set[int],
+) -> None:
+    """An act's result to the core, and its sample; a failure raises."""
+    act, at = sent.pop(answer.request_id, (None, arrived))
+    ms = (arrived - at) * 1000
+    if act is None:  # (no act of this table's: nothing to count)
+        report("Play (act)", ms, answer.ByteSize(), None)
+        return
+    if not answer.HasField("error"):
+        table.applied(act, answer.version, ms / 1000)
+        report("Play (act)", ms, answer.ByteSize(), None)
+        return
+    error = answer.error
+    outcome = table.refused(act, error.code, error.message, session_open=act.seat in open_seats)
+    if not outcome.failed:
+        report("Play (act)", ms, answer.ByteSize(), None)
+        return
+    failure = FaceError(error.code, error.message)
+    report("Play (act)", ms, answer.ByteSize(), failure)
+    raise failure

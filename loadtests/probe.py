@@ -4,8 +4,9 @@
 
 Locust's users share one process, gevent and grpc's gevent mode, and that client adds
 its own queueing to every latency it reports once the machine is busy.  The probe is
-a client as an integrator writes one: a process of its own, grpc.aio and the stubs
-generated from ``proto/``.  Run beside a load test (``loadtests.run --probe-tables``),
+a client as an integrator writes one: a process of its own, grpc.aio through the SDK
+(no retries), its tables played by the table core's runners (``clients/runners.py``).
+Run beside a load test (``loadtests.run --probe-tables``),
 it says what a player sees while the load runs, the load generator's tail left out.
 
 Each table takes every seat of a game and plays it with the ``greedy`` bot, thinking
@@ -26,24 +27,21 @@ import math
 import random
 import sys
 import time
-import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import grpc
 
-from clients.bots.base import Bot
 from clients.bots.registry import make_bot
-from clients.turn import wire_choice
+from clients.runners import Hooks, PlayRunner, UnaryRunner
+from clients.sdk import CallError, GlintwickClient, RetryPolicy
+from clients.table import Act, Table
 from engine.rulesets import ruleset
-from glintwick.v1 import game_pb2 as pb
-from glintwick.v1 import game_pb2_grpc as pb_grpc
 from loadtests.play import parse_kinds
 
-if TYPE_CHECKING:  # (the stub's asyncio typing exists in the generated .pyi only)
-    from glintwick.v1.game_pb2_grpc import GameServiceAsyncStub as Stub
+T = TypeVar("T")
 
 DEFAULT_KINDS = "contract:4,whiskertrail:2,whiskertrail:3,whiskertrail:4"
 
@@ -57,9 +55,11 @@ class Samples:
     games: int = 0
     counting_from: float = 0.0
 
-    def add(self, name: str, since: float) -> None:
+    def add(self, name: str, since: float, until: float | None = None) -> None:
+        """A sample from ``since`` to ``until`` (default: now)."""
         if since >= self.counting_from:
-            self.values.setdefault(name, []).append((time.perf_counter() - since) * 1000)
+            end = time.perf_counter() if until is None else until
+            self.values.setdefault(name, []).append((end - since) * 1000)
 
     def summary(self) -> dict[str, dict[str, float]]:
         return {name: percentiles(ms) for name, ms in sorted(self.values.items())}
@@ -77,144 +77,72 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {"count": len(ordered), "p50": rank(0.5), "p99": rank(0.99), "max": ordered[-1]}
 
 
-@dataclass
-class Table:
-    """One probe table's game: its stub, seats' tokens and bots."""
+class _Timed(Hooks):
+    """A probe table's samples and think time, around the runner's calls: ``call`` from
+    an act sent to its answer, ``cycle`` from an act sent to the next turn held."""
 
-    stub: Stub
-    game_id: str
-    tokens: list[str]
-    bots: list[Bot]
-    rng: random.Random
-    think: float
-    deadline: float
+    def __init__(self, samples: Samples, rng: random.Random, think: float) -> None:
+        self.samples = samples
+        self.rng = rng
+        self.think = think
+        self.sent: tuple[float, int] | None = None  # the last act's: when, at which version
 
-    async def call(self, method: Any, request: Any, seat: int) -> Any:
-        """A unary call as ``seat`` (its token), with the table's deadline."""
-        auth = (("authorization", f"Bearer {self.tokens[seat]}"),)
-        return await method(request, metadata=auth, timeout=self.deadline)
+    async def call(self, name: str, call: Callable[[], Awaitable[T]], act: Act | None = None) -> T:
+        if act is None:
+            return await call()
+        sent = time.perf_counter()
+        self.sent = (sent, act.expected_version)
+        try:
+            answer = await call()
+        except CallError:
+            self.samples.add("call", sent)  # (a refusal is an answer too)
+            raise
+        self.samples.add("call", sent)
+        return answer
 
-    async def view(self, seat: int) -> pb.View:
-        view: pb.View = await self.call(
-            self.stub.GetView, pb.GetViewRequest(game_id=self.game_id), seat
-        )
-        return view
-
-    async def pause(self) -> None:
+    async def acted(self, act: Act, held: float) -> None:
+        if self.sent is not None and act.expected_version > self.sent[1]:
+            self.samples.add("cycle", self.sent[0], held)
+            self.sent = None
         await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5) if self.think > 0 else 0)
 
 
-async def new_table(stub: Stub, kind: tuple[str, int], rng: random.Random, think: float) -> Table:
+async def play_table(
+    client: GlintwickClient,
+    transport: str,
+    kind: tuple[str, int],
+    rng: random.Random,
+    think: float,
+    samples: Samples,
+) -> None:
+    """One table's game, every seat joined and played by the ``greedy`` bot through the
+    table core's runner of ``transport`` (the load's tables: ``loadtests.play``); a
+    refusal other than a race fails it."""
     rule_set, seats = kind
-    deadline = 10.0
-    game = await stub.CreateGame(
-        pb.CreateGameRequest(rule_set_name=rule_set, seats=seats), timeout=deadline
-    )
-    tokens = []
+    game = await client.create_game(rule_set, seats=seats)
+    joined = [
+        await client.join(game.game_id, seat=seat, name=f"probe-{seat}") for seat in range(seats)
+    ]
+    table = Table(max_failures=1)
     for seat in range(seats):
-        request = pb.JoinGameRequest(game_id=game.game_id, seat=seat, name=f"probe-{seat}")
-        tokens.append((await stub.JoinGame(request, timeout=deadline)).token)
-    bots = [make_bot("greedy", seed=rng.randrange(1 << 30)) for _ in range(seats)]
-    for seat, bot in enumerate(bots):
+        bot = make_bot("greedy", seed=rng.randrange(1 << 30))
         bot.setup(ruleset(rule_set), seat)
-    return Table(stub, game.game_id, tokens, bots, rng, think, deadline)
-
-
-async def play_unary(table: Table, samples: Samples, until: float) -> None:
-    """The load's unary table loop (``loadtests.play.play_table``), timed."""
-    seat, acted = 0, None
-    view = await table.view(seat)
-    while not view.game_over and time.perf_counter() < until:
-        if not view.may_act:
-            seat = view.to_act[0] if view.to_act else seat
-            view = await table.view(seat)
-            continue
-        legal = await table.call(
-            table.stub.ListLegalActions, pb.ListLegalActionsRequest(game_id=table.game_id), seat
-        )
-        if legal.version == view.version and legal.actions:
-            if acted is not None and legal.version > acted[1]:
-                samples.add("cycle", acted[0])
-                acted = None
-            action = wire_choice(table.bots[seat], view, legal.actions, table.rng)
-            await table.pause()
-            acted = (time.perf_counter(), view.version)
-            request = pb.SubmitActionRequest(
-                game_id=table.game_id,
-                expected_version=view.version,
-                request_id=uuid.uuid4().hex,
-                action=action,
-            )
-            try:
-                await table.call(table.stub.SubmitAction, request, seat)
-                samples.add("call", acted[0])
-            except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.ABORTED:
-                    raise
-        view = await table.view(seat)
-
-
-async def play_stream(table: Table, samples: Samples, until: float) -> None:
-    """The load's Play table (``loadtests.play.play_table_stream``), timed."""
-    outgoing: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
-    for seat, token in enumerate(table.tokens):
-        subscribe = pb.PlaySubscribe(
-            game_id=table.game_id, seat=seat, token=token, prompts_only=True
-        )
-        outgoing.put_nowait(pb.PlayRequest(subscribe=subscribe))
-
-    async def requests() -> AsyncIterator[pb.PlayRequest]:
-        while (request := await outgoing.get()) is not None:
-            yield request
-
-    call = table.stub.Play(requests(), timeout=table.deadline * 360)
-    sent: dict[str, float] = {}
-    acted: tuple[float, int] | None = None
-    open_seats = set(range(len(table.tokens)))
-    try:
-        async for message in call:
-            kind = message.WhichOneof("kind")
-            if kind == "prompt":
-                prompt = message.prompt
-                if acted is not None and prompt.version > acted[1]:
-                    samples.add("cycle", acted[0])
-                    acted = None
-                to_act = list(prompt.view.to_act)
-                if not prompt.legal_actions or (to_act and to_act[0] != message.seat):
-                    continue
-                if time.perf_counter() >= until:
-                    break
-                bot = table.bots[message.seat]
-                action = wire_choice(bot, prompt.view, prompt.legal_actions, table.rng)
-                await table.pause()
-                act = pb.PlayAct(
-                    game_id=table.game_id,
-                    seat=message.seat,
-                    expected_version=prompt.version,
-                    request_id=uuid.uuid4().hex,
-                    action=action,
-                )
-                sent[act.request_id] = now = time.perf_counter()
-                acted = (now, prompt.version)
-                outgoing.put_nowait(pb.PlayRequest(act=act))
-            elif kind == "result":
-                at = sent.pop(message.result.request_id, None)
-                if at is not None:
-                    samples.add("call", at)
-                error = message.result.error
-                if message.result.HasField("error") and error.code != "ABORTED":
-                    raise RuntimeError(f"act refused: {error.code} {error.message}")
-            elif kind == "closed":
-                if message.closed.HasField("error"):
-                    raise RuntimeError(f"session closed: {message.closed.error.code}")
-                open_seats.discard(message.seat)
-                if not open_seats:
-                    break
-            elif kind == "error":
-                raise RuntimeError(f"stream error: {message.error.code}")
-    finally:
-        outgoing.put_nowait(None)
-        call.cancel()
+        table.sit(game.game_id, seat, bot, rng)
+    hooks = _Timed(samples, rng, think)
+    if transport == "play":
+        # prompts only: the bots decide on the prompt's view, and the table holds every
+        # seat (events would come once per seat)
+        async with client.play_session(prompts_only=True) as session:
+            for handle in joined:
+                session.add(handle)
+            await PlayRunner(table, hooks).run(session)
+            for error in session.errors.values():
+                raise RuntimeError(f"session closed: {error.code.name}")
+    else:
+        await UnaryRunner(table, joined, hooks).run()
+    for result in table.results:
+        if result.gave_up:
+            raise RuntimeError(f"act refused: {result.refusal}")
 
 
 async def probe_table(
@@ -232,15 +160,20 @@ async def probe_table(
     # a connection and a client address of its own, as each of the load's tables has
     address = f"10.250.{number >> 8 & 255}.{number & 255}"
     interceptor = _ForwardedFor(address)
-    async with grpc.aio.insecure_channel(
+    channel = grpc.aio.insecure_channel(
         target, options=[("grpc.use_local_subchannel_pool", 1)], interceptors=[interceptor]
-    ) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
+    )
+    # (no retries: the load's tables make none either)
+    async with GlintwickClient(target, channel=channel, retry=RetryPolicy(attempts=1)) as client:
         while time.perf_counter() < until:
-            table = await new_table(stub, rng.choice(kinds), rng, think)
-            play = play_stream if transport == "play" else play_unary
             samples.games += 1
-            await play(table, samples, until)
+            try:
+                async with asyncio.timeout(until - time.perf_counter()) as left:
+                    await play_table(client, transport, rng.choice(kinds), rng, think, samples)
+            except TimeoutError:
+                if not left.expired():
+                    raise
+                return  # (a game still on at the end is left where it is)
 
 
 class _ForwardedFor(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.botrunner import Transport, play_seat, play_seats
+from clients.botrunner import Transport, play_seats
 from clients.bots.oracle import OracleBot
 from clients.bots.registry import make_bot
 from clients.sdk import GlintwickClient
@@ -169,7 +169,8 @@ async def play_grpc(
 ) -> GameResult:
     """One game through the public API: create, join every seat, play them all at once
     (``"play"``: every seat on one Play stream, prompts only unless ``prompts_only`` is
-    False; ``"unary"``: the unary loop per seat)."""
+    False; ``"unary"``: unary calls, following the turn from seat to seat), each seat
+    answering in turn order as the engine in process asks them."""
     started = time.perf_counter()
     preset = PRESETS.get(rules.name)
     wanted: str | Any = (
@@ -183,17 +184,15 @@ async def play_grpc(
     ]
     bots = [make_bot(name, spec.bot_seed(tournament_seed, s)) for s, name in enumerate(spec.seats)]
     rngs = [random.Random(bot.seed) for bot in bots]
-    if transport == "play":
-        results = await play_seats(
-            seats, bots, rngs, rules=rules, in_turn_order=True, prompts_only=prompts_only
-        )
-    else:
-        results = await asyncio.gather(
-            *(
-                play_seat(seat, bot, rng, rules=rules, transport="unary")
-                for seat, bot, rng in zip(seats, bots, rngs, strict=True)
-            )
-        )
+    results = await play_seats(
+        seats,
+        bots,
+        rngs,
+        rules=rules,
+        in_turn_order=True,
+        prompts_only=prompts_only,
+        transport=transport,
+    )
     final = next((r.final_view for r in results if r.final_view is not None), None)
     if final is None:
         raise RuntimeError(f"game {game.game_id} did not finish: {results}")

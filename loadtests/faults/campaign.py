@@ -12,22 +12,21 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import grpc
 
-from clients.bots.base import Bot
 from clients.bots.registry import make_bot
+from clients.runners import Hooks, PlayRunner, UnaryRunner
 from clients.sdk import (
     CORE_WRITE_FAILED,
     CallError,
     GlintwickClient,
     PlaySession,
-    Prompt,
     RetryPolicy,
     Seat,
 )
-from clients.turn import wire_choice
+from clients.table import Act, Table
 from engine.rulesets import WHISKERTRAIL
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -96,10 +95,6 @@ class Clients:
             await client.close()
 
 
-class SessionEnded(Exception):
-    """A Play act's session (or its stream) is over: the act is settled by SubmitAction."""
-
-
 def _name(call: Callable[..., object]) -> str:
     """A call's name (of a partial: its function's), for the figures."""
     while isinstance(call, functools.partial):
@@ -148,8 +143,11 @@ class Campaign:
         self.stopping = False  # no new table starts
         self.think = 0.2  # seconds between a table's moves (paces the load)
 
-    async def retrying(self, call: Callable[[], Awaitable[T]], patience: float = 120.0) -> T:
-        """``call()`` until it answers (a refusal with a retried code is counted)."""
+    async def retrying(
+        self, call: Callable[[], Awaitable[T]], patience: float = 120.0, name: str = ""
+    ) -> T:
+        """``call()`` until it answers (a refusal with a retried code is counted; one
+        not retried is in the figures under ``name``, else the call's own)."""
         deadline = time.monotonic() + patience
         delay = 0.05
         while True:
@@ -160,12 +158,12 @@ class Campaign:
                 self.figures.error(reason, exc.message)
                 if exc.code not in RETRIED or time.monotonic() > deadline:
                     if exc.code not in EXPECTED:
-                        self.figures.refused(_name(call), exc)
+                        self.figures.refused(name or _name(call), exc)
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
-    async def _dropped(self, call: Callable[[], Awaitable[T]]) -> T:
+    async def dropped(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, given up after a few milliseconds while the drop step is on."""
         if not self.clients.dropping or self.rng.random() < 0.5:
             return await call()
@@ -232,98 +230,67 @@ class Campaign:
         self.figures.ack_times.append(now)
         game.acked_at.append(now)
 
-    def bots(self) -> list[Bot]:
-        """A greedy bot per seat, told the rules (a custom rule set: no preset by name)."""
+    def seated(self, game: Game) -> tuple[Table, random.Random]:
+        """The table core of ``game``: a greedy bot per seat, told the rules (a custom
+        rule set: no preset by name), and the randomness of its moves and pauses; a
+        refusal no retry cured fails the table."""
         bots = [make_bot("greedy", seed=self.rng.randrange(1 << 30)) for _ in range(2)]
+        rng = random.Random(self.rng.random())
+        table = Table(max_failures=1)
         for seat, bot in enumerate(bots):
             bot.setup(RULES, seat)
-        return bots
+            table.sit(game.game_id, seat, bot, rng)
+        return table, rng
 
-    async def _view(self, index: int, game: Game, seat: int) -> pb.View:
-        return await self.seat(index, game, seat).view()
+    def ended(self, game: Game, table: Table) -> None:
+        """The table's game is over, or a seat's act was refused for good: it fails."""
+        for result in table.results:
+            if result.gave_up:
+                raise RuntimeError(f"{game.game_id}: an act refused: {result.refusal}")
+        game.over = any(result.final_view is not None for result in table.results)
 
-    async def _legal(self, index: int, game: Game, seat: int) -> list[pb.Action]:
-        return await self.seat(index, game, seat).legal_actions()
-
-    async def _act(
-        self, index: int, game: Game, seat: int, action: pb.Action, version: int, request_id: str
-    ) -> pb.SubmitActionResponse:
-        act = self.seat(index, game, seat).act
-        return await self._dropped(
-            functools.partial(act, action, expected_version=version, request_id=request_id)
+    async def _act(self, index: int, game: Game, act: Act) -> pb.SubmitActionResponse:
+        handle = self.seat(index, game, act.seat)
+        submit = functools.partial(
+            handle.act, act.action, expected_version=act.expected_version, request_id=act.request_id
         )
+        return await self.dropped(submit)
 
     async def play_unary(self, index: int, game: Game) -> None:
-        bots = self.bots()
-        rng = random.Random(self.rng.random())
-        to_act = 0
-        while True:
-            view = await self.retrying(functools.partial(self._view, index, game, to_act))
-            if view.game_over:
-                game.over = True
-                return
-            if not view.may_act:
-                to_act = view.to_act[0] if view.to_act else to_act
-                continue
-            legal = await self.retrying(functools.partial(self._legal, index, game, to_act))
-            if not legal:
-                continue
-            action = wire_choice(bots[to_act], view, legal, rng)
-            await asyncio.sleep(self.think * rng.random() * 2)
-            request_id = uuid.uuid4().hex
-            act = functools.partial(
-                self._act, index, game, to_act, action, view.version, request_id
-            )
-            try:
-                answer = await self.retrying(act)
-            except CallError as exc:
-                if exc.code is not grpc.StatusCode.ABORTED:
-                    raise
-                continue  # (the game moved on: read it again)
-            self.acked(game, to_act, answer.version, request_id)
+        """Both seats by unary calls, the turn followed from seat to seat."""
+        table, rng = self.seated(game)
+        seats = [self.seat(index, game, s) for s in range(2)]
+        await UnaryRunner(table, seats, _Unary(self, game, seats, rng, index)).run()
+        self.ended(game, table)
 
-    async def _session_act(
-        self, session: PlaySession, prompt: Prompt, action: pb.Action, request_id: str
-    ) -> int:
-        """One try of a Play act; SessionEnded when nothing can carry it any more (its
-        seat's session or the stream over: a retry on it would never be answered)."""
-        if session.ended or not session.is_open(prompt.seat):
-            raise SessionEnded
-        _in_use.set(session.client)
-        return await self._dropped(functools.partial(prompt.act, action, request_id=request_id))
-
-    async def settle(
-        self, index: int, game: Game, seat: int, action: pb.Action, version: int, request_id: str
-    ) -> None:
+    async def settle(self, index: int, game: Game, act: Act) -> None:
         """A Play act whose answer its session did not give, sent again by SubmitAction
         with its request id: a move that landed is answered (acknowledged), one that
         did not is applied now, or ABORTED if the game moved past it."""
-        resend = functools.partial(self._act, index, game, seat, action, version, request_id)
+        resend = functools.partial(self._act, index, game, act)
         try:
             answer = await self.retrying(resend)
         except CallError as exc:
             if exc.code is not grpc.StatusCode.ABORTED:
                 raise
             return
-        self.acked(game, seat, answer.version, request_id)
+        self.acked(game, act.seat, answer.version, act.request_id)
 
     async def play_by_session(self, index: int, game: Game) -> None:
         """Both seats on one Play session, reopened after the last event each seat got
         whenever it ends with a seat's session not over (its events: ``game.streams``)."""
-        bots = self.bots()
-        rng = random.Random(self.rng.random())
+        table, rng = self.seated(game)
         events: list[list[tuple[int, int]]] = [[], []]
         game.streams.extend(events)
         cursors = ["", ""]
-        # an act whose answer the session did not give (seat, action, version, request
-        # id): sent again with its request id before the session reopens, so that a
-        # move that landed is known as acknowledged
-        # (and before the table ends: the act whose move ended the game may be one,
-        # its session over before a retry could be sent on it)
-        unsettled: tuple[int, pb.Action, int, str] | None = None
+        # an act whose answer the session did not give: sent again with its request id
+        # before the session reopens, so that a move that landed is known as
+        # acknowledged (and before the table ends: the act whose move ended the game
+        # may be one, its session over before a retry could be sent on it)
+        unsettled: Act | None = None
         while True:
             if unsettled is not None:
-                await self.settle(index, game, *unsettled)
+                await self.settle(index, game, unsettled)
                 unsettled = None
             client = self.clients.of(index)
             seats = [client.seat(game.game_id, s, game.tokens[s]) for s in range(2)]
@@ -336,22 +303,11 @@ class Campaign:
             try:
                 for seat in seats:
                     session.add(seat, after_cursor=cursors[seat.seat])
-                async for prompt in session:
-                    action = wire_choice(
-                        bots[prompt.seat.seat], prompt.view, prompt.legal_actions, rng
-                    )
-                    await asyncio.sleep(self.think * rng.random() * 2)
-                    request_id = uuid.uuid4().hex
-                    act = functools.partial(self._session_act, session, prompt, action, request_id)
-                    try:
-                        version = await self.retrying(act, patience=10)
-                    except (CallError, SessionEnded) as exc:
-                        if isinstance(exc, CallError) and exc.code is grpc.StatusCode.ABORTED:
-                            continue  # a fresh prompt follows
-                        # the session is gone: settle the act, then reopen it
-                        unsettled = (prompt.seat.seat, action, prompt.version, request_id)
-                        break
-                    self.acked(game, prompt.seat.seat, version, request_id)
+                try:
+                    hooks = _OnSession(self, game, seats, rng, session)
+                    await PlayRunner(table, hooks).run(session)
+                except Unsettled as exc:
+                    unsettled = exc.act  # the session is gone: settle the act, then reopen it
                 over = all(session.final_view(s) is not None for s in seats)
                 for error in session.errors.values():
                     self.figures.error(error.reason)
@@ -367,8 +323,10 @@ class Campaign:
                 await session.close()
             if over:
                 if unsettled is not None:
-                    await self.settle(index, game, *unsettled)
-                game.over = True
+                    await self.settle(index, game, unsettled)
+                for seat in seats:
+                    table.closed(game.game_id, seat.seat, session.final_view(seat))
+                self.ended(game, table)
                 return
             self.figures.play_resumes += 1
             await asyncio.sleep(0.2)
@@ -403,3 +361,77 @@ class Campaign:
                 await asyncio.sleep(0.2)
             finally:
                 stream.cancel()
+
+
+class Unsettled(Exception):
+    """A Play act its session did not answer (the session or its stream over, or a
+    refusal no retry on it cured): settled by SubmitAction before the session reopens."""
+
+    def __init__(self, act: Act) -> None:
+        super().__init__(act.request_id)
+        self.act = act
+
+
+@dataclasses.dataclass
+class _Table(Hooks):
+    """A table's hooks: the campaign's think time after each act the bot chose (paces
+    the load); the calls are the transport's (below)."""
+
+    campaign: Campaign
+    game: Game
+    seats: list[Seat]
+    rng: random.Random
+
+    async def acted(self, act: Act, held: float) -> None:
+        await asyncio.sleep(self.campaign.think * self.rng.random() * 2)
+
+
+@dataclasses.dataclass
+class _Unary(_Table):
+    """Each unary call retried with the same request id on the slot's client of the
+    moment (the drop step replaces closed ones), an act given up mid-call while the
+    drop step is on, each acknowledged move recorded."""
+
+    index: int  # the table's slot (its client)
+
+    async def call(self, name: str, call: Callable[[], Awaitable[T]], act: Act | None = None) -> T:
+        async def attempt() -> T:
+            for seat in self.seats:
+                seat.client = self.campaign.clients.of(self.index)
+            return await (self.campaign.dropped(call) if act is not None else call())
+
+        answer = await self.campaign.retrying(attempt, name=name)
+        if act is not None:
+            self.campaign.acked(self.game, act.seat, cast(int, answer), act.request_id)
+        return answer
+
+
+@dataclasses.dataclass
+class _OnSession(_Table):
+    """Each Play act retried on its session while the session can carry it (else
+    :class:`Unsettled`); an ABORTED refusal is the table core's (a fresh prompt
+    follows), any other ends the session; each acknowledged move recorded."""
+
+    session: PlaySession
+
+    async def call(self, name: str, call: Callable[[], Awaitable[T]], act: Act | None = None) -> T:
+        assert act is not None  # (a Play runner's only call is an act)
+        session = self.session
+        seat = self.seats[act.seat]
+
+        async def attempt() -> T:
+            # nothing can carry the act once its seat's session or the stream is over:
+            # a retry on it would never be answered
+            if session.ended or not session.is_open(seat):
+                raise Unsettled(act)
+            _in_use.set(session.client)
+            return await self.campaign.dropped(call)
+
+        try:
+            version = await self.campaign.retrying(attempt, patience=10, name=name)
+        except CallError as exc:
+            if exc.code is grpc.StatusCode.ABORTED:
+                raise
+            raise Unsettled(act) from exc
+        self.campaign.acked(self.game, act.seat, cast(int, version), act.request_id)
+        return version

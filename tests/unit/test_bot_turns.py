@@ -337,7 +337,7 @@ async def test_a_play_stream_pool_acts_on_a_prompt_only_with_the_lease_of_its_ve
     ],
 )
 async def test_an_act_whose_session_ended_with_its_game_is_a_race_lost(
-    code: str, open_session: bool, counted: str
+    code: str, open_session: bool, counted: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two workers race for a turn; the other's move ends the game, and with it every
     session of this worker's stream, so this act meets an ended session (CANCELLED from
@@ -356,21 +356,17 @@ async def test_an_act_whose_session_ended_with_its_game_is_a_race_lost(
         raise CallError(status, code, "session closed")
 
     async def bot(turn: Any) -> Any:
-        return object()
-
-    async def think(*_: Any) -> pb.Action:
-        return pb.Action()
+        return SimpleNamespace(name="fake")
 
     pool._bot = bot  # type: ignore[method-assign]
-    pool._think = think  # type: ignore[method-assign, assignment]
-    seats = {("g", 1): SimpleNamespace(open=True)} if open_session else {}
+    monkeypatch.setattr("clients.table.wire_choice", lambda *_: pb.Action())  # (its choice)
     prompt = SimpleNamespace(
         seat=seat,
         version=7,
         legal_actions=[pb.Action()],
         view=pb.View(),
         act=act,
-        session=SimpleNamespace(_seats=seats),
+        session=SimpleNamespace(is_open=lambda seat: open_session),
     )
     await pool._play_prompt(prompt, "greedy")  # type: ignore[arg-type]
     counts = {"races": pool.stats.races, "errors": pool.stats.errors, "refused": pool.stats.refused}
