@@ -5,11 +5,12 @@ Every player of a seat goes through here, so a bot is always asked the same way:
 * :func:`engine_turn`, in process (tournaments, ``glintwick simulate``, the tests'
   playouts): the bot gets :meth:`Situation.from_state` of the engine state (no view is
   built and read back) and the chosen action is applied;
-* :func:`wire_choice`, through the API (``clients.botrunner``, ``clients.botpool``,
-  the load tests): the bot gets the situation the seat's view message states
+* :func:`wire_choice`, through the API (every client, through the table core
+  ``clients.table``): the bot gets the situation the seat's view message states
   (:meth:`Situation.from_pb`, read straight from the message), and the choice comes
-  back as a message to submit.  Each caller keeps its own transport loop
-  (watching, leases, versions); the decision itself is this one function.
+  back as a message to submit.  Versions, request ids and refusals are the core's;
+  the transport is its runners' (``clients.runners``); the decision itself is this
+  one function.
 """
 
 from __future__ import annotations

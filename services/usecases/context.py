@@ -130,7 +130,7 @@ class Context:
         a table's seats on every stream of this process, share one store read.  They
         wake when the log reader has the entry, which often comes before the reply to
         the commit that wrote it, so the cache does not hold it yet; each used to read
-        and decode the game itself (docs/LOADTEST.md, "Session 20")."""
+        and decode the game itself (docs/LOADTEST.md, the log's 2026-12-02 entry for 81d2c18)."""
         remembered = self._remembered_at(game_id, version)
         if remembered is not None:
             return remembered

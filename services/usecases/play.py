@@ -477,7 +477,7 @@ async def _log_after(
     seconds, else the configured poll).  Unlike the watch's wait, nothing here watches
     the server stopping: the stream does (:meth:`PlayStream.responses`), and its end
     ends every session.  That saves each session two tasks and a wait per version,
-    about 7 % of the server's CPU per move (docs/LOADTEST.md, "Session 19")."""
+    about 7 % of the server's CPU per move (docs/LOADTEST.md, the log's entry for 5213fc3)."""
     if ctx.stopping.is_set():
         raise shutting_down()
     wait = ctx.config.watch_poll_seconds if timeout is None else timeout

@@ -8,20 +8,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.support.structure import (
     MAX_LINES,
     ROOT,
     import_cycles,
     import_graph,
     oversized_files,
-)
-
-# The repository-wide checks wait for the other splits of issue 28 (bench/faults.py,
-# clients/sdk.py, loadtests/run.py, tests/e2e/test_play.py, tests/e2e/test_web.py).
-UNTIL_THE_SPLITS_LAND = pytest.mark.xfail(
-    strict=False, reason="until the other splits of issue 28 land"
 )
 
 
@@ -37,7 +29,6 @@ def plant(root: Path, files: dict[str, str]) -> Path:
 # --------------------------------------------------------------------------- cycles
 
 
-@UNTIL_THE_SPLITS_LAND
 def test_the_repository_s_modules_import_no_cycle() -> None:
     assert import_cycles(ROOT) == []
 
@@ -114,7 +105,6 @@ def test_a_package_s_init_is_a_module_of_the_graph(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- sizes
 
 
-@UNTIL_THE_SPLITS_LAND
 def test_no_hand_written_python_file_is_over_the_limit() -> None:
     assert oversized_files(ROOT) == {}
 
