@@ -114,9 +114,10 @@ def test_a_bot_is_named_by_its_class_whichever_spec_loaded_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert bot_name("greedy") == bot_name("clients.bots.greedy:GreedyBot") == "greedy"
-    shutil.copy(EXAMPLE, tmp_path / "my_lowball.py")
+    module = f"lowball_{tmp_path.name}"  # resolve() caches by spec: a name per test
+    shutil.copy(EXAMPLE, tmp_path / f"{module}.py")
     monkeypatch.syspath_prepend(str(tmp_path))
-    by_module, by_file = "my_lowball:LowballBot", f"{tmp_path / 'my_lowball.py'}:LowballBot"
+    by_module, by_file = f"{module}:LowballBot", f"{tmp_path / f'{module}.py'}:LowballBot"
     assert resolve(by_module) is not resolve(by_file)  # two loads of one class...
     assert bot_names([by_module, by_file, "greedy"]) == {  # ...which is one bot
         by_module: "lowball",

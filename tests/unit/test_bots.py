@@ -179,13 +179,14 @@ def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
 def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(EXAMPLE, tmp_path / "my_lowball.py")
+    module = f"lowball_{tmp_path.name}"  # resolve() caches by spec: a name per test
+    shutil.copy(EXAMPLE, tmp_path / f"{module}.py")
     monkeypatch.syspath_prepend(str(tmp_path))
-    by_module = resolve("my_lowball:LowballBot")
-    by_file = resolve(f"{tmp_path / 'my_lowball.py'}:LowballBot")
+    by_module = resolve(f"{module}:LowballBot")
+    by_file = resolve(f"{tmp_path / f'{module}.py'}:LowballBot")
     for cls in (by_module, by_file):
         assert issubclass(cls, Bot) and cls.__name__ == "LowballBot"
-    assert resolve(f"{tmp_path / 'my_lowball.py'}:LowballBot") is by_file  # loaded once
+    assert resolve(f"{tmp_path / f'{module}.py'}:LowballBot") is by_file  # loaded once
 
 
 @pytest.mark.parametrize(
