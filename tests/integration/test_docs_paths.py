@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.doc_references import ROOT, docs_of, references, stale_references
+from tests.support.doc_references import (
+    ROOT,
+    docs_of,
+    references,
+    session_mentions,
+    stale_references,
+)
 
 
 def test_every_path_and_name_the_docs_give_exists() -> None:
@@ -52,3 +58,17 @@ def test_planted_wrong_paths_and_names_are_found(tmp_path: Path) -> None:
     read = {ref.text for ref in references(ROOT, [doc])}
     assert "engine/game/moves.py" in read and "glintwick.liveness" in read
     assert not read & {"tests/...", "make run", "Event.for_seat", "redis/", "engine/fenced.py"}
+
+
+def test_no_doc_or_comment_cites_a_development_session(tmp_path: Path) -> None:
+    assert session_mentions() == []
+    planted = tmp_path / "notes.py"
+    planted.write_text(
+        "# as session 12 found, the cache...\n"
+        "x = 1  # (Sessions 3-4)\n"
+        "# a Play session, 300 sessions on one stream, session_id 7, the session's N seats\n"
+    )
+    assert session_mentions(tmp_path, [planted]) == [
+        f"{planted}:1: # as session 12 found, the cache...",
+        f"{planted}:2: x = 1  # (Sessions 3-4)",
+    ]

@@ -24,13 +24,17 @@ The names a migration note gives as gone (:data:`GONE`) must resolve to nothing.
 Spans with spaces (commands), and names not rooted in the repository (``Event.for_seat``,
 ``redis/`` beside the folder it is in), are left to the reader.
 
-    python -m tests.support.doc_references     # prints every stale reference
+:func:`session_mentions` finds any line of the repository that cites a development
+session ("session 12"): the docs speak of the project, history goes by date and commit.
+
+    python -m tests.support.doc_references     # prints every stale reference and mention
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,6 +218,35 @@ def stale_references(root: Path = ROOT, docs: Iterable[Path] | None = None) -> l
     return [ref for ref in references(root, docs or docs_of(root)) if ref.why]
 
 
+#: how the project's history was once cited ("session 12", "sessions 3-4"): the docs and
+#: comments speak of the project, not of how it was developed (a date and a commit do)
+SESSION = re.compile(r"\bsessions? ?(?:#|no\.? ?)?(?:\d+|N)\b", re.IGNORECASE)
+
+
+def session_mentions(root: Path = ROOT, paths: Iterable[Path] | None = None) -> list[str]:
+    """``path:line: text`` of every line that cites a development session (default: every
+    text file git tracks)."""
+    if paths is None:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.split("\0")
+        # (this checker and its test write such citations down, to find them)
+        own = {"tests/support/doc_references.py", "tests/integration/test_docs_paths.py"}
+        paths = [root / name for name in listed if name and name not in own]
+    found = []
+    for path in paths:
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, IsADirectoryError, FileNotFoundError):
+            continue  # (binary files, a submodule, a file deleted but not yet staged)
+        for number, line in enumerate(text.splitlines(), start=1):
+            if SESSION.search(line):
+                found.append(f"{path}:{number}: {line.strip()}")
+    return found
+
+
 if __name__ == "__main__":
     for stale in stale_references():
         print(stale)
+    for mention in session_mentions():
+        print(mention)
