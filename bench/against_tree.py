@@ -3,8 +3,9 @@
     git worktree add /tmp/before <commit> && make -C /tmp/before install
     .venv/bin/python -m bench.against_tree /tmp/before [--pairs 5]
 
-Each figure alternates the two trees, pair after pair, so that both meet the same
-load; the ratio quoted is the median of the per-pair ratios (this tree / the other).
+Each figure alternates the two trees, pair after pair (which goes first alternates
+too), so that both meet the same load; the ratio quoted is the median of the per-pair
+ratios (this tree / the other).
 
 * ``tournament``: in-process games/s of a greedy/strong tournament on the short
   whiskertrail of ``bench.bench_tournament`` (after one untimed warm-up game);
@@ -108,9 +109,14 @@ def _snippet(tree: Path, code: str) -> float:
 def _pairs(other: Path, code: str, pairs: int) -> dict[str, Any]:
     mine: list[float] = []
     theirs: list[float] = []
-    for _ in range(pairs):
-        theirs.append(_snippet(other, code))
-        mine.append(_snippet(HERE, code))
+    for pair in range(pairs):
+        # (which tree goes first alternates: a load that grows or fades falls on both)
+        if pair % 2 == 0:
+            theirs.append(_snippet(other, code))
+            mine.append(_snippet(HERE, code))
+        else:
+            mine.append(_snippet(HERE, code))
+            theirs.append(_snippet(other, code))
     return {
         "this": round(statistics.median(mine), 2),
         "other": round(statistics.median(theirs), 2),
@@ -132,9 +138,9 @@ def submit(other: Path, pairs: int, seconds: float, concurrency: int) -> dict[st
                 logs, redis_url, event_loop=None, name=name, python=_python(tree), root=tree
             )
             servers[name] = stack.enter_context(served(server))
-        for _ in range(pairs):
+        for pair in range(pairs):
             runs["getset"].append(_measure(getset, seconds, concurrency, _ping))
-            for name in ("other", "this"):
+            for name in ("other", "this") if pair % 2 == 0 else ("this", "other"):
                 runs[name].append(
                     _measure(servers[name], seconds, concurrency, _SubmitLoad(concurrency))
                 )
