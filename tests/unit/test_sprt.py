@@ -42,16 +42,6 @@ def test_equal_play_is_never_h1(deal_sets: int) -> None:
     assert decide([0.0] * deal_sets) != "H1"
 
 
-def test_the_difference_is_of_per_game_means_not_of_totals() -> None:
-    """A 4-seat gauntlet seats A once and B three times: equal play per game is a
-    difference of 0, whatever the seat counts (the old test compared totals)."""
-    test = Sprt()
-    for _ in range(40):
-        test.add([30], [30, 30, 30])
-    assert test.mean_difference == 0.0
-    assert test.decision == "H0"
-
-
 def test_it_decides_for_the_better_bot_either_way_round() -> None:
     rng = random.Random(5)
     better = [rng.gauss(-12, 15) for _ in range(300)]
@@ -87,7 +77,5 @@ def test_bad_parameters_are_refused() -> None:
         Sprt(margin=0)
     with pytest.raises(ValueError):
         Sprt(alpha=1.5)
-    with pytest.raises(ValueError):
-        Sprt().add([], [3])
     with pytest.raises(ValueError):
         Sprt().observe(float("nan"))
