@@ -205,7 +205,7 @@ def pairs_figure(summary: Mapping[str, Any]) -> Figure:
 
     pairs = summary.get("pairs", [])
     spreads = {(o["a"], o["b"]): o for o in summary.get("order_spreads", [])}
-    fig, ax = plt.subplots(figsize=(9, 0.8 * max(1, len(pairs)) + 1.8))
+    fig, ax = plt.subplots(figsize=(10, 0.8 * max(1, len(pairs)) + 2.0))
     for y, p in enumerate(pairs):
         mean = p["mean_difference"]
         ax.errorbar(
@@ -232,9 +232,11 @@ def pairs_figure(summary: Mapping[str, Any]) -> Figure:
     ax.set_yticks(range(len(pairs)), [pair_tick(summary, p) for p in pairs])
     ax.invert_yaxis()
     ax.set_xlabel(pairs_xlabel(bool(spreads), widest > 300))
+    test = summary.get("sprt")
     ax.set_title(
         f"{summary['ruleset']} seed {summary['seed']} ({summary['ruleset_hash'][:8]}),"
         f" {summary['schedule']}"
+        + (f"; SPRT: {test['decision']} after {test['deal_sets']} deals" if test else "")
     )
     fig.tight_layout()
     return fig
@@ -250,7 +252,7 @@ def pair_tick(summary: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
 
 def pairs_xlabel(seat_orders: bool, symlog: bool) -> str:
     return (
-        "A - B, penalty points per game: below 0, A better (dot: mean, bar: 95% interval"
+        "A - B, penalty points per game: below 0, A better\n(dot: mean, bar: 95% interval"
         + ("; x: each seat order" if seat_orders else "")
         + ("; symlog scale" if symlog else "")
         + ")"

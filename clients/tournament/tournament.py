@@ -182,7 +182,8 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
     if config.progress:
         from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
-        bar = tqdm(total=config.deals * config.seats * 8, unit="game", leave=False)
+        # (a schedule's own count replaces it once known; an SPRT's is its most)
+        bar = tqdm(total=config.deals * 2 * (config.seats + 1), unit="game", leave=False)
     try:
         if config.shard is not None:
             return await _play_shard(config, bar)

@@ -96,6 +96,10 @@ def test_a_clearly_stronger_bot_is_h1_and_the_other_way_round_h0(seats: int) -> 
     # decided at the first deal set allowed: the report holds exactly those
     assert summary["sprt"]["deal_sets"] == summary["deal_sets"] == 32
     assert len(rows) == 32 * 2 * (1 + seats)
+    (ax,) = pairs_figure(summary).axes
+    assert ax.get_title().endswith("mutual-substitution; SPRT: H1 after 32 deals")
+    (tick,) = [t.get_text() for t in ax.get_yticklabels()]
+    assert tick.startswith("greedy - random (each among the other's, both ways)\n32 deals: ")
 
 
 @pytest.fixture(scope="module")
