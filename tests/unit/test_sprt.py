@@ -11,7 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clients.tournament import schedule as sched
+from clients.tournament.runner import GameResult
 from clients.tournament.sprt import Sprt
+from clients.tournament.stats import mutual_differences
 
 differences = st.lists(
     st.floats(min_value=-200, max_value=200, allow_nan=False), min_size=1, max_size=80
@@ -35,6 +38,36 @@ def test_swapping_the_names_never_gives_h1_both_ways(xs: list[float], margin: fl
         forward.observe(x)
         swapped.observe(-x)
         assert not (forward.decision == "H1" and swapped.decision == "H1"), (xs, margin)
+
+
+@given(
+    st.integers(min_value=2, max_value=6),
+    st.floats(min_value=-20, max_value=20),
+    st.floats(min_value=0, max_value=60),
+    st.integers(min_value=0, max_value=2**32),
+)
+def test_two_bots_are_never_h1_both_ways_at_any_seat_count(
+    seats: int, edge: float, noise: float, seed: int
+) -> None:
+    """The SPRT's games (the mutual substitution) with made-up penalties: A ``edge``
+    points a seat worse than B plus noise per game and seat, and a seat effect; each
+    order's test on its own differences, as ``--sprt`` runs it."""
+    rng = random.Random(seed)
+    specs = sched.games(["a", "b"], seats, 40, 1, sched.MUTUAL_SUBSTITUTION)
+    level = {"a": 60 + edge, "b": 60.0}
+    results = [
+        GameResult(
+            spec,
+            [round(level[bot] + 4 * s + rng.gauss(0, noise)) for s, bot in enumerate(spec.seats)],
+            [],
+            "h",
+            1,
+            "inprocess",
+        )
+        for spec in specs
+    ]
+    verdicts = [decide(mutual_differences(results, *pair).values()) for pair in ("ab", "ba")]
+    assert verdicts.count("H1") <= 1, verdicts
 
 
 @given(st.integers(min_value=1, max_value=200))
