@@ -534,9 +534,10 @@ def _tournament_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--schedule",
         default="round-robin",
-        choices=["round-robin", "gauntlet", "substitution"],
+        choices=["round-robin", "gauntlet", "substitution", "mutual-substitution"],
         help="lineups; substitution: the first bot is the reference, each other one takes"
-        " each seat in turn among references (docs/BOTS.md)",
+        " each seat in turn among references (docs/BOTS.md); mutual-substitution: two"
+        " bots, each the reference of the other (what --sprt plays)",
     )
     parser.add_argument(
         "--seating",
@@ -561,7 +562,12 @@ def _tournament_flags(parser: argparse.ArgumentParser) -> None:
         help="--in-process: play games in this many processes at once (same results)",
     )
     parser.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
-    parser.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
+    parser.add_argument(
+        "--sprt",
+        default=None,
+        help="A,B: play A vs B on the mutual substitution until the SPRT decides whether A"
+        " is better (docs/TOURNAMENTS.md)",
+    )
     parser.add_argument(
         "--sprt-margin",
         type=positive_float,

@@ -151,7 +151,8 @@ def test_pairs_compare_bots_deal_set_by_deal_set() -> None:
     }
     pair = pair_stats(sets, "a", "b", seed=1)
     assert pair is not None
-    assert (pair.deal_sets, pair.mean_difference, pair.a_better_share) == (2, -5.0, 0.5)
+    assert (pair.deal_sets, pair.mean_difference) == (2, -5.0)
+    assert (pair.better_share, pair.tied_share, pair.worse_share) == (0.5, 0.0, 0.5)
     assert pair.ci_low == -20.0 and pair.ci_high == 10.0
     assert pair_stats(sets, "b", "c", seed=1) is None
 
