@@ -72,7 +72,8 @@ _EXTRA_SLOTS = 12  # meld slots for extra melds, where the rules allow them
 
 def card_type(c: Card) -> int:
     """The type of a card: what the two decks' copies share (the joker is one type)."""
-    return JOKER_TYPE if c.rank == JOKER_RANK else c.suit * 13 + c.rank - 1
+    # (a natural's id is deck * 52 + its type: docs/RULES.md's id layout)
+    return JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52
 
 
 def default_slots(rules: RuleSet) -> int:
@@ -257,7 +258,7 @@ def choices(
         kind = type(action)
         if kind is Discard:
             if types is None:
-                types = {c.id: card_type(c) for c in hand}
+                types = {c.id: JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in hand}
             index = layout.DISCARD + types[action.card]  # type: ignore[union-attr]
         elif kind is LayOff:
             assert isinstance(action, LayOff)
@@ -265,7 +266,7 @@ def choices(
                 truncation.slots += 1
                 continue
             if types is None:
-                types = {c.id: card_type(c) for c in hand}
+                types = {c.id: JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in hand}
             end = 1 if action.end is End.HIGH else 0
             index = layout.lay_off + (types[action.card] * slots + action.meld) * 2 + end
         elif kind is Draw:
@@ -283,7 +284,7 @@ def choices(
                 truncation.slots += 1
                 continue
             if types is None:
-                types = {c.id: card_type(c) for c in hand}
+                types = {c.id: JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in hand}
             index = layout.swap + types[action.card] * slots + action.meld
         elif kind is ExtraMeld:
             assert isinstance(action, ExtraMeld)

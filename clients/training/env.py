@@ -130,6 +130,9 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self.memories: list[TableMemory] = []
         self._choices: Choices | None = None
         self._selected = -1
+        self._situation: Situation | None = None
+        self._no_actions = np.zeros(self.action_layout.size, dtype=np.int8)
+        self._no_actions.flags.writeable = False  # (one array, shared by every idle seat)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -226,6 +229,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._selected = seat
         self.agent_selection = self.possible_agents[seat]
         sit = Situation.from_state(game, seat)
+        self._situation = sit  # (observe's, until the next step)
         self.memories[seat].observe(sit)
         blocked = game.blocked_card
         self._choices = choices(
@@ -244,7 +248,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         return self._selected if self._selected >= 0 else game.current
 
     def _set_infos(self, current: Choices | None) -> None:
-        zeros = np.zeros(self.action_layout.size, dtype=np.int8)
+        zeros = self._no_actions
         for a in self.agents:
             self.infos[a] = {"action_mask": zeros}
         if current is not None:
@@ -258,7 +262,9 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         seat = self.possible_agents.index(agent)
         game = self.game
         current = self._choices if seat == self._selected else None
-        sit = Situation.from_state(game, seat)
+        sit = self._situation
+        if current is None or sit is None:
+            sit = Situation.from_state(game, seat)
         obs = encode(
             self.observation_layout,
             sit,

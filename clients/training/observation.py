@@ -14,6 +14,7 @@ numbers too large for int8 are scaled and clipped (scores by 8, sizes capped at 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,8 +23,8 @@ from numpy.typing import NDArray
 
 from clients.bots.base import Situation
 from clients.bots.search import TableMemory
-from clients.training.actions import CARD_TYPES, LAYOUT_FEATURES, card_type
-from engine.cards import card
+from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
+from engine.cards import MAX_DECKS, MAX_JOKERS
 from engine.rulesets import MeldKind, RuleSet
 
 __all__ = ["PHASES", "ObservationLayout", "encode"]
@@ -67,12 +68,32 @@ class ObservationLayout:
 
     @property
     def size(self) -> int:
-        offset, length = self.parts()["layouts"]
-        return offset + length
+        return _size(self)
 
 
 def _clip(value: int) -> int:
     return -128 if value < -128 else (127 if value > 127 else value)
+
+
+@functools.lru_cache(maxsize=64)
+def _offsets(shape: ObservationLayout) -> tuple[int, ...]:
+    parts = shape.parts()
+    return tuple(parts[name][0] for name in parts)
+
+
+@functools.lru_cache(maxsize=64)
+def _size(shape: ObservationLayout) -> int:
+    offset, length = shape.parts()["layouts"]
+    return offset + length
+
+
+def _type_of_id(decks: int) -> tuple[int, ...]:
+    """Card id -> type, for a game of ``decks`` decks (jokers after the naturals)."""
+    naturals = decks * 52
+    return tuple(i % 52 if i < naturals else JOKER_TYPE for i in range(naturals + MAX_JOKERS))
+
+
+_TYPES = {decks: _type_of_id(decks) for decks in range(1, MAX_DECKS + 1)}
 
 
 def encode(
@@ -80,68 +101,58 @@ def encode(
     sit: Situation,
     memory: TableMemory,
     layout_features: Sequence[tuple[int, ...]] = (),
-    out: NDArray[np.int8] | None = None,
 ) -> NDArray[np.int8]:
-    """``sit``'s seat's observation (written into ``out`` when given)."""
-    parts = shape.parts()
-    vec = np.zeros(shape.size, dtype=np.int8) if out is None else out
-    if out is not None:
-        vec.fill(0)
+    """``sit``'s seat's observation.  (Written into a bytearray, each number as its
+    int8's byte, and viewed as int8 once: a step's hot path.)"""
+    (hand_at, pile_at, known_at, table_at, top_at, blocked_at, slots_at, seats_at, scalars_at,
+     layouts_at) = _offsets(shape)  # fmt: skip
+    vec = bytearray(shape.size)
     rules: RuleSet = sit.rules
-    decks = rules.decks
+    type_of = _TYPES[rules.decks]
     seats = sit.seats
     me = sit.seat
-
-    def rel(seat: int) -> int:
-        return (seat - me) % seats
-
-    base = parts["hand"][0]
     for c in sit.hand:
-        vec[base + card_type(c)] += 1
-    base = parts["pile_seen"][0]
+        vec[hand_at + type_of[c.id]] += 1
     for cid in memory.pile:
-        vec[base + card_type(card(cid, decks))] += 1
-    base = parts["opponents_known"][0]
+        vec[pile_at + type_of[cid]] += 1
     for seat, held in memory.held.items():
-        r = rel(seat)
+        r = (seat - me) % seats
         if r == 0:
             continue
+        at = known_at + (r - 1) * CARD_TYPES
         for cid in held:
-            vec[base + (r - 1) * CARD_TYPES + card_type(card(cid, decks))] += 1
-    base = parts["table"][0]
+            vec[at + type_of[cid]] += 1
     for m in sit.table:
         for c in m.cards:
-            vec[base + card_type(c)] += 1
+            vec[table_at + type_of[c.id]] += 1
     if sit.discard_top is not None:
-        vec[parts["discard_top"][0] + card_type(sit.discard_top)] = 1
+        vec[top_at + type_of[sit.discard_top.id]] = 1
     if sit.taken_from_discard is not None:
-        vec[parts["blocked"][0] + card_type(card(sit.taken_from_discard, decks))] = 1
-    base = parts["slots"][0]
+        vec[blocked_at + type_of[sit.taken_from_discard]] = 1
     for i, m in enumerate(sit.table[: shape.slots]):
-        at = base + i * SLOT_FEATURES
-        run = m.kind is MeldKind.RUN
-        vec[at : at + SLOT_FEATURES] = (
-            1,
-            int(run),
-            m.rank,
-            m.suit + 1,
-            min(127, len(m.cards)),
-            min(127, m.jokers),
-            rel(m.owner) + 1 if m.owner >= 0 else 0,
+        at = slots_at + i * SLOT_FEATURES
+        vec[at : at + SLOT_FEATURES] = bytes(
+            (
+                1,
+                int(m.kind is MeldKind.RUN),
+                m.rank,
+                m.suit + 1,
+                min(127, len(m.cards)),
+                min(127, m.jokers),
+                (m.owner - me) % seats + 1 if m.owner >= 0 else 0,
+            )
         )
-    base = parts["seats"][0]
+    sizes, opened, scores = sit.hand_sizes, sit.opened_seats, sit.scores
     for seat in range(seats):
-        at = base + rel(seat) * SEAT_FEATURES
-        size = sit.hand_sizes[seat] if sit.hand_sizes else len(sit.hand)
-        opened = sit.opened_seats[seat] if sit.opened_seats else False
-        score = sit.scores[seat] if sit.scores else 0
-        vec[at : at + SEAT_FEATURES] = (
-            min(127, size),
-            int(opened),
-            _clip(score // 8),
-            int(seat == sit.current),
+        at = seats_at + ((seat - me) % seats) * SEAT_FEATURES
+        vec[at : at + SEAT_FEATURES] = bytes(
+            (
+                min(127, sizes[seat] if sizes else len(sit.hand)),
+                int(opened[seat]) if opened else 0,
+                _clip(scores[seat] // 8 if scores else 0) & 0xFF,
+                int(seat == sit.current),
+            )
         )
-    base = parts["scalars"][0]
     contract = rules.contracts[sit.round_number - 1]
     phase = PHASES.index(sit.phase)
     scalars = [
@@ -160,9 +171,8 @@ def encode(
     ]
     for need in contract.melds[:MAX_CONTRACT_MELDS]:
         scalars.extend((1 if need.kind is MeldKind.SET else 2, min(127, need.size)))
-    vec[base : base + len(scalars)] = scalars
-    base = parts["layouts"][0]
+    vec[scalars_at : scalars_at + len(scalars)] = bytes(scalars)
     for k, features in enumerate(layout_features[: shape.layouts]):
-        at = base + k * LAYOUT_FEATURES
-        vec[at : at + LAYOUT_FEATURES] = features
-    return vec
+        at = layouts_at + k * LAYOUT_FEATURES
+        vec[at : at + LAYOUT_FEATURES] = bytes(features)
+    return np.frombuffer(vec, dtype=np.int8)
