@@ -254,7 +254,10 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         transport=args.transport,
         shard=shard,
         out=Path(args.out) if args.out and shard is not None else None,
+        record=Path(args.record) if args.record else None,
     )
+    if config.record is not None and (config.target or not args.in_process):
+        raise CommandError("--record needs --in-process (games played on the engine here)")
 
     async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         running = None
@@ -562,6 +565,11 @@ def _tournament_flags(parser: argparse.ArgumentParser) -> None:
         help="--in-process: play games in this many processes at once (same results)",
     )
     parser.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="--in-process: write each game's replayable log here (docs/TRAINING.md)",
+    )
     parser.add_argument(
         "--sprt",
         default=None,
