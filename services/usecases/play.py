@@ -6,8 +6,9 @@ the same events, redacted the same way, the same cursors) with two additions: a
 which the seat may act, and *acts*, each applied by :func:`.moves.submit_action`
 exactly as a unary SubmitAction is (compare-and-set, idempotency by request id, the
 rate limit, typed errors) and answered by its *result* on the stream.  A refusal is a
-message, never the end of the stream: only the server stopping ends it (UNAVAILABLE,
-as a watch).
+message, never the end of the stream: the server stopping ends it (UNAVAILABLE, as a
+watch), and so does the client once it has half-closed its side and every session it
+opened is over (closed or unsubscribed) and every act answered: then with OK.
 
 Many games per stream (docs/API.md, "Play"): every message names its session, a
 ``(game_id, seat)`` pair, so that a bot-pool worker playing hundreds of house-bot
@@ -120,6 +121,10 @@ class PlayStream:
         #: (UNAVAILABLE, retried) rather than as an act of no session
         self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
         self._closed = False
+        #: the client sent its last message (half-closed): the stream ends, with OK,
+        #: once no session is left and every act is answered
+        self._half_closed = False
+        self._finished = False
         #: counts for the logs and the benchmarks: messages in and out
         self.received = 0
         self.sent = 0
@@ -151,6 +156,21 @@ class PlayStream:
             await self._send(
                 pb.PlayResponse(error=play_error(invalid("a PlayRequest needs one of its kinds")))
             )
+
+    async def half_closed(self) -> None:
+        """The client sent its last message: the stream ends once its sessions are."""
+        self._half_closed = True
+        await self._finish_if_done()
+
+    async def _finish_if_done(self) -> None:
+        """End the stream with OK (after what is waiting to be sent) when the client has
+        half-closed it, no session is left and no act is unanswered but the caller's."""
+        if not self._half_closed or self._finished or self._closed:
+            return
+        if any(self._sessions.values()) or self._acts - {asyncio.current_task()}:
+            return
+        self._finished = True
+        await self._outbox.put(None)
 
     async def _subscribe(self, request: pb.PlaySubscribe, admitted: bool) -> None:
         requested = request.seat if request.HasField("seat") else None
@@ -192,6 +212,7 @@ class PlayStream:
             if session.seat is not None:
                 closed.seat = session.seat
             await self._send(closed)
+        await self._finish_if_done()
 
     async def _end(self, session: _Session) -> None:
         sessions = self._sessions.get(session.game_id, [])
@@ -236,6 +257,7 @@ class PlayStream:
         if seat is not None:
             message.seat = seat
         await self._send(message)
+        await self._finish_if_done()
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
         """The authenticated session an act names (None: none, or it was refused).
@@ -312,6 +334,11 @@ class PlayStream:
             sessions = self._sessions.get(game_id, [])
             if session in sessions:
                 sessions.remove(session)
+            if not sessions:
+                self._sessions.pop(game_id, None)
+            task = asyncio.current_task()
+            if task is None or not task.cancelling():  # (an ended session's: its ender checks)
+                await self._finish_if_done()
 
     def _unreachable_for(self, game_id: str, seat: int | None) -> ServiceError | None:
         """The store's refusal that ended the session an act names, if that is why it
@@ -426,7 +453,8 @@ class PlayStream:
                 self._outbox.put_nowait(None)
 
     async def responses(self) -> AsyncIterator[pb.PlayResponse]:
-        """What to send, until the server stops (then :func:`.streams.shutting_down`)."""
+        """What to send, until the server stops (then :func:`.streams.shutting_down`)
+        or the client's half-closed stream has nothing left (then it returns: OK)."""
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
         getting: asyncio.Future[pb.PlayResponse | None] | None = None
         try:
@@ -436,6 +464,8 @@ class PlayStream:
                     # message: a move's result and prompt often come together)
                     item = self._outbox.get_nowait()
                     if item is None:
+                        if self._finished:
+                            return
                         raise shutting_down()
                     self.sent += 1
                     yield item
@@ -449,6 +479,8 @@ class PlayStream:
                     raise shutting_down()
                 item = getting.result()
                 if item is None:
+                    if self._finished:
+                        return
                     raise shutting_down()
                 self.sent += 1
                 yield item
