@@ -42,7 +42,7 @@ from .access import acting_seat
 from .context import Caller, Context
 from .moves import submit_action
 from .quotas import admit, hold_stream
-from .records import Loaded
+from .records import Loaded, table_full
 from .streams import StreamStart, deal_events, shutting_down, stream_start
 from .views import view_of
 
@@ -60,6 +60,11 @@ OUTBOX_SIZE = 1024
 #: than wait for an entry that nobody will write: both seats waiting for that prompt
 BEHIND = -2
 BEHIND_RECHECK = 0.25
+#: a prompt's judgement when the table is not full yet: no seat may act before every
+#: seat is taken (TABLE_NOT_FULL), and a join writes no log entry to wake the session,
+#: so it reads the game's record again every WAITING_RECHECK seconds until it is
+WAITING = -3
+WAITING_RECHECK = 0.5
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -378,7 +383,9 @@ class PlayStream:
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
             behind = prompted == BEHIND
-            items = await _log_after(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
+            waiting = prompted == WAITING
+            recheck = BEHIND_RECHECK if behind else WAITING_RECHECK if waiting else None
+            items = await _log_after(ctx, game_id, version - 1, recheck)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
                 if not prompts_only:
@@ -389,7 +396,7 @@ class PlayStream:
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
-            if (items or behind) and version - 1 > prompted and last is None:
+            if (items or behind or waiting) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
                 if prompted == BEHIND and not behind:  # (logged once, not every recheck)
                     log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
@@ -420,9 +427,14 @@ class PlayStream:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them; BEHIND when the game's
-        record is not at ``version`` yet)."""
+        record is not at ``version`` yet; WAITING while a seat is free)."""
         if loaded is None or loaded.version != version:
             loaded = await self._ctx.load_committed(session.game_id, version)
+        if not table_full(loaded.record) and not loaded.state.is_terminal():
+            # (a join writes no log entry: the record as the store has it now)
+            loaded = await self._ctx.load(session.game_id)
+            if not table_full(loaded.record) and loaded.version == version:
+                return WAITING
         if loaded.version < version:
             return BEHIND
         if loaded.version != version:
