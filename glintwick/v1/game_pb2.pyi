@@ -3805,7 +3805,9 @@ class PlayResponse(_message.Message):
 
     @_builtins.property
     def result(self) -> Global___PlayResult:
-        """The answer to one act."""
+        """The answer to every act, also to an act of no session on this stream (never
+        subscribed, or its session over: INVALID_ARGUMENT).
+        """
 
     @_builtins.property
     def closed(self) -> Global___PlayClosed:
@@ -3816,8 +3818,8 @@ class PlayResponse(_message.Message):
 
     @_builtins.property
     def error(self) -> Global___PlayError:
-        """A message the server could not read or route (an undecodable message, an act
-        of no session): answered here; the stream stays open.
+        """A message the server could not read (bytes that are no PlayRequest, a request
+        of no kind): answered here; the stream stays open.
         """
 
     def __init__(
