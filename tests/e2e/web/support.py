@@ -95,7 +95,7 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
             tab.click("#continue")
         elif tab.visible("#claim"):
             # (a seat before this one may claim the card too, and win it: claim again)
-            won = tab.page.locator(".log li:has-text('Ada (you) takes')").count()
+            won = tab.page.locator(".log li:has-text('You take')").count()
             if won < claims_wanted and done.claims < claims_wanted + 3:
                 tab.shot("may-i")
                 if tab.click("#claim"):
@@ -132,9 +132,18 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
 
 
 def start_game(
-    tab: Tab, rules: str, seats: int, *, extra: str = "", rounds: int = 1, pace: int = 0
+    tab: Tab,
+    rules: str,
+    seats: int,
+    *,
+    extra: str = "",
+    rounds: int = 1,
+    pace: int = 0,
+    mayi: str = "ask",
 ) -> str:
-    query = f"?rounds={rounds}&pace={pace}{extra}"
+    """A game against house bots through the start screen (``mayi``: the page's May I?
+    choice, ``ask`` a prompt for every window)."""
+    query = f"?rounds={rounds}&pace={pace}&mayi={mayi}{extra}"
     if rules == "contract" and seats != 4:
         query += f"&players={seats}"
     tab.page.goto(f"{tab.base}/{query}")

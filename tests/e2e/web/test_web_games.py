@@ -270,8 +270,8 @@ def test_a_joker_swap_and_a_lay_off_by_clicking(tab: Tab) -> None:
     tab.shot("contract-preview")
     page.click("#confirm-contract")
     # the melds laid are the ones previewed
-    page.wait_for_selector(".owner:has-text('Ada (you)') .meld")
-    assert page.locator(".owner:has-text('Ada (you)') .meld-cards").all_inner_texts() == preview
+    page.wait_for_selector(".seat.me .meld")
+    assert page.locator(".seat.me .meld-cards").all_inner_texts() == preview
     page.wait_for_selector(".hand [data-moves~=discard]")
     page.click(".hand [data-code='8D']")
     page.click("#discard")

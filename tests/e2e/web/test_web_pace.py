@@ -26,7 +26,7 @@ def test_house_bots_move_at_the_chosen_pace(tab: Tab) -> None:
     while "discarded" not in seen and time.monotonic() - started < 10:
         log = page.inner_text(".log")
         for what in ("drew", "discarded"):
-            if f"Greedy bot 2 {what}" in log and what not in seen:
+            if f"Casual bot 2 {what}" in log and what not in seen:
                 seen[what] = time.monotonic() - started
         page.wait_for_timeout(40)
     assert seen.keys() == {"drew", "discarded"}, seen
