@@ -256,6 +256,7 @@ function installView(t, view) {
   view.pile = same ? kept : view.discardTop ? [view.discardTop] : [];
   if (t.view && t.view.round !== view.round) t.order = [];
   view.lastMove = t.view ? t.view.lastMove : null;
+  view.drawn = t.view && t.view.round === view.round ? t.view.drawn : null; // (the card the person drew last)
   t.view = view;
   t.modelVersion = num(view.version);
   if (view.gameOver && !t.gameEnd) {
