@@ -83,7 +83,7 @@ function screen(title, ...children) {
 // ------------------------------------------------------------------ start screen
 
 // house bots offered to people by strength, weakest first (docs/BOTS.md measures them)
-const STRENGTHS = [["random", "Beginner"], ["greedy", "Casual"], ["strong", "Skilled"], ["expert", "Expert"]];
+const STRENGTHS = [["random", "Beginner"], ["greedy", "Casual"], ["strong", "Skilled"], ["expert", "Expert"], ["best", "Champion"]];
 
 // dev options (docs/WEB.md): ?rounds=N plays the preset's first N contracts only, as a
 // custom rule set (&from=K starts at the K-th, &deal=N deals N cards a round, &turnCap=N
