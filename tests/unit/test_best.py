@@ -8,6 +8,7 @@ import dataclasses
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,52 @@ def test_best_is_deterministic_for_a_seed(ruleset: str, seats: int) -> None:
     first, _ = _play(ONE_ROUND[ruleset], seats, 4)
     again, _ = _play(ONE_ROUND[ruleset], seats, 4)
     assert again == first
+
+
+#: the work of one decision, in solver calls (``missing`` or ``analyse`` of a hand): a
+#: rule bot judges each distinct card kind of its hand once (expert: at most one call
+#: per card in hand and one more), so two per card leaves room; a solver call is
+#: bounded itself (it looks for at most LIMIT missing cards)
+SOLVER_CALLS_PER_CARD = 2
+
+
+@pytest.mark.parametrize(("ruleset", "seats"), [("whiskertrail", 2), ("contract", 4)])
+def test_best_keeps_to_its_per_decision_budget_of_work(
+    ruleset: str, seats: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted in work units, not seconds: rollouts per decision for a search bot (at
+    most its budget: worlds × candidates), solver calls per decision for a rule bot (at
+    most two per card in hand and one more)."""
+    import clients.bots.greedy as greedy
+    import clients.bots.strong as strong
+
+    calls = [0]
+
+    def counted(function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[0] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(greedy, "missing_cards", counted(greedy.missing_cards))
+    monkeypatch.setattr(strong, "analyse", counted(strong.analyse))
+    rules = ONE_ROUND[ruleset]
+    bots = [make_bot("best", 7 + s) for s in range(seats)]
+    for s, bot in enumerate(bots):
+        bot.setup(rules, s)
+    state = GameState.new_game(rules, seats, b"budget!!")
+    rng = random.Random(7)
+    most_calls = most_rollouts = 0
+    while not state.is_terminal():
+        seat = state.to_act[0]
+        hand = len(state.hands[seat])
+        before, rolled = calls[0], getattr(bots[seat], "rollouts", 0)
+        state, _, _ = engine_turn(state, seat, bots[seat], rng)
+        rollouts = getattr(bots[seat], "rollouts", 0) - rolled
+        most_rollouts = max(most_rollouts, rollouts)
+        if rollouts == 0:
+            most_calls = max(most_calls, calls[0] - before)
+            assert calls[0] - before <= SOLVER_CALLS_PER_CARD * (hand + 1)
+    assert most_calls > 0
+    assert most_rollouts <= getattr(bots[0], "budget_rollouts", 0)
