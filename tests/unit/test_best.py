@@ -91,8 +91,11 @@ def test_best_keeps_to_its_per_decision_budget_of_work(
 
         return call
 
-    monkeypatch.setattr(greedy, "missing_cards", counted(greedy.missing_cards))
-    monkeypatch.setattr(strong, "analyse", counted(strong.analyse))
+    from engine import solver
+
+    # the bots' own references to the solver's entry points
+    monkeypatch.setattr(greedy, "missing_cards", counted(solver.missing_cards))
+    monkeypatch.setattr(strong, "analyse", counted(solver.analyse))
     rules = ONE_ROUND[ruleset]
     bots = [make_bot("best", 7 + s) for s in range(seats)]
     for s, bot in enumerate(bots):
