@@ -383,7 +383,7 @@ def bots(args: argparse.Namespace) -> int:
 # create a game and seat house bots, whose moves cost the bot pool's CPU, so by
 # default only the cheap fair ones: not ``montecarlo`` (tens of milliseconds a move)
 # nor ``oracle`` (for measuring; through the API it is ``montecarlo``).
-HOUSE_BOTS = "random,greedy,strong,expert"
+HOUSE_BOTS = "random,greedy,strong,expert,best"
 # what FillWithBots seats when the request names no bot
 FILL_BOT = "greedy"
 
