@@ -254,7 +254,10 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         transport=args.transport,
         shard=shard,
         out=Path(args.out) if args.out and shard is not None else None,
+        record=Path(args.record) if args.record else None,
     )
+    if config.record is not None and (config.target or not args.in_process):
+        raise CommandError("--record needs --in-process (games played on the engine here)")
 
     async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         running = None
@@ -380,7 +383,7 @@ def bots(args: argparse.Namespace) -> int:
 # create a game and seat house bots, whose moves cost the bot pool's CPU, so by
 # default only the cheap fair ones: not ``montecarlo`` (tens of milliseconds a move)
 # nor ``oracle`` (for measuring; through the API it is ``montecarlo``).
-HOUSE_BOTS = "random,greedy,strong,expert"
+HOUSE_BOTS = "random,greedy,strong,expert,best"
 # what FillWithBots seats when the request names no bot
 FILL_BOT = "greedy"
 
@@ -562,6 +565,11 @@ def _tournament_flags(parser: argparse.ArgumentParser) -> None:
         help="--in-process: play games in this many processes at once (same results)",
     )
     parser.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="--in-process: write each game's replayable log here (docs/TRAINING.md)",
+    )
     parser.add_argument(
         "--sprt",
         default=None,

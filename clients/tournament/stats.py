@@ -196,7 +196,7 @@ def all_pairs(results: Sequence[GameResult], ranked: Sequence[str], seed: int) -
 
 
 #: how a round can end (engine.events.RoundEnded.reason), someone out first
-ROUND_END_REASONS = ("went_out", "exhaustions", "turn_cap", "dry")
+ROUND_END_REASONS = ("went_out", "exhaustions", "turn_cap", "dry", "dead")
 
 
 def round_endings(results: Sequence[GameResult]) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class Config:
     prompts_only: bool = True  # Play streams without events (the bots read none)
     shard: Shard | None = None  # play only this shard's deal sets, recorded in ``out``
     out: Path | None = None  # where a shard's results file is (shards.Shard.file)
+    record: Path | None = None  # in process: each game's replayable log goes here
 
     @property
     def played_schedule(self) -> str:
@@ -162,7 +163,9 @@ async def _play(
             finished=finished,
             prompts_only=config.prompts_only,
         )
-    return run_inprocess(specs, config.rules, config.seed, progress, finished, config.workers)
+    return run_inprocess(
+        specs, config.rules, config.seed, progress, finished, config.workers, config.record
+    )
 
 
 async def _play_shard(config: Config, bar: Any) -> tuple[dict[str, Any], list[GameResult]]:

@@ -165,6 +165,7 @@ EXAMPLE = ROOT / "docs" / "examples" / "lowball_bot.py"
 
 def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
     assert known_bots() == [
+        "best",
         "expert",
         "greedy",
         "montecarlo",
@@ -196,8 +197,8 @@ def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
         (
             "",
             "nobody",
-            r"unknown bot 'nobody'; known: expert, greedy, montecarlo, oracle, random, search,"
-            r" strong",
+            r"unknown bot 'nobody'; known: best, expert, greedy, montecarlo, oracle, random,"
+            r" search, strong",
         ),
         ("", "no_such_module_here:Bot", r"cannot import no_such_module_here: ModuleNotFoundError"),
         ("raise RuntimeError('boom')\n", "FILE:Bot", r"cannot import .*: RuntimeError: boom"),
