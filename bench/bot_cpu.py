@@ -8,6 +8,9 @@ design's games, :mod:`clients.tournament.schedule`); the CPU time (``thread_time
 that a loaded machine's waiting is not counted) of every turn of the bot's seat, engine
 step included (a few tens of µs: ``random``'s whole figure).  Prints a
 JSON line per bot: decisions, mean and largest CPU per decision, CPU per game.
+(:mod:`bench.bench_bots` times a bot in every seat against itself, for ``best``'s
+budget; this one times it where the strength ladder measures it, the oracle attached
+to the true game as the tournament runner attaches it.)
 """
 
 from __future__ import annotations

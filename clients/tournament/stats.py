@@ -263,7 +263,7 @@ def substitution_pairs(results: Sequence[GameResult], seed: int) -> list[PairSta
     by_candidate = substitution_differences(results)
     reference = next((r.spec.lineup[0] for r in results), "")
     pairs = [
-        _pair(c, reference, list(d.values()), seed, SUBSTITUTED)
+        substitution_pair(c, reference, list(d.values()), seed)
         for c, d in by_candidate.items()
         if d
     ]
@@ -276,6 +276,13 @@ def substitution_pairs(results: Sequence[GameResult], seed: int) -> list[PairSta
                 diffs = [by_candidate[a][d] - by_candidate[b][d] for d in deals]
                 pairs.append(_pair(a, b, diffs, seed, VIA_REFERENCE))
     return pairs
+
+
+def substitution_pair(
+    candidate: str, reference: str, diffs: Sequence[float], seed: int
+) -> PairStats:
+    """A candidate's substitution differences against a reference, as a pair."""
+    return _pair(candidate, reference, diffs, seed, SUBSTITUTED)
 
 
 def mutual_differences(results: Sequence[GameResult], a: str, b: str) -> dict[int, float]:

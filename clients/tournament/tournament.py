@@ -30,7 +30,9 @@ from clients.tournament.stats import (
     mutual_pair,
     order_spreads,
     round_endings,
+    substituted_differences,
     substitution_bot_stats,
+    substitution_pair,
     substitution_pairs,
 )
 from engine.rulesets import RuleSet
@@ -109,9 +111,15 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
     if schedule == "substitution":
         pairs = substitution_pairs(results, config.seed)
     elif schedule == SPRT_SCHEDULE:
+        # the mutual difference, then its two halves: A among Bs, B among As
         a, b = (names[s] for s in (config.sprt or config.bots))
         pair = mutual_pair(results, a, b, config.seed)
+        halves = substituted_differences(results)
         pairs = [pair] if pair is not None else []
+        for candidate, reference in ((a, b), (b, a)):
+            if halves.get((candidate, reference)):
+                diffs = list(halves[(candidate, reference)].values())
+                pairs.append(substitution_pair(candidate, reference, diffs, config.seed))
     else:
         pairs = all_pairs(results, [s.bot for s in stats], config.seed)
     return {

@@ -79,7 +79,15 @@ async def test_sprt_stops_when_decided() -> None:
     assert len(results) == 2 * (1 + 2) * summary["sprt"]["deal_sets"]
     assert summary["schedule"] == "mutual-substitution"
     assert summary["deal_sets"] == summary["sprt"]["deal_sets"]
-    assert [p["deal_sets"] for p in summary["pairs"]] == [summary["sprt"]["deal_sets"]]
+    # the test's difference, then its halves: greedy among randoms, random among greedys
+    assert [(p["a"], p["b"], p["design"]) for p in summary["pairs"]] == [
+        ("greedy", "random", "mutual"),
+        ("greedy", "random", "substitution"),
+        ("random", "greedy", "substitution"),
+    ]
+    assert {p["deal_sets"] for p in summary["pairs"]} == {summary["sprt"]["deal_sets"]}
+    mutual, there, back = (p["mean_difference"] for p in summary["pairs"])
+    assert mutual == pytest.approx((there - back) / 2)
     assert summary["pairs"][0]["mean_difference"] == pytest.approx(
         summary["sprt"]["mean_difference"], abs=1e-4
     )

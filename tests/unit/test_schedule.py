@@ -8,7 +8,7 @@ from collections import Counter
 from itertools import permutations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clients.tournament import schedule as sched
@@ -27,6 +27,7 @@ def neighbours(seats: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(seats[s], seats[s - 1]) for s in range(len(seats))]
 
 
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
 @given(st.lists(st.sampled_from("abcde"), min_size=2, max_size=5))
 def test_cyclic_orders_are_every_arrangement_up_to_rotation_once(bots: list[str]) -> None:
     lineup = tuple(bots)
@@ -144,6 +145,7 @@ def test_a_reference_mean_is_its_own_games_only() -> None:
     assert x.mean_penalty == pytest.approx(40, abs=5)
 
 
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
 @given(st.permutations(["a", "b"]), st.sampled_from([2, 3, 4]), st.integers(0, 2**32))
 def test_the_mutual_substitution_is_the_same_games_whichever_bot_is_named_first(
     named: list[str], seats: int, seed: int
@@ -161,6 +163,7 @@ def test_the_mutual_substitution_is_the_same_games_whichever_bot_is_named_first(
         sched.games(["a", "b", "c"], seats, 1, seed, sched.MUTUAL_SUBSTITUTION)
 
 
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
 @given(st.integers(0, 2**32), st.sampled_from([2, 4]))
 def test_mutual_differences_negate_exactly_when_the_names_swap(seed: int, seats: int) -> None:
     specs = sched.games(["a", "b"], seats, 4, 1, sched.MUTUAL_SUBSTITUTION)

@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterable
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clients.tournament import schedule as sched
@@ -31,6 +31,7 @@ def decide(xs: Iterable[float], margin: float = 5.0) -> str:
     return test.decision
 
 
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
 @given(differences, st.floats(min_value=0.5, max_value=30))
 def test_swapping_the_names_never_gives_h1_both_ways(xs: list[float], margin: float) -> None:
     forward, swapped = Sprt(margin=margin), Sprt(margin=margin)
@@ -40,6 +41,7 @@ def test_swapping_the_names_never_gives_h1_both_ways(xs: list[float], margin: fl
         assert not (forward.decision == "H1" and swapped.decision == "H1"), (xs, margin)
 
 
+@settings(deadline=None, max_examples=60)  # 480 made-up games an example
 @given(
     st.integers(min_value=2, max_value=6),
     st.floats(min_value=-20, max_value=20),
@@ -70,6 +72,7 @@ def test_two_bots_are_never_h1_both_ways_at_any_seat_count(
     assert verdicts.count("H1") <= 1, verdicts
 
 
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
 @given(st.integers(min_value=1, max_value=200))
 def test_equal_play_is_never_h1(deal_sets: int) -> None:
     assert decide([0.0] * deal_sets) != "H1"
