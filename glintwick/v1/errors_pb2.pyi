@@ -72,6 +72,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     the same seat with another action or expected_version. The same request again
     gets its first answer; a new request needs a new id.
     """
+    ERROR_REASON_PATH_MISMATCH: _ErrorReason.ValueType  # 15
+    """HTTP only: a body field that the path carries too (`gameId`) with another value
+    than the path's. Leave it out of the body, or give the path's.
+    """
     ERROR_REASON_GAME_OVER: _ErrorReason.ValueType  # 20
     """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
     The game is over.
@@ -255,6 +259,10 @@ ERROR_REASON_REQUEST_ID_REUSED: ErrorReason.ValueType  # 14
 """A request_id used before for another request: a SubmitAction (or Play act) of
 the same seat with another action or expected_version. The same request again
 gets its first answer; a new request needs a new id.
+"""
+ERROR_REASON_PATH_MISMATCH: ErrorReason.ValueType  # 15
+"""HTTP only: a body field that the path carries too (`gameId`) with another value
+than the path's. Leave it out of the body, or give the path's.
 """
 ERROR_REASON_GAME_OVER: ErrorReason.ValueType  # 20
 """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
