@@ -23,7 +23,7 @@ release-proto: $(STAMP)
 	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
 	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
-.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest docs-limits
 
 ## This list: each target and what it does, in one line.
 help:
@@ -99,7 +99,8 @@ pytest: $(STAMP) redis-server chromium node
 ## manifests, the docs' events, error reasons and paths, the proto's comments).
 UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.py \
 	test_generated_code.py test_layers.py test_k8s_manifests.py test_event_docs.py \
-	test_error_reasons.py test_proto_comments.py test_makefile.py test_docs_paths.py)
+	test_error_reasons.py test_proto_comments.py test_makefile.py test_docs_paths.py \
+	test_limits_doc.py)
 unit: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
@@ -177,6 +178,11 @@ loadtest: $(STAMP) redis-server
 clean:
 	rm -rf $(VENV) build *.egg-info engine/*.so engine/solver/*.so engine/solver/build_stamp.py \
 		.pytest_cache .mypy_cache .ruff_cache
+
+## Write docs/API.md's default rate limits and quotas from the server's constants.
+## (services/config.py; tests/integration/test_limits_doc.py fails while they differ)
+docs-limits: $(STAMP)
+	$(BIN)/python -m services.limits_doc
 
 ## Regenerate the Python code of proto/ and glintwick/v1/descriptors.binpb.
 ## (Both committed: `make test` checks they are current.)

@@ -67,6 +67,15 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """CreateGame: a `seed` that is not lowercase hex of whole bytes, or over 64
     bytes (128 hex digits).
     """
+    ERROR_REASON_REQUEST_ID_REUSED: _ErrorReason.ValueType  # 14
+    """A request_id used before for another request: a SubmitAction (or Play act) of
+    the same seat with another action or expected_version. The same request again
+    gets its first answer; a new request needs a new id.
+    """
+    ERROR_REASON_PATH_MISMATCH: _ErrorReason.ValueType  # 15
+    """HTTP only: a body field that the path carries too (`gameId`) with another value
+    than the path's. Leave it out of the body, or give the path's.
+    """
     ERROR_REASON_GAME_OVER: _ErrorReason.ValueType  # 20
     """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
     The game is over.
@@ -245,6 +254,15 @@ with the same filter.
 ERROR_REASON_INVALID_SEED: ErrorReason.ValueType  # 19
 """CreateGame: a `seed` that is not lowercase hex of whole bytes, or over 64
 bytes (128 hex digits).
+"""
+ERROR_REASON_REQUEST_ID_REUSED: ErrorReason.ValueType  # 14
+"""A request_id used before for another request: a SubmitAction (or Play act) of
+the same seat with another action or expected_version. The same request again
+gets its first answer; a new request needs a new id.
+"""
+ERROR_REASON_PATH_MISMATCH: ErrorReason.ValueType  # 15
+"""HTTP only: a body field that the path carries too (`gameId`) with another value
+than the path's. Leave it out of the body, or give the path's.
 """
 ERROR_REASON_GAME_OVER: ErrorReason.ValueType  # 20
 """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.

@@ -318,10 +318,10 @@ OPERATOR_TOKEN = "outsider-operator"
 
 
 @contextlib.contextmanager
-def served(logs: Path, *options: str, tree: Path = TREE) -> Iterator[Served]:
-    """``glintwick serve --store memory`` of ``tree`` on free ports, with an operator
-    credential and ``options`` (more flags), until the block ends; its logs in the
-    folder ``logs``."""
+def served(logs: Path, *options: str, tree: Path = TREE, store: str = "memory") -> Iterator[Served]:
+    """``glintwick serve --store memory`` (or ``store``: a Redis URL) of ``tree`` on
+    free ports, with an operator credential and ``options`` (more flags), until the
+    block ends; its logs in the folder ``logs``."""
     flags = ("--operator-token", OPERATOR_TOKEN, *options)
-    with ServerProcess(logs, *flags, http=True, root=tree) as server:
+    with ServerProcess(logs, *flags, store=store, http=True, root=tree) as server:
         yield Served(server.address, server.http_url, OPERATOR_TOKEN)
