@@ -224,6 +224,7 @@ const ROUND_END_REASONS = {
   ROUND_END_REASON_EXHAUSTIONS: "exhaustions",
   ROUND_END_REASON_TURN_CAP: "turn cap",
   ROUND_END_REASON_DRY: "dry",
+  ROUND_END_REASON_DEAD: "dead round (every meld full)",
 };
 const reasonText = (reason) => ROUND_END_REASONS[reason] || reason;
 
