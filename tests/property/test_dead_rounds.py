@@ -56,6 +56,7 @@ def open_tables(draw: st.DrawFn) -> tuple[RuleSet, GameState]:
         table.append((i // 2, "set", codes))
         if size == 3:
             fitting += [rank + s for s in SUITS if rank + s not in codes]
+    assume(fitting)  # a group of three at least: the round is not dead yet
     loose = ranks[8]
     pool = fitting + ["JK"] * jokers + [loose + s for s in "DHS"]
     hand = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
