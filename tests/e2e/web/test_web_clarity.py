@@ -39,12 +39,12 @@ def test_a_card_with_no_move_says_why(tab: Tab) -> None:
     from the discard pile: it cannot be discarded this turn."""
     start_game(tab, "whiskertrail", 2, extra="&seed=6e6f7465")
     page = tab.page
-    page.click(".hand button.card >> nth=0")
+    page.click(".hand button.card >> nth=0", force=True)  # (aria-disabled: no move)
     assert "Draw first" in page.inner_text("#notice")
     taken = page.get_attribute("#discard-pile [data-code]", "data-code")
     page.click("#draw-discard")
     page.wait_for_selector(".hand [data-moves~=discard]")
-    page.click(f".hand button.card.drawn[data-code='{taken}']")
+    page.click(f".hand button.card.drawn[data-code='{taken}']", force=True)
     text = page.inner_text("#notice")
     assert "cannot discard" in text and "just took from the discard pile" in text, text
     tab.shot("notice")
