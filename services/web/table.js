@@ -268,7 +268,8 @@ async function resync(t) {
   } catch { /* the next prompt brings it */ }
 }
 
-function installView(t, view) {
+function installView(t, received) {
+  const view = structuredClone(received); // (the events change the page's copy, never a prompt's)
   recordCommitment(t.id, view.round, view.commitment);
   view.players = view.players || [];
   view.table = view.table || [];
@@ -319,10 +320,11 @@ async function act(t, action, what) {
   t.error = "";
   t.notice = "";
   const shown = t.prompt;
+  const claimKey = shown.view.phase === "PHASE_CLAIM" ? windowKey(shown.view) : null;
   render(t);
   try {
     await send(t, action, shown);
-    if (shown.view.phase === "PHASE_CLAIM") t.answered.add(windowKey(shown.view));
+    if (claimKey) t.answered.add(claimKey);
     if (t.prompt === shown) t.prompt = null;
     t.selected = null;
     t.preview = null;
