@@ -87,5 +87,6 @@ def test_the_log_is_numbered_capped_and_kept_on_refresh(tab: Tab) -> None:
     page.reload()
     page.wait_for_selector(".log li")
     assert page.locator(".log li").count() >= 100
-    assert re.match(r"\d{3}\.", page.inner_text(".log li:first-child")), page.inner_text(".log li:first-child")
+    first = page.inner_text(".log li:first-child")
+    assert re.match(r"\d+\.", first) and int(first.split(".")[0]) > 1, first
     assert before in page.inner_text(".log")
