@@ -55,7 +55,8 @@ def test_focus_lands_on_pass_and_the_discarder_is_not_deciding(tab: Tab) -> None
             const discards = [...document.querySelectorAll(".log li")]
               .map((li) => li.textContent).filter((x) => x.includes(" discarded "));
             const last = discards[discards.length - 1] || "";
-            if (me) window.seen.push([me.textContent.trim(), /(You|Ada \(you\)) discarded/.test(last)]);
+            const mine = /(You|Ada \(you\)) discarded/.test(last);
+            if (me) window.seen.push([me.textContent.trim(), mine]);
           }).observe(document.body, { subtree: true, childList: true, characterData: true });
         }"""
     )
