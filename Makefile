@@ -23,7 +23,7 @@ release-proto: $(STAMP)
 	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
 	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
-.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest docs-limits
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest docs-limits web-match
 
 ## This list: each target and what it does, in one line.
 help:
@@ -103,6 +103,12 @@ UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.
 	test_limits_doc.py)
 unit: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
+
+## A whole contract match at the browser table against three house bots at the normal
+## pace (800 ms a move), played promptly by clicks: at most 20 minutes, no round at the
+## 200-turn valve; the time and each round's end in build/web/web-match.json.
+web-match: $(STAMP) chromium
+	$(BIN)/pytest -m slow -n 0 tests/e2e/web/test_web_match.py
 
 ## Install Debian's redis-server if missing (the tests start their own on a free port).
 redis-server:

@@ -110,7 +110,8 @@ function receive(t, kind, data) {
   if (prompt) {
     t.latestPrompt = prompt;
     t.receivedVersion = Math.max(t.receivedVersion, num(prompt.version));
-    if (prompt.view && prompt.view.phase === "PHASE_CLAIM") answerByPolicy(t, prompt);
+    // (answered once the stream is quiet: every other seat's answer brings a newer prompt)
+    if (prompt.view && prompt.view.phase === "PHASE_CLAIM") setTimeout(() => { if (t.latestPrompt === prompt) answerByPolicy(t, prompt); }, 60);
   }
   // the stream is over for good once the game has ended (its session closed without
   // an error): nothing to reconnect for while the queue plays out
@@ -121,7 +122,8 @@ function receive(t, kind, data) {
   pump(t);
 }
 
-const windowKey = (view) => `${view.round}:${view.claim && view.claim.card ? view.claim.card.id : view.discardTop && view.discardTop.id}:${view.discardSize}`;
+// a May I? window: its round, the turns completed (its discard ended one) and its card
+const windowKey = (view) => `${view.round}:${num(view.turnsCompleted)}:${view.claim && view.claim.card ? view.claim.card.id : view.discardTop && view.discardTop.id}`;
 
 // "never": pass at once; "useful": pass unless the card lays the contract now (the
 // solver, AnalyseHand, on the hand with the card), else ask; "ask": the person answers
@@ -140,10 +142,26 @@ async function answerByPolicy(t, prompt) {
       delete rules.hash;
       const ids = [...prompt.view.hand.map((c) => c.id), card.id];
       const answer = await api.analyse({ customRuleSet: rules, round: prompt.view.round, handIds: ids });
-      if (answer.feasible) { t.answered.delete(key); t.useful = key; render(t); return; }
+      if (answer.feasible) {
+        t.answered.delete(key);
+        t.useful = key;
+        // (the pump skipped the prompt while the answer was not known: show it now)
+        if (t.latestPrompt === prompt && !t.paused && t.lastVersion >= num(prompt.version)) showPrompt(t, prompt);
+        render(t);
+        return;
+      }
     } catch { t.answered.delete(key); return; } // (no analysis: ask the person)
   }
-  await send(t, pass, prompt);
+  try {
+    await send(t, pass, prompt);
+  } catch (e) {
+    // (not answered: the person answers, as with "ask")
+    console.warn("May I? not answered by the page:", e && e.reason, e && e.message);
+    t.answered.delete(key);
+    t.useful = key;
+    if (t.latestPrompt === prompt && !t.paused && t.lastVersion >= num(prompt.version)) showPrompt(t, prompt);
+    render(t);
+  }
 }
 
 // the stream's messages, one at a time: other seats' moves wait the chosen pace; a
@@ -218,7 +236,11 @@ function showPrompt(t, prompt) {
   const version = num(prompt.version);
   if (version < t.lastVersion || version < t.actedVersion) return;
   if (prompt !== t.latestPrompt || version < t.receivedVersion) return;
-  if (prompt.view.phase === "PHASE_CLAIM" && t.answered.has(windowKey(prompt.view))) return;
+  if (prompt.view.phase === "PHASE_CLAIM") {
+    const key = windowKey(prompt.view);
+    // (a window the person's May I? choice answers is not shown, unless the card completes the contract)
+    if (t.answered.has(key) || (mayIPolicy() !== "ask" && t.useful !== key)) return;
+  }
   installView(t, prompt.view);
   t.prompt = prompt;
   t.preview = null;
@@ -246,7 +268,8 @@ async function resync(t) {
   } catch { /* the next prompt brings it */ }
 }
 
-function installView(t, view) {
+function installView(t, received) {
+  const view = structuredClone(received); // (the events change the page's copy, never a prompt's)
   recordCommitment(t.id, view.round, view.commitment);
   view.players = view.players || [];
   view.table = view.table || [];
@@ -297,10 +320,11 @@ async function act(t, action, what) {
   t.error = "";
   t.notice = "";
   const shown = t.prompt;
+  const claimKey = shown.view.phase === "PHASE_CLAIM" ? windowKey(shown.view) : null;
   render(t);
   try {
     await send(t, action, shown);
-    if (shown.view.phase === "PHASE_CLAIM") t.answered.add(windowKey(shown.view));
+    if (claimKey) t.answered.add(claimKey);
     if (t.prompt === shown) t.prompt = null;
     t.selected = null;
     t.preview = null;

@@ -78,7 +78,12 @@ class Clicks:
 
 
 def play_through(
-    tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = None, until: str | None = None
+    tab: Tab,
+    *,
+    claims_wanted: int = 0,
+    stop_after: int | None = None,
+    until: str | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> Clicks:
     """Play the seat by clicking what the page offers until the game-end screen: the
     contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
@@ -86,7 +91,7 @@ def play_through(
     of the last card that may be discarded. ``until``: stop when that selector shows
     (before clicking "Next round")."""
     done = Clicks()
-    for step in range(MAX_STEPS):
+    for step in range(max_steps):
         if until is not None and tab.visible(until):
             return done
         if tab.visible("#game-end"):
@@ -130,10 +135,10 @@ def play_through(
         else:
             tab.page.wait_for_timeout(30)
             continue
-        if step % 25 == 0:
+        if step % 25 == 0 and step < 2000:
             tab.shot(f"step-{step}")
     tab.shot("gave-up")
-    raise AssertionError(f"no game end after {MAX_STEPS} steps: {done}")
+    raise AssertionError(f"no game end after {max_steps} steps: {done}")
 
 
 def start_game(

@@ -21,11 +21,16 @@ def test_a_joker_standing_for_a_ten_says_ten(tab: Tab) -> None:
     faces = tab.page.evaluate(
         """async () => {
           const c = await import("/static/cards.js");
-          const run = { kind: "MELD_KIND_RUN", rank: 9, suit: "S", cards: [{ code: "9S" }, { code: "JK" }, { code: "JS" }] };
-          const set = { kind: "MELD_KIND_SET", rank: 10, cards: [{ code: "TS" }, { code: "TH" }, { code: "JK" }] };
-          const high = { kind: "MELD_KIND_RUN", rank: 11, suit: "H", cards: [{ code: "JH" }, { code: "QH" }, { code: "KH" }, { code: "JK" }] };
-          return [c.meldStandsFor(run, false), c.meldStandsFor(set, true), c.meldStandsFor(high, false)]
-            .map((s) => s.map((x) => [c.standsForFace(x), c.standsForLabel(x)]));
+          const cards = (...codes) => codes.map((code) => ({ code }));
+          const run = { kind: "MELD_KIND_RUN", rank: 9, suit: "S", cards: cards("9S", "JK", "JS") };
+          const set = { kind: "MELD_KIND_SET", rank: 10, cards: cards("TS", "TH", "JK") };
+          const high = {
+            kind: "MELD_KIND_RUN", rank: 11, suit: "H", cards: cards("JH", "QH", "KH", "JK"),
+          };
+          const stands = [
+            c.meldStandsFor(run, false), c.meldStandsFor(set, true), c.meldStandsFor(high, false),
+          ];
+          return stands.map((s) => s.map((x) => [c.standsForFace(x), c.standsForLabel(x)]));
         }"""
     )
     assert faces[0][1] == ["10♠", "10 of spades"], faces
@@ -39,12 +44,12 @@ def test_a_card_with_no_move_says_why(tab: Tab) -> None:
     from the discard pile: it cannot be discarded this turn."""
     start_game(tab, "whiskertrail", 2, extra="&seed=6e6f7465")
     page = tab.page
-    page.click(".hand button.card >> nth=0")
+    page.click(".hand button.card >> nth=0", force=True)  # (aria-disabled: no move)
     assert "Draw first" in page.inner_text("#notice")
     taken = page.get_attribute("#discard-pile [data-code]", "data-code")
     page.click("#draw-discard")
     page.wait_for_selector(".hand [data-moves~=discard]")
-    page.click(f".hand button.card.drawn[data-code='{taken}']")
+    page.click(f".hand button.card.drawn[data-code='{taken}']", force=True)
     text = page.inner_text("#notice")
     assert "cannot discard" in text and "just took from the discard pile" in text, text
     tab.shot("notice")

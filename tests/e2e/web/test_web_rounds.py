@@ -23,13 +23,20 @@ def by_suit(code: str) -> tuple[int, int]:
 
 
 def hand_codes(tab: Tab) -> list[str]:
-    return [str(c) for c in tab.page.locator(".hand [data-code]").evaluate_all("b => b.map((x) => x.dataset.code)")]
+    return [
+        str(c)
+        for c in tab.page.locator(".hand [data-code]").evaluate_all(
+            "b => b.map((x) => x.dataset.code)"
+        )
+    ]
 
 
 def test_the_round_summary_waits_for_next_round(tab: Tab) -> None:
     """At a round's end the table stays on its scores (the next round's deal and May I?
     windows wait) until the person clicks "Next round"; no window ever times out."""
-    game_id = start_game(tab, "contract", 4, extra="&deal=7&turnCap=12&seed=72", rounds=2, mayi="ask")
+    game_id = start_game(
+        tab, "contract", 4, extra="&deal=7&turnCap=12&seed=72", rounds=2, mayi="ask"
+    )
     page = tab.page
     play_through(tab, stop_after=None, until="#round-end")
     page.wait_for_timeout(2500)
@@ -49,7 +56,9 @@ def test_the_round_summary_waits_for_next_round(tab: Tab) -> None:
     places = [int(x) for x in rows.locator("td:nth-child(2)").all_inner_texts()]
     assert places == sorted(places) and places[0] == 1, places
     heads = page.locator("#standings th[scope=col]").all_inner_texts()
-    assert heads[:2] == ["Player", "Place"] and "R1" in heads and "R2" in heads and all(heads), heads
+    assert heads[:2] == ["Player", "Place"] and "R1" in heads and "R2" in heads and all(heads), (
+        heads
+    )
     totals = [int(x) for x in rows.locator("td:last-child").all_inner_texts()]
     assert totals == sorted(totals), totals
     assert page.is_visible("#play-again")
@@ -59,7 +68,7 @@ def test_the_round_summary_waits_for_next_round(tab: Tab) -> None:
 
 
 def test_hands_come_sorted_and_a_drawn_card_goes_to_its_place(tab: Tab) -> None:
-    """"Sort by suit" shows as active and is: the dealt hand, and after each draw."""
+    """ "Sort by suit" shows as active and is: the dealt hand, and after each draw."""
     start_game(tab, "whiskertrail", 2, extra="&deal=8&seed=736f7274", rounds=2)
     page = tab.page
     assert page.get_attribute("#sort-suit", "aria-pressed") == "true"
@@ -87,5 +96,6 @@ def test_the_log_is_numbered_capped_and_kept_on_refresh(tab: Tab) -> None:
     page.reload()
     page.wait_for_selector(".log li")
     assert page.locator(".log li").count() >= 100
-    assert re.match(r"\d{3}\.", page.inner_text(".log li:first-child")), page.inner_text(".log li:first-child")
+    first = page.inner_text(".log li:first-child")
+    assert re.match(r"\d+\.", first) and int(first.split(".")[0]) > 1, first
     assert before in page.inner_text(".log")
