@@ -7,12 +7,12 @@ opponent holds until they show again, and the cards each opponent threw
 (:class:`~clients.bots.tracking.TableMemory`).  ``sharp`` reads that memory:
 
 * **feed** (``feed``): a card of the rank of a card a seat that may take the discard is
-  known to hold, or of its suit within two ranks (a set or a run it builds), counts as
-  dangerous as a card that fits the table — in the closed hand's ranking where expert puts
-  its danger (``feed_early``) or after the live outs, and once open right after the
-  lay-off check.  Who may take a discard: the next seat where the pile is drawn (no May
-  I?), every other seat not yet open where it is claimed (expert's opponents claim only
-  then).
+  known to hold, or of its suit within two ranks (a set or a run it builds), is kept in
+  the closed hand: it ranks right after the live outs (``feed_early``: where expert
+  puts its danger), and once open right after the lay-off check (``feed_open``, measured
+  worse: an open hand should shed points).  Who may take a discard: the next seat where
+  the pile is drawn (no May I?), every other seat not yet open where it is claimed
+  (expert's opponents claim only then).
 * **safe** (``safe``): among discards otherwise equal, before the penalty, one of a rank
   such a seat threw this deal (it is not collecting it).
 
@@ -41,7 +41,8 @@ class SharpBot(ExpertBot):
 
     feed: bool = True  # a card a taker is known to collect counts as danger
     feed_early: bool = False  # ... where expert puts danger (else after the live outs)
-    feed_open: bool = True  # ... and in the open hand's discards
+    feed_open: bool = False  # ... and in the open hand's discards (measured worse)
+    feed_span: int = 2  # a run partner: of its suit within this many ranks (0: sets only)
     safe: bool = False  # tie-break: a rank a taker threw this deal
 
     def __init__(self, seed: int = 0) -> None:
@@ -92,12 +93,13 @@ class SharpBot(ExpertBot):
 
     def _feeds(self, sit: Situation) -> Callable[[Card], int]:
         held = [h for h in self._collected(sit) if not h.is_joker] if self.feed else []
+        span = self.feed_span
 
         def feeds(c: Card) -> int:
             if c.is_joker:
                 return 0
             for h in held:
-                if h.rank == c.rank or (h.suit == c.suit and abs(h.rank - c.rank) <= 2):
+                if h.rank == c.rank or (h.suit == c.suit and abs(h.rank - c.rank) <= span):
                     return 1
             return 0
 
@@ -152,8 +154,22 @@ class SharpSafe(SharpBot):
     safe = True
 
 
-class SharpClosedOnly(SharpBot):
-    """Measurement variant: feed in the closed hand only."""
+class SharpOpen(SharpBot):
+    """Measurement variant: feed in the open hand's discards too."""
 
-    name = "sharp-closed"
-    feed_open = False
+    name = "sharp-open"
+    feed_open = True
+
+
+class SharpSpan1(SharpBot):
+    """Measurement variant: run partners within one rank."""
+
+    name = "sharp-span1"
+    feed_span = 1
+
+
+class SharpSets(SharpBot):
+    """Measurement variant: the ranks of the known cards only (set partners)."""
+
+    name = "sharp-sets"
+    feed_span = 0
