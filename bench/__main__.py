@@ -20,6 +20,7 @@ SUITES = (
     "bench.bench_service",
     "bench.bench_tournament",
     "bench.bench_limits",
+    "bench.bench_bots",
     "bench.bench_training",
 )
 

@@ -10,6 +10,10 @@ load; the ratio quoted is the median of the per-pair ratios (this tree / the oth
   whiskertrail of ``bench.bench_tournament`` (after one untimed warm-up game);
 * ``solver``: ``analyse`` over the conformance corpus, µs per hand (the fastest of
   several passes per tree process);
+* ``play``: moves/s of ``bench.bench_play``'s games on Play streams, prompts only
+  (the client's bots and the server in one process, on the memory store: the table
+  core and its Play runner on one side of the stream, the server's session on the
+  other; after one untimed warm-up game);
 * ``submit``: SubmitAction calls/s and server CPU per move, both trees' servers
   against one real Redis, with the bare GET + SET server as the common baseline.
 """
@@ -46,6 +50,28 @@ asyncio.run(run(Config(SHORT, ["greedy", "strong"], deals=1, seed=99)))
 t0 = time.perf_counter()
 _, games = asyncio.run(run(Config(SHORT, ["greedy", "strong"], deals={deals}, seed=1)))
 print(len(games) / (time.perf_counter() - t0))
+"""
+
+# (``_play`` is the one piece of bench_play both trees have that plays on Play streams
+# alone: the code before issue 28 has no public entry for it)
+PLAY = """
+import asyncio
+from bench.bench_play import _play
+from glintwick_cli import start_server
+from services.config import ServerOptions
+async def measure():
+    running = await start_server(
+        ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="", bots=False)
+    )
+    target = f"127.0.0.1:{{running.grpc_port}}"
+    try:
+        await _play(target, [b"warm-up"], prompts_only=True)
+        seeds = [f"bench play {{n}}".encode() for n in range({games})]
+        played = await _play(target, seeds, prompts_only=True)
+    finally:
+        await running.stop(grace=0.5)
+    return played["moves"] / played["seconds"]
+print(asyncio.run(measure()))
 """
 
 SOLVER = """
@@ -143,22 +169,27 @@ def main() -> int:
     parser.add_argument("other", type=Path, help="the other checkout, with its own .venv")
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--deals", type=int, default=30)
+    parser.add_argument("--games", type=int, default=8, help="Play-stream games per pair")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--only", choices=["tournament", "solver", "submit"], action="append")
+    parser.add_argument(
+        "--only", choices=["tournament", "play", "solver", "submit"], action="append"
+    )
     args = parser.parse_args()
     other = args.other.resolve()
-    wanted = args.only or ["tournament", "solver", "submit"]
+    wanted = args.only or ["tournament", "play", "solver", "submit"]
     results: dict[str, Any] = {"other": str(other)}
     if "tournament" in wanted:
         results["tournament_games_per_s"] = _pairs(
             other, TOURNAMENT.format(deals=args.deals), args.pairs
         )
+    if "play" in wanted:
+        results["play_moves_per_s"] = _pairs(other, PLAY.format(games=args.games), args.pairs)
     if "solver" in wanted:
         results["solver_us_per_hand"] = _pairs(other, SOLVER, args.pairs)
     if "submit" in wanted:
         results["submit"] = submit(other, args.pairs, args.seconds, args.concurrency)
-    for key in ("tournament_games_per_s", "solver_us_per_hand"):
+    for key in ("tournament_games_per_s", "play_moves_per_s", "solver_us_per_hand"):
         if key in results:
             results[key]["median_ratio"] = statistics.median(results[key]["ratios"])
     if "submit" in results:

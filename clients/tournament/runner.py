@@ -50,7 +50,7 @@ class GameResult:
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
     seconds: float = 0.0
-    # how each round ended, in order: "went_out", "exhaustions", "turn_cap" or "dry"
+    # how each round ended, in order: "went_out", "exhaustions", "turn_cap", "dry" or "dead"
     # (engine.events.RoundEnded.reason)
     round_ends: list[str] = field(default_factory=list)
 

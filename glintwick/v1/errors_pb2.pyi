@@ -139,6 +139,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """Every seat is taken."""
     ERROR_REASON_GAME_NOT_FINISHED: _ErrorReason.ValueType  # 53
     """GetReplay before the game is over."""
+    ERROR_REASON_TABLE_NOT_FULL: _ErrorReason.ValueType  # 54
+    """An act (SubmitAction, a Play act, ValidateAction's verdict) before every seat is
+    taken: the game starts when the table is full (JoinGame or FillWithBots).
+    """
     ERROR_REASON_STALE_VERSION: _ErrorReason.ValueType  # 60
     """--- ABORTED (HTTP 409): read again and retry.
     `expected_version` is not the game's version.
@@ -314,6 +318,10 @@ ERROR_REASON_GAME_FULL: ErrorReason.ValueType  # 52
 """Every seat is taken."""
 ERROR_REASON_GAME_NOT_FINISHED: ErrorReason.ValueType  # 53
 """GetReplay before the game is over."""
+ERROR_REASON_TABLE_NOT_FULL: ErrorReason.ValueType  # 54
+"""An act (SubmitAction, a Play act, ValidateAction's verdict) before every seat is
+taken: the game starts when the table is full (JoinGame or FillWithBots).
+"""
 ERROR_REASON_STALE_VERSION: ErrorReason.ValueType  # 60
 """--- ABORTED (HTTP 409): read again and retry.
 `expected_version` is not the game's version.

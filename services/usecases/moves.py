@@ -29,7 +29,7 @@ from services.store.base import CellTake, LogItem, RateRefusedError
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
 from .quotas import admit_move, seat_cell
-from .records import Loaded, next_deadline, store_write
+from .records import Loaded, next_deadline, store_write, table_full, table_not_full
 
 log = structlog.get_logger("glintwick.api")
 
@@ -56,6 +56,11 @@ async def validate_action(
     seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
     assert seat is not None
     action = decode_action(request.action)
+    if not table_full(loaded.record):
+        refusal = table_not_full(loaded.record)
+        return pb.ValidateActionResponse(
+            legal=False, reason=refusal.reason, message=refusal.message, version=loaded.version
+        )
     try:
         loaded.state.check(seat, action)
     except IllegalActionError as exc:
@@ -102,6 +107,10 @@ async def submit_action(
             if earlier is not None:
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return pb.SubmitActionResponse.FromString(earlier)
+        if not table_full(loaded.record):
+            if on_cache:
+                continue  # (a seat may have been taken since the cached revision)
+            raise table_not_full(loaded.record)
         # (the seat's act limit, shared by every replica: services/usecases/quotas.py;
         # on the cache, taken by the commit's own script, no round trip of its own: a
         # move refused before its commit, or by its compare-and-set, takes nothing

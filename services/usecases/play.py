@@ -6,8 +6,9 @@ the same events, redacted the same way, the same cursors) with two additions: a
 which the seat may act, and *acts*, each applied by :func:`.moves.submit_action`
 exactly as a unary SubmitAction is (compare-and-set, idempotency by request id, the
 rate limit, typed errors) and answered by its *result* on the stream.  A refusal is a
-message, never the end of the stream: only the server stopping ends it (UNAVAILABLE,
-as a watch).
+message, never the end of the stream: the server stopping ends it (UNAVAILABLE, as a
+watch), and so does the client once it has half-closed its side and every session it
+opened is over (closed or unsubscribed) and every act answered: then with OK.
 
 Many games per stream (docs/API.md, "Play"): every message names its session, a
 ``(game_id, seat)`` pair, so that a bot-pool worker playing hundreds of house-bot
@@ -41,7 +42,7 @@ from .access import acting_seat
 from .context import Caller, Context
 from .moves import submit_action
 from .quotas import admit, hold_stream
-from .records import Loaded
+from .records import Loaded, table_full
 from .streams import StreamStart, deal_events, shutting_down, stream_start
 from .views import view_of
 
@@ -59,6 +60,11 @@ OUTBOX_SIZE = 1024
 #: than wait for an entry that nobody will write: both seats waiting for that prompt
 BEHIND = -2
 BEHIND_RECHECK = 0.25
+#: a prompt's judgement when the table is not full yet: no seat may act before every
+#: seat is taken (TABLE_NOT_FULL), and a join writes no log entry to wake the session,
+#: so it reads the game's record again every WAITING_RECHECK seconds until it is
+WAITING = -3
+WAITING_RECHECK = 0.5
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -120,6 +126,10 @@ class PlayStream:
         #: (UNAVAILABLE, retried) rather than as an act of no session
         self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
         self._closed = False
+        #: the client sent its last message (half-closed): the stream ends, with OK,
+        #: once no session is left and every act is answered
+        self._half_closed = False
+        self._finished = False
         #: counts for the logs and the benchmarks: messages in and out
         self.received = 0
         self.sent = 0
@@ -151,6 +161,21 @@ class PlayStream:
             await self._send(
                 pb.PlayResponse(error=play_error(invalid("a PlayRequest needs one of its kinds")))
             )
+
+    async def half_closed(self) -> None:
+        """The client sent its last message: the stream ends once its sessions are."""
+        self._half_closed = True
+        await self._finish_if_done()
+
+    async def _finish_if_done(self) -> None:
+        """End the stream with OK (after what is waiting to be sent) when the client has
+        half-closed it, no session is left and no act is unanswered but the caller's."""
+        if not self._half_closed or self._finished or self._closed:
+            return
+        if any(self._sessions.values()) or self._acts - {asyncio.current_task()}:
+            return
+        self._finished = True
+        await self._outbox.put(None)
 
     async def _subscribe(self, request: pb.PlaySubscribe, admitted: bool) -> None:
         requested = request.seat if request.HasField("seat") else None
@@ -192,6 +217,7 @@ class PlayStream:
             if session.seat is not None:
                 closed.seat = session.seat
             await self._send(closed)
+        await self._finish_if_done()
 
     async def _end(self, session: _Session) -> None:
         sessions = self._sessions.get(session.game_id, [])
@@ -236,6 +262,7 @@ class PlayStream:
         if seat is not None:
             message.seat = seat
         await self._send(message)
+        await self._finish_if_done()
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
         """The authenticated session an act names (None: none, or it was refused).
@@ -312,6 +339,11 @@ class PlayStream:
             sessions = self._sessions.get(game_id, [])
             if session in sessions:
                 sessions.remove(session)
+            if not sessions:
+                self._sessions.pop(game_id, None)
+            task = asyncio.current_task()
+            if task is None or not task.cancelling():  # (an ended session's: its ender checks)
+                await self._finish_if_done()
 
     def _unreachable_for(self, game_id: str, seat: int | None) -> ServiceError | None:
         """The store's refusal that ended the session an act names, if that is why it
@@ -351,7 +383,9 @@ class PlayStream:
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
             behind = prompted == BEHIND
-            items = await _log_after(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
+            waiting = prompted == WAITING
+            recheck = BEHIND_RECHECK if behind else WAITING_RECHECK if waiting else None
+            items = await _log_after(ctx, game_id, version - 1, recheck)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
                 if not prompts_only:
@@ -362,7 +396,7 @@ class PlayStream:
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
-            if (items or behind) and version - 1 > prompted and last is None:
+            if (items or behind or waiting) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
                 if prompted == BEHIND and not behind:  # (logged once, not every recheck)
                     log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
@@ -393,9 +427,14 @@ class PlayStream:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them; BEHIND when the game's
-        record is not at ``version`` yet)."""
+        record is not at ``version`` yet; WAITING while a seat is free)."""
         if loaded is None or loaded.version != version:
             loaded = await self._ctx.load_committed(session.game_id, version)
+        if not table_full(loaded.record) and not loaded.state.is_terminal():
+            # (a join writes no log entry: the record as the store has it now)
+            loaded = await self._ctx.load(session.game_id)
+            if not table_full(loaded.record) and loaded.version == version:
+                return WAITING
         if loaded.version < version:
             return BEHIND
         if loaded.version != version:
@@ -426,7 +465,8 @@ class PlayStream:
                 self._outbox.put_nowait(None)
 
     async def responses(self) -> AsyncIterator[pb.PlayResponse]:
-        """What to send, until the server stops (then :func:`.streams.shutting_down`)."""
+        """What to send, until the server stops (then :func:`.streams.shutting_down`)
+        or the client's half-closed stream has nothing left (then it returns: OK)."""
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
         getting: asyncio.Future[pb.PlayResponse | None] | None = None
         try:
@@ -436,6 +476,8 @@ class PlayStream:
                     # message: a move's result and prompt often come together)
                     item = self._outbox.get_nowait()
                     if item is None:
+                        if self._finished:
+                            return
                         raise shutting_down()
                     self.sent += 1
                     yield item
@@ -449,6 +491,8 @@ class PlayStream:
                     raise shutting_down()
                 item = getting.result()
                 if item is None:
+                    if self._finished:
+                        return
                     raise shutting_down()
                 self.sent += 1
                 yield item

@@ -1,4 +1,5 @@
-// Cards, melds and contracts for people (docs/RULES.md).
+// Cards, melds and contracts for people (docs/RULES.md). A card code is its rank
+// letter (A 2–9 T J Q K) and suit letter (C D H S), or JK.
 
 export const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
@@ -10,6 +11,9 @@ const NUMBERS = ["no", "one", "two", "three", "four", "five", "six", "seven", "e
 export function isJoker(code) { return code === "JK"; }
 export function rankOf(code) { return isJoker(code) ? 99 : RANKS.indexOf(code[0]) + 1; }
 export function suitOf(code) { return isJoker(code) ? "" : code[1]; }
+
+// a rank's letter in a card code ("T" for ten; 14, a high ace, is "A")
+export function rankCode(rank) { return RANKS[(rank - 1) % 13]; }
 
 export function rankText(rank) {
   const r = rank === 14 ? 1 : rank;
@@ -49,7 +53,7 @@ export function meldStandsFor(meld, distinctSuits) {
   if (isRun(meld)) {
     return cards.map((c, i) => {
       const rank = meld.rank + i;
-      return isJoker(c.code) ? `${rankText(rank)}${meld.suit}` : c.code;
+      return isJoker(c.code) ? `${rankCode(rank)}${meld.suit}` : c.code;
     });
   }
   const missing = Object.keys(SUITS).filter((s) => !cards.some((c) => suitOf(c.code) === s));
@@ -57,10 +61,11 @@ export function meldStandsFor(meld, distinctSuits) {
   return cards.map((c) => {
     if (!isJoker(c.code)) return c.code;
     const suit = distinctSuits && m < missing.length ? missing[m++] : "";
-    return `${rankText(meld.rank)}${suit}`;
+    return `${rankCode(meld.rank)}${suit}`;
   });
 }
 
+// what a joker stands for: a card code ("TS") or, in a set whose suit is open, a rank ("T")
 export function standsForLabel(code) {
   if (code.length === 2) return cardLabel(code);
   return `any ${RANK_NAMES[rankOf(code)]}`;

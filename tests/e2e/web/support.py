@@ -77,13 +77,18 @@ class Clicks:
     end_turns: int = 0
 
 
-def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = None) -> Clicks:
+def play_through(
+    tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = None, until: str | None = None
+) -> Clicks:
     """Play the seat by clicking what the page offers until the game-end screen: the
     contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
     fewer than ``claims_wanted`` were won (else pass), the end of a turn, else a discard
-    of the last card that may be discarded."""
+    of the last card that may be discarded. ``until``: stop when that selector shows
+    (before clicking "Next round")."""
     done = Clicks()
     for step in range(MAX_STEPS):
+        if until is not None and tab.visible(until):
+            return done
         if tab.visible("#game-end"):
             tab.shot("game-end")
             return done
@@ -95,7 +100,7 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
             tab.click("#continue")
         elif tab.visible("#claim"):
             # (a seat before this one may claim the card too, and win it: claim again)
-            won = tab.page.locator(".log li:has-text('Ada (you) takes')").count()
+            won = tab.page.locator(".log li:has-text('You take')").count()
             if won < claims_wanted and done.claims < claims_wanted + 3:
                 tab.shot("may-i")
                 if tab.click("#claim"):
@@ -132,9 +137,18 @@ def play_through(tab: Tab, *, claims_wanted: int = 0, stop_after: int | None = N
 
 
 def start_game(
-    tab: Tab, rules: str, seats: int, *, extra: str = "", rounds: int = 1, pace: int = 0
+    tab: Tab,
+    rules: str,
+    seats: int,
+    *,
+    extra: str = "",
+    rounds: int = 1,
+    pace: int = 0,
+    mayi: str = "ask",
 ) -> str:
-    query = f"?rounds={rounds}&pace={pace}{extra}"
+    """A game against house bots through the start screen (``mayi``: the page's May I?
+    choice, ``ask`` a prompt for every window)."""
+    query = f"?rounds={rounds}&pace={pace}&mayi={mayi}{extra}"
     if rules == "contract" and seats != 4:
         query += f"&players={seats}"
     tab.page.goto(f"{tab.base}/{query}")
@@ -159,3 +173,8 @@ def api(base: str, path: str, body: Any = None, token: str | None = None) -> Any
     call = urllib.request.Request(base + path, data=data, headers=headers)
     with urllib.request.urlopen(call, timeout=10) as answer:
         return json.loads(answer.read())
+
+
+def replay_steps(base: str, game_id: str) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = api(base, f"/v1/games/{game_id}/replay")["steps"]
+    return steps

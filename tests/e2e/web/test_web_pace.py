@@ -26,7 +26,7 @@ def test_house_bots_move_at_the_chosen_pace(tab: Tab) -> None:
     while "discarded" not in seen and time.monotonic() - started < 10:
         log = page.inner_text(".log")
         for what in ("drew", "discarded"):
-            if f"Greedy bot 2 {what}" in log and what not in seen:
+            if f"Casual bot 2 {what}" in log and what not in seen:
                 seen[what] = time.monotonic() - started
         page.wait_for_timeout(40)
     assert seen.keys() == {"drew", "discarded"}, seen
@@ -42,9 +42,9 @@ def test_a_paced_game_shows_every_event_once_to_its_end(tab: Tab) -> None:
     start_game(tab, "whiskertrail", 2, extra="&deal=6&seed=70616365", pace=100)
     play_through(tab)
     log = tab.page.inner_text(".log")
-    assert log.count("Round 1 is over") == 1, log[-600:]
+    assert log.count("Stop 1 is over") == 1, log[-600:]
     # why, for people (the event's RoundEndReason, not its enum name)
-    assert re.search(r"Round 1 is over \((went out|exhaustions|turn cap|dry)\)\.", log), log
+    assert re.search(r"Stop 1 is over: (.+ went out|the stock ran out .+)\.", log), log
     assert log.count("The game is over.") == 1, log[-600:]
     numbered = [line.split(".", 1)[1] for line in log.splitlines() if line[:1].isdigit()]
     # no tail of the log repeated (every event of a move told once)

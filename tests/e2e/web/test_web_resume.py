@@ -132,10 +132,10 @@ def test_a_join_whose_answer_is_lost_is_retried_with_its_request_id(tab: Tab) ->
     tab.page.goto(f"{tab.base}/#/join/{game_id}")
     tab.page.fill("#join-name", "Bob")
     tab.page.click("text=Take a seat")
-    tab.page.wait_for_selector(".seats >> text=Bob")
+    tab.page.wait_for_selector(".felt >> text=Bob")
     tab.shot("joined-after-a-lost-answer")
     assert len(bodies) == 2, bodies
     assert bodies[0]["requestId"] and bodies[0] == bodies[1]
     seated = api(tab.base, f"/v1/games/{game_id}")["seatInfo"]
     assert [s.get("name") for s in seated if s.get("joined")] == ["Ada", "Bob"], seated
-    assert tab.page.locator(".seats >> text=Bob").count() == 1
+    assert tab.page.locator(".felt >> text=Bob").count() == 1

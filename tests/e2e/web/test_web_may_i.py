@@ -1,0 +1,80 @@
+"""May I? at the browser table (issue 30): answers sent at the version of the newest
+prompt, never refused as stale at a paced table; focus never lands on "Claim it"; the
+discarder is not "deciding" on its own discard; the page answers by the person's
+standing choice ("never claim") without a click.
+"""
+
+from __future__ import annotations
+
+from tests.e2e.web.support import (
+    NEEDS_CHROMIUM,
+    Tab,
+    api,
+    play_through,
+    replay_steps,
+    start_game,
+)
+
+pytestmark = NEEDS_CHROMIUM
+
+SHORT = "&deal=7&turnCap=24&seed=6d6179"
+
+
+def refused(tab: Tab) -> list[str]:
+    """The moves the server refused (POSTs to :play answered 4xx)."""
+    return [
+        f"{r.status} {r.text()[:120]}"
+        for r in tab.responses
+        if ":play" in r.url and r.request.method == "POST" and r.status >= 400
+    ]
+
+
+def test_answers_at_the_fast_pace_are_never_stale(tab: Tab) -> None:
+    """At 300 ms a move the page still shows the window's first prompt while every other
+    seat's answer has moved the game on: Pass and Claim go at the newest version."""
+    start_game(tab, "contract", 4, extra=SHORT, pace=300)
+    done = play_through(tab, claims_wanted=1)
+    assert done.passes + done.claims >= 5, done
+    assert not refused(tab), refused(tab)
+    assert "STALE_VERSION" not in tab.page.inner_text("body")
+
+
+def test_focus_lands_on_pass_and_the_discarder_is_not_deciding(tab: Tab) -> None:
+    """After the person's discard the other seats decide, not the person; in the person's
+    own May I? window the keyboard focus is on Pass, so a stray Enter does not claim."""
+    start_game(tab, "contract", 4, extra=SHORT, pace=300)
+    page = tab.page
+    page.evaluate(
+        """() => {
+          window.seen = [];
+          new MutationObserver(() => {
+            const me = document.querySelector(".seat.me .badge");
+            const discards = [...document.querySelectorAll(".log li")]
+              .map((li) => li.textContent).filter((x) => x.includes(" discarded "));
+            const last = discards[discards.length - 1] || "";
+            if (me) window.seen.push([me.textContent.trim(), /(You|Ada \(you\)) discarded/.test(last)]);
+          }).observe(document.body, { subtree: true, childList: true, characterData: true });
+        }"""
+    )
+    page.click("#draw-stock")
+    page.click(".hand [data-moves~=discard] >> nth=0")
+    page.click("#discard")
+    page.wait_for_selector("#claim", timeout=20000)
+    tab.shot("may-i")
+    seen: list[list[object]] = page.evaluate("window.seen")
+    assert ["deciding", True] not in seen, seen
+    focused = page.evaluate("document.activeElement && document.activeElement.id")
+    assert focused == "pass-claim", focused
+
+
+def test_never_claim_answers_without_a_click(tab: Tab) -> None:
+    """With "Never claim" no May I? prompt stops the person: the page passes at once."""
+    game_id = start_game(tab, "contract", 4, extra=SHORT, pace=0, mayi="never")
+    done = play_through(tab)
+    assert done.passes == 0 and done.claims == 0, done
+    steps = replay_steps(tab.base, game_id)
+    passes = [s for s in steps if s.get("seat", 0) == 0 and "passClaim" in s["action"]]
+    assert passes, "the page answered no window"
+    assert not any(s.get("byDeadline") for s in steps), "a window timed out"
+    assert not refused(tab), refused(tab)
+    assert api(tab.base, f"/v1/games/{game_id}")["ruleSet"]["name"]
