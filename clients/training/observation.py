@@ -1,7 +1,7 @@
 """A seat's observation: one int8 vector built only from what the seat may know.
 
 Its inputs are the seat's :class:`~clients.bots.base.Situation` (its own view: nothing
-hidden) and a :class:`~clients.bots.search.TableMemory` the seat keeps of the discard
+hidden) and a :class:`~clients.bots.tracking.TableMemory` the seat keeps of the discard
 pile and of the cards it saw opponents take, fed at each of its own decisions.  The
 environment and :class:`~clients.training.policies.PolicyBot` build it the same way,
 so a policy trained in the environment sees the same vector at a tournament's table.
@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from clients.bots.base import Situation
-from clients.bots.search import TableMemory
+from clients.bots.tracking import TableMemory
 from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
 from engine.cards import MAX_DECKS, MAX_JOKERS
 from engine.rulesets import MeldKind, RuleSet
