@@ -153,7 +153,9 @@ test-cluster: $(STAMP) redis-server
 	$(BIN)/pytest -m slow -k cluster -p no:cacheprovider --ignore=tests/e2e/test_faults.py
 
 ## Every benchmark of bench/, printed and saved in bench/results/latest.json.
+## (RLCard, which bench.bench_training compares with, is installed here: the bench's only.)
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet rlcard
 	$(BIN)/python -m bench
 
 ## What each Redis durability mode costs and loses (docs/OPERATIONS.md, "Durability").

@@ -21,6 +21,7 @@ SUITES = (
     "bench.bench_tournament",
     "bench.bench_limits",
     "bench.bench_bots",
+    "bench.bench_training",
 )
 
 

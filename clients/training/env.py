@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from pettingzoo import AECEnv
 
 from clients.bots.base import Situation
-from clients.bots.search import TableMemory
+from clients.bots.tracking import TableMemory
 from clients.training.actions import (
     DEFAULT_LAYOUTS,
     ActionLayout,

@@ -25,7 +25,7 @@ from clients.training.dataset import simulate, write_npz
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300, help="expert games to record")
-    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--deals", type=int, default=100, help="tournament deal sets")
     parser.add_argument("--workers", type=int, default=2)

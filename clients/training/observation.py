@@ -1,7 +1,7 @@
 """A seat's observation: one int8 vector built only from what the seat may know.
 
 Its inputs are the seat's :class:`~clients.bots.base.Situation` (its own view: nothing
-hidden) and a :class:`~clients.bots.search.TableMemory` the seat keeps of the discard
+hidden) and a :class:`~clients.bots.tracking.TableMemory` the seat keeps of the discard
 pile and of the cards it saw opponents take, fed at each of its own decisions.  The
 environment and :class:`~clients.training.policies.PolicyBot` build it the same way,
 so a policy trained in the environment sees the same vector at a tournament's table.
@@ -14,15 +14,14 @@ numbers too large for int8 are scaled and clipped (scores by 8, sizes capped at 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
 from clients.bots.base import Situation
-from clients.bots.search import TableMemory
+from clients.bots.tracking import TableMemory
 from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
 from engine.cards import MAX_DECKS, MAX_JOKERS
 from engine.rulesets import MeldKind, RuleSet
@@ -44,6 +43,15 @@ class ObservationLayout:
     seats: int
     slots: int
     layouts: int
+    # computed once: each block's offset in order, and the whole size (the hot path's)
+    offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    size: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parts = self.parts()
+        object.__setattr__(self, "offsets", tuple(offset for offset, _ in parts.values()))
+        offset, length = parts["layouts"]
+        object.__setattr__(self, "size", offset + length)
 
     def parts(self) -> dict[str, tuple[int, int]]:
         """Each block's (offset, length), in order."""
@@ -66,25 +74,9 @@ class ObservationLayout:
             offset += length
         return out
 
-    @property
-    def size(self) -> int:
-        return _size(self)
-
 
 def _clip(value: int) -> int:
     return -128 if value < -128 else (127 if value > 127 else value)
-
-
-@functools.lru_cache(maxsize=64)
-def _offsets(shape: ObservationLayout) -> tuple[int, ...]:
-    parts = shape.parts()
-    return tuple(parts[name][0] for name in parts)
-
-
-@functools.lru_cache(maxsize=64)
-def _size(shape: ObservationLayout) -> int:
-    offset, length = shape.parts()["layouts"]
-    return offset + length
 
 
 def _type_of_id(decks: int) -> tuple[int, ...]:
@@ -105,7 +97,7 @@ def encode(
     """``sit``'s seat's observation.  (Written into a bytearray, each number as its
     int8's byte, and viewed as int8 once: a step's hot path.)"""
     (hand_at, pile_at, known_at, table_at, top_at, blocked_at, slots_at, seats_at, scalars_at,
-     layouts_at) = _offsets(shape)  # fmt: skip
+     layouts_at) = shape.offsets  # fmt: skip
     vec = bytearray(shape.size)
     rules: RuleSet = sit.rules
     type_of = _TYPES[rules.decks]

@@ -22,7 +22,7 @@ import numpy as np
 
 from clients.bots.base import Bot, Situation
 from clients.bots.registry import make_bot
-from clients.bots.search import TableMemory
+from clients.bots.tracking import TableMemory
 from clients.training.actions import (
     DEFAULT_LAYOUTS,
     ActionLayout,
