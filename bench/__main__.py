@@ -18,6 +18,7 @@ SUITES = (
     "bench.bench_solver",
     "bench.bench_engine",
     "bench.bench_service",
+    "bench.bench_floor",
     "bench.bench_tournament",
     "bench.bench_limits",
     "bench.bench_bots",

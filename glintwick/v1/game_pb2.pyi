@@ -3675,6 +3675,7 @@ class PlaySubscribe(_message.Message):
     FROM_VERSION_FIELD_NUMBER: _builtins.int
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
     PROMPTS_ONLY_FIELD_NUMBER: _builtins.int
+    RESULTS_IN_PROMPTS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game."""
     seat: _builtins.int
@@ -3704,6 +3705,15 @@ class PlaySubscribe(_message.Message):
     received, or of its last act's result; a prompt at that version comes again
     if the seat may still act there.
     """
+    results_in_prompts: _builtins.bool
+    """A move in two messages: the result of an act of this seat that leaves the
+    seat to act again (rummy's draw, lay, lay off before its discard; a May I?
+    answer that closes the window on the seat's turn) comes inside the prompt that
+    follows it (PlayPrompt.result), not as a message of its own. Every other
+    result (a refusal, an act after which another seat acts) still comes alone.
+    Off: every result is a message of its own, as before (clients that read a
+    result and then a prompt need not change).
+    """
     def __init__(
         self,
         *,
@@ -3713,10 +3723,11 @@ class PlaySubscribe(_message.Message):
         from_version: _builtins.int = ...,
         after_cursor: _builtins.str = ...,
         prompts_only: _builtins.bool = ...,
+        results_in_prompts: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompts_only", b"prompts_only", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompts_only", b"prompts_only", "results_in_prompts", b"results_in_prompts", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -3889,6 +3900,7 @@ class PlayPrompt(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The game version to act at (PlayAct.expected_version)."""
     deadline_unix: _builtins.float
@@ -3901,6 +3913,14 @@ class PlayPrompt(_message.Message):
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
         """Every legal action of the seat now (as ListLegalActions lists them)."""
 
+    @_builtins.property
+    def result(self) -> Global___PlayResult:
+        """With PlaySubscribe.results_in_prompts: the result of the seat's act that this
+        prompt follows from (its version is the prompt's), sent here instead of as a
+        message of its own. Read it before the prompt: it answers that act. Absent:
+        the prompt follows no act of this seat on this stream (or the result came alone).
+        """
+
     def __init__(
         self,
         *,
@@ -3908,10 +3928,11 @@ class PlayPrompt(_message.Message):
         view: Global___View | None = ...,
         legal_actions: _abc.Iterable[Global___Action] | None = ...,
         deadline_unix: _builtins.float = ...,
+        result: Global___PlayResult | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix", b"deadline_unix", "legal_actions", b"legal_actions", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix", b"deadline_unix", "legal_actions", b"legal_actions", "result", b"result", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

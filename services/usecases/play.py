@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -65,6 +66,12 @@ BEHIND_RECHECK = 0.25
 #: so it reads the game's record again every WAITING_RECHECK seconds until it is
 WAITING = -3
 WAITING_RECHECK = 0.5
+#: :meth:`PlayStream._judge_prompt`'s answer when it sent the prompt
+PROMPTED = -4
+#: how long an act's result waits for the prompt it rides in (results_in_prompts) before
+#: it goes alone: the session judges the act's version as soon as the log has it, so
+#: only a log read that stalls (a store failing over) ever lets this pass
+HOLD_SECONDS = 2.0
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -106,6 +113,14 @@ class _Session:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     task: asyncio.Task[None] | None = None
+    #: PlaySubscribe.results_in_prompts: a result rides in the prompt it leads to
+    results_in_prompts: bool = False
+    #: the newest version the session has judged for a prompt (or ended at): an act's
+    #: result at a version not judged yet may wait for the prompt there
+    judged: int = -1
+    #: results waiting for the prompt at their version, by version (with the timer
+    #: that sends one alone if that prompt is late)
+    held: dict[int, tuple[pb.PlayResponse, asyncio.TimerHandle]] = field(default_factory=dict)
 
     def names(self, seat: int | None) -> bool:
         return seat is None or seat == self.requested or seat == self.seat
@@ -206,6 +221,7 @@ class PlayStream:
             return
         self._unreachable.pop((game_id, requested), None)
         session = _Session(game_id, requested, caller)
+        session.results_in_prompts = request.results_in_prompts
         sessions.append(session)
         session.task = asyncio.create_task(self._run(session, request))
 
@@ -231,6 +247,7 @@ class PlayStream:
                 await session.task
         if not session.ready.done():
             session.ready.cancel()
+        await self._release_all(session)
 
     async def _act(self, act: pb.PlayAct) -> None:
         requested = act.seat if act.HasField("seat") else None
@@ -261,8 +278,54 @@ class PlayStream:
         message = pb.PlayResponse(game_id=act.game_id, result=result)
         if seat is not None:
             message.seat = seat
-        await self._send(message)
+        if session is None or result.HasField("error") or not self._hold(session, message):
+            await self._send(message)
         await self._finish_if_done()
+
+    # ------------------------------------------------------------------ results in prompts
+
+    def _hold(self, session: _Session, message: pb.PlayResponse) -> bool:
+        """Keep an applied act's result for the session's prompt at its version (a move in
+        two messages: act, then the prompt that carries its result), if the session asked
+        for it and has not judged that version yet; False: send it now."""
+        version = message.result.version
+        if not session.results_in_prompts or session.judged >= version or self._closed:
+            return False
+        timer = asyncio.get_running_loop().call_later(
+            HOLD_SECONDS, self._release_late, session, version
+        )
+        session.held[version] = (message, timer)
+        return True
+
+    def _release_late(self, session: _Session, version: int) -> None:
+        held = session.held.pop(version, None)
+        if held is not None:
+            task = asyncio.create_task(self._send(held[0]))
+            self._acts.add(task)  # (the stream ends after it: see _finish_if_done)
+            task.add_done_callback(self._acts.discard)
+
+    async def _judge(self, session: _Session, version: int) -> pb.PlayResult | None:
+        """The session judges ``version`` (a prompt there, or its end): the results held
+        for older versions go alone now; the one at ``version`` is returned, to ride in
+        the prompt (or to be sent alone by the caller when there is none)."""
+        session.judged = max(session.judged, version)
+        carried: pb.PlayResult | None = None
+        for held_version in sorted(v for v in session.held if v <= version):
+            message, timer = session.held.pop(held_version)
+            timer.cancel()
+            if held_version == version:
+                carried = message.result
+            else:
+                await self._send(message)
+        return carried
+
+    async def _release_all(self, session: _Session) -> None:
+        """The session ends: every result it holds goes alone, before its end."""
+        session.judged = sys.maxsize
+        for version in sorted(session.held):
+            message, timer = session.held.pop(version)
+            timer.cancel()
+            await self._send(message)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
         """The authenticated session an act names (None: none, or it was refused).
@@ -311,6 +374,7 @@ class PlayStream:
             closed = pb.PlayClosed()
             if final is not None:
                 closed.final_view.CopyFrom(view_of(final, seat))
+            await self._release_all(session)
             await self._send(pb.PlayResponse(game_id=game_id, seat=seat, closed=closed))
         except asyncio.CancelledError:
             raise
@@ -354,6 +418,7 @@ class PlayStream:
         return found[0] if found else None
 
     async def _fail(self, session: _Session, error: ServiceError) -> None:
+        await self._release_all(session)
         seat = session.seat if session.seat is not None else session.requested
         await self._send(_closed(session.game_id, seat, error))
 
@@ -427,7 +492,26 @@ class PlayStream:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them; BEHIND when the game's
-        record is not at ``version`` yet; WAITING while a seat is free)."""
+        record is not at ``version`` yet; WAITING while a seat is free).  The result of
+        the seat's act that led to ``version``, if held for it, rides in the prompt (else
+        goes alone)."""
+        carried = await self._judge(session, version)
+        judged = await self._judge_prompt(session, seat, version, loaded, message, carried)
+        if carried is not None and judged != PROMPTED:
+            await self._send(message(result=carried))
+        return version if judged == PROMPTED else judged
+
+    async def _judge_prompt(
+        self,
+        session: _Session,
+        seat: int,
+        version: int,
+        loaded: Loaded | None,
+        message: Callable[..., pb.PlayResponse],
+        carried: pb.PlayResult | None,
+    ) -> int:
+        """:meth:`_prompt`'s judgement: PROMPTED when it sent the prompt (with
+        ``carried`` in it)."""
         if loaded is None or loaded.version != version:
             loaded = await self._ctx.load_committed(session.game_id, version)
         if not table_full(loaded.record) and not loaded.state.is_terminal():
@@ -448,8 +532,10 @@ class PlayStream:
             legal_actions=convert.legal_actions_to_pb(state.legal_actions(seat)),
             deadline_unix=loaded.record.deadline_unix,
         )
+        if carried is not None:
+            prompt.result.CopyFrom(carried)
         await self._send(message(prompt=prompt))
-        return version
+        return PROMPTED
 
     # ------------------------------------------------------------------ the server's messages
 
