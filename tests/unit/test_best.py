@@ -38,8 +38,8 @@ def test_best_is_the_web_tables_strongest_level_and_a_default_house_bot() -> Non
     from glintwick_cli import HOUSE_BOTS
 
     assert "best" in HOUSE_BOTS.split(",")
-    app = (ROOT / "services" / "web" / "app.js").read_text()
-    levels = re.search(r"const STRENGTHS = (\[.*\]);", app)
+    page = (ROOT / "services" / "web" / "dom.js").read_text()  # the levels the page offers
+    levels = re.search(r"const STRENGTHS = (\[.*\]);", page)
     assert levels is not None
     assert re.findall(r'\["(\w+)", "\w+"\]', levels.group(1))[-1] == "best"
 

@@ -94,7 +94,7 @@ def test_a_friends_table_waits_for_its_second_player(tab: Tab) -> None:
     page.click("#open-table")
     page.wait_for_selector("#share-link")
     page.wait_for_selector(".hand button")
-    assert page.inner_text("#waiting-title") == "Waiting for 1 more player(s)"
+    assert page.inner_text("#waiting-title") == "Waiting for one more player"
     assert page.inner_text("#actions-title") == "The game starts when every seat is taken"
     assert not tab.visible("#draw-stock") and not tab.visible("#draw-discard")
     moves = page.eval_on_selector_all(".hand button", "cs => cs.map((c) => c.dataset.moves)")
@@ -112,7 +112,7 @@ def test_a_friends_table_waits_for_its_second_player(tab: Tab) -> None:
     assert json.loads(refused.value.read())["reason"] == "TABLE_NOT_FULL"
 
     bob = api(tab.base, f"/v1/games/{game_id}:join", {"name": "Bob"})
-    page.wait_for_selector(".seats >> text=Bob")
+    page.wait_for_selector(".felt >> text=Bob")
     assert not tab.visible("#waiting-title")
     view = api(tab.base, f"/v1/games/{game_id}/view", token=seat["token"])
     if view.get("current", 0) == seat["seat"]:
