@@ -104,9 +104,9 @@ UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.
 unit: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
-## A whole contract match at the browser table against three house bots at the normal
-## pace (800 ms a move), played promptly by clicks: at most 20 minutes, no round at the
-## 200-turn valve; the time and each round's end in build/web/web-match.json.
+## A whole contract match by clicks against three house bots at the normal pace.
+## Played promptly at 800 ms a move: at most 20 minutes, no round at the 200-turn valve;
+## the time and each round's end in build/web/web-match.json.
 web-match: $(STAMP) chromium
 	$(BIN)/pytest -m slow -n 0 tests/e2e/web/test_web_match.py
 
