@@ -23,7 +23,7 @@ release-proto: $(STAMP)
 	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
 	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
-.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest web-match
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest docs-limits web-match
 
 ## This list: each target and what it does, in one line.
 help:
@@ -96,10 +96,11 @@ pytest: $(STAMP) redis-server chromium node
 ## The quick tests, for the first hour: no Redis, no browser (a minute or two on 2 cores).
 ## The engine, the clients and the service in process, the properties, and the checks of
 ## the repository's own files that need neither (buf, the generated code, the layers, the
-## manifests, the docs' events and error reasons, the proto's comments).
+## manifests, the docs' events, error reasons and paths, the proto's comments).
 UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.py \
 	test_generated_code.py test_layers.py test_k8s_manifests.py test_event_docs.py \
-	test_error_reasons.py test_proto_comments.py test_makefile.py)
+	test_error_reasons.py test_proto_comments.py test_makefile.py test_docs_paths.py \
+	test_limits_doc.py)
 unit: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
@@ -152,7 +153,9 @@ test-cluster: $(STAMP) redis-server
 	$(BIN)/pytest -m slow -k cluster -p no:cacheprovider --ignore=tests/e2e/test_faults.py
 
 ## Every benchmark of bench/, printed and saved in bench/results/latest.json.
+## (RLCard, which bench.bench_training compares with, is installed here: the bench's only.)
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet rlcard
 	$(BIN)/python -m bench
 
 ## What each Redis durability mode costs and loses (docs/OPERATIONS.md, "Durability").
@@ -183,6 +186,11 @@ loadtest: $(STAMP) redis-server
 clean:
 	rm -rf $(VENV) build *.egg-info engine/*.so engine/solver/*.so engine/solver/build_stamp.py \
 		.pytest_cache .mypy_cache .ruff_cache
+
+## Write docs/API.md's default rate limits and quotas from the server's constants.
+## (services/config.py; tests/integration/test_limits_doc.py fails while they differ)
+docs-limits: $(STAMP)
+	$(BIN)/python -m services.limits_doc
 
 ## Regenerate the Python code of proto/ and glintwick/v1/descriptors.binpb.
 ## (Both committed: `make test` checks they are current.)

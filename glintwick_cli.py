@@ -254,7 +254,10 @@ def tournament(args: argparse.Namespace, stdout: TextIO) -> int:
         transport=args.transport,
         shard=shard,
         out=Path(args.out) if args.out and shard is not None else None,
+        record=Path(args.record) if args.record else None,
     )
+    if config.record is not None and (config.target or not args.in_process):
+        raise CommandError("--record needs --in-process (games played on the engine here)")
 
     async def main() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         running = None
@@ -380,7 +383,7 @@ def bots(args: argparse.Namespace) -> int:
 # create a game and seat house bots, whose moves cost the bot pool's CPU, so by
 # default only the cheap fair ones: not ``montecarlo`` (tens of milliseconds a move)
 # nor ``oracle`` (for measuring; through the API it is ``montecarlo``).
-HOUSE_BOTS = "random,greedy,strong,expert"
+HOUSE_BOTS = "random,greedy,strong,expert,best"
 # what FillWithBots seats when the request names no bot
 FILL_BOT = "greedy"
 
@@ -534,9 +537,10 @@ def _tournament_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--schedule",
         default="round-robin",
-        choices=["round-robin", "gauntlet", "substitution"],
+        choices=["round-robin", "gauntlet", "substitution", "mutual-substitution"],
         help="lineups; substitution: the first bot is the reference, each other one takes"
-        " each seat in turn among references (docs/BOTS.md)",
+        " each seat in turn among references (docs/BOTS.md); mutual-substitution: two"
+        " bots, each the reference of the other (what --sprt plays)",
     )
     parser.add_argument(
         "--seating",
@@ -561,7 +565,17 @@ def _tournament_flags(parser: argparse.ArgumentParser) -> None:
         help="--in-process: play games in this many processes at once (same results)",
     )
     parser.add_argument("--out", default=None, help="directory for JSON, CSV and PNG")
-    parser.add_argument("--sprt", default=None, help="A,B: play A vs B until the SPRT decides")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="--in-process: write each game's replayable log here (docs/TRAINING.md)",
+    )
+    parser.add_argument(
+        "--sprt",
+        default=None,
+        help="A,B: play A vs B on the mutual substitution until the SPRT decides whether A"
+        " is better (docs/TOURNAMENTS.md)",
+    )
     parser.add_argument(
         "--sprt-margin",
         type=positive_float,

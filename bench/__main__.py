@@ -18,8 +18,11 @@ SUITES = (
     "bench.bench_solver",
     "bench.bench_engine",
     "bench.bench_service",
+    "bench.bench_floor",
     "bench.bench_tournament",
     "bench.bench_limits",
+    "bench.bench_bots",
+    "bench.bench_training",
 )
 
 

@@ -79,10 +79,19 @@ async def _unary(target: str, seeds: list[bytes]) -> dict[str, Any]:
     return {"moves": moves, "seconds": took, "sent_per_move": calls / moves, "scores": scores}
 
 
-async def _play(target: str, seeds: list[bytes], prompts_only: bool) -> dict[str, Any]:
+async def _play(
+    target: str,
+    seeds: list[bytes],
+    prompts_only: bool,
+    on_started: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """``on_started``: called once the games are created, as their play starts (the
+    floor benchmark reads the server's CPU there)."""
     client = GlintwickClient(target)
     games = [await _new_game(client, seed) for seed in seeds]
     sent = received = 0
+    if on_started is not None:
+        on_started()
     started = time.perf_counter()
 
     async def game(n: int, seats: list[Seat]) -> None:

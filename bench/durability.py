@@ -10,11 +10,11 @@ Modes (docs/OPERATIONS.md, "Durability"):
 * ``replica-async``: the same pair with ``--ack local`` (asynchronous replication):
   what a failover loses without WAIT.
 
-Cost: moves/s of ``--tables`` tables played as fast as they can (unary calls, the SDK)
-through one ``glintwick serve`` per mode; every mode's tables stay open and the modes
-take turns, a ``--seconds`` slice each, for ``--rounds`` rounds (so that the
-machine's other load falls on every mode alike); the median of a mode's slices and
-its ratio to ``none``'s median.
+Cost: moves/s of ``--tables`` tables played as fast as they can (the random bot, by the
+table core's unary runner over the SDK) through one ``glintwick serve`` per mode;
+every mode's tables stay open and the modes take turns, a ``--seconds`` slice each,
+for ``--rounds`` rounds (so that the machine's other load falls on every mode alike);
+the median of a mode's slices and its ratio to ``none``'s median.
 
 Loss: per mode, tables play; mid-run Redis is SIGKILLed (with ``replica*``: the
 primary, then the replica is promoted by ``REPLICAOF NO ONE`` and the server
@@ -41,12 +41,15 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import grpc
 import structlog
 
+from clients.bots.random_bot import RandomBot
+from clients.runners import Hooks, UnaryRunner
 from clients.sdk import CallError, GlintwickClient, RetryPolicy
+from clients.table import Act, Table
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from loadtests.faults.campaign import RULES
@@ -54,6 +57,8 @@ from loadtests.processes.redis import RedisProcess
 from loadtests.processes.server import UNLIMITED, ServerProcess
 from services.store.base import LogItem, StoreUnavailableError, Write
 from services.store.redis import RedisStore
+
+T = TypeVar("T")
 
 MODES = ("none", "everysec", "always", "replica", "replica-async")
 
@@ -126,30 +131,18 @@ class Load:
     workers: list[asyncio.Task[None]] = field(init=False, default_factory=list)
 
     async def table(self, client: GlintwickClient, rng: random.Random) -> None:
+        """One game played to its end (or until the load stops) by the table core's
+        unary runner, the random bot at both seats."""
         game = await client.create_game(convert.rules_to_pb(RULES), seats=2, seed=uuid.uuid4().hex)
         seats = [await client.join(game.game_id, seat=s) for s in range(2)]
-        acked = self.acked.setdefault(game.game_id, {})
-        to_act = 0
-        while self.running:
-            await self.active.wait()
-            try:
-                view = await seats[to_act].view()
-                if view.game_over:
-                    return
-                if not view.may_act:
-                    to_act = view.to_act[0]
-                    continue
-                legal = await seats[to_act].legal_actions()
-                request_id = uuid.uuid4().hex
-                answer = await seats[to_act].act(
-                    rng.choice(legal), expected_version=view.version, request_id=request_id
-                )
-            except CallError:
-                self.errors += 1
-                await asyncio.sleep(0.05)
-                continue
-            acked[answer.version] = f"{to_act}:{request_id}"
-            self.moves += 1
+        table = Table(max_failures=None)  # (a refusal in a crash is the point: play on)
+        for seat in seats:
+            bot = RandomBot()
+            bot.setup(RULES, seat.seat)
+            table.sit(game.game_id, seat.seat, bot, rng)
+        paced = _Paced(self, self.acked.setdefault(game.game_id, {}))
+        with contextlib.suppress(_Stopped):
+            await UnaryRunner(table, seats, paced).run()
 
     async def start(self, tables: int) -> None:
         """Start ``tables`` tables (replaced as they end); they play while :attr:`active`."""
@@ -181,6 +174,39 @@ class Load:
         for worker in self.workers:
             worker.cancel()
         await self.client.close()
+
+
+class _Stopped(Exception):
+    """The load stopped: the table leaves its game."""
+
+
+class _Paced(Hooks):
+    """A load's table's calls: each waits while the load is paused and ends the table
+    once it stops; a refused call is counted and, after a short pause, tried again (a
+    refused act goes to the table core, which reads the view again); each
+    acknowledged move is recorded by its version (``acked``: version → key)."""
+
+    def __init__(self, load: Load, acked: dict[int, str]) -> None:
+        self.load = load
+        self.acked = acked
+
+    async def call(self, name: str, call: Callable[[], Awaitable[T]], act: Act | None = None) -> T:
+        while True:
+            await self.load.active.wait()
+            if not self.load.running:
+                raise _Stopped
+            try:
+                answer = await call()
+            except CallError:
+                self.load.errors += 1
+                await asyncio.sleep(0.05)
+                if act is not None:
+                    raise
+                continue
+            if act is not None:
+                self.acked[cast(int, answer)] = f"{act.seat}:{act.request_id}"
+                self.load.moves += 1
+            return answer
 
 
 async def store_commits(mode: Mode, writers: int) -> Callable[[float], Awaitable[float]]:

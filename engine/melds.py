@@ -304,6 +304,17 @@ def layoff_ends(meld: Meld, c: Card, rules: RuleSet) -> tuple[End | None, ...]:
     return ()
 
 
+def is_full(meld: Meld, rules: RuleSet) -> bool:
+    """Whether no card can ever be laid off on ``meld``: a set of ``set_max`` cards, or
+    a run of 13 (ace to king, or two to a high ace: neither end can grow).  Whatever its
+    jokers: a full run's joker may still be swapped out, but that shrinks no hand.  A set
+    short of ``set_max`` is never full, even when every card that would fit it lies
+    elsewhere (a joker would fit, and fullness is the table's, not the deck's)."""
+    if meld.kind is MeldKind.SET:
+        return rules.set_max is not None and len(meld.cards) >= rules.set_max
+    return len(meld.cards) >= 13
+
+
 _ONE_WAY: tuple[End | None, ...] = (None,)
 _BOTH_ENDS: tuple[End | None, ...] = (End.LOW, End.HIGH)
 _LOW_END: tuple[End | None, ...] = (End.LOW,)

@@ -109,6 +109,10 @@ class RuleSet:
     stalemate: Stalemate = Stalemate.EXHAUSTIONS
     max_exhaustions: int = 3
     turn_cap: int | None = 200
+    # a round ends at once, nobody out, when every seat is open and every meld on the
+    # table is full (:func:`engine.melds.is_full`): nobody can empty a hand any more
+    # (contract: True; False keeps the rules of the rule sets stored before it existed)
+    dead_round_ends: bool = False
     # computed
     hash: str = field(default="", compare=False)
 
@@ -218,6 +222,9 @@ class RuleSet:
             fail("a rule set with the dry stalemate needs a turn_cap")
         if self.may_i and self.draw_from_discard:
             fail("May I claims replace drawing from the discard pile; choose one")
+        if self.dead_round_ends and self.extra_melds:
+            # a new meld from the hand may still empty it: no round is dead for sure
+            fail("dead_round_ends needs extra_melds false")
         for i, c in enumerate(self.contracts, start=1):
             self._validate_contract(i, c, fail)
         # the worst score: every round lost holding every card at the top penalty
@@ -264,8 +271,14 @@ class RuleSet:
 
     # ---------------------------------------------------------------- identity
     def to_dict(self) -> dict[str, Any]:
+        """The plain form: every field but the hash, and but a field added since rule
+        sets were first stored while it keeps its old behaviour (:data:`_ADDED_FIELDS`),
+        so such a rule set keeps the form, and the hash, it had before the field."""
         data = asdict(self)
         data.pop("hash")
+        for name, old_behaviour in _ADDED_FIELDS.items():
+            if data[name] == old_behaviour:
+                del data[name]
         return data
 
     def _compute_hash(self) -> str:
@@ -298,6 +311,12 @@ class RuleSet:
             raise InvalidActionError(f"malformed rule set: {exc}") from exc
 
 
+#: fields added after rule sets were first stored and hashed, each with its value that
+#: keeps the rules as they were: a rule set that leaves one there has the plain form and
+#: the hash it had before the field existed (a stored game's rule set reads as its
+#: game began; docs/DECISIONS.md)
+_ADDED_FIELDS: dict[str, object] = {"dead_round_ends": False}
+
 #: the rule set's true-or-false fields (checked to be bools: a JSON file may hold "no")
 _FLAGS = (
     "exact_contract_sizes",
@@ -311,6 +330,7 @@ _FLAGS = (
     "extra_melds",
     "joker_swap",
     "may_i",
+    "dead_round_ends",
 )
 
 
@@ -391,10 +411,13 @@ CONTRACT = RuleSet(
     may_i=True,
     claim_penalty_cards=1,
     stalemate=Stalemate.DRY,
-    # The rule book ends a round only by going out or a dry stock; once every
-    # seat is open with nothing left to lay off, discards recycle forever.  The
-    # same 200-completed-turn cap as whiskertrail ends such a round (DECISIONS.md).
+    # A round ends by going out, by a dry stock, or dead: every seat open and every
+    # meld full, so nobody can empty a hand (docs/RULES.md, rule 6; in the rounds of
+    # groups only the usual end).  A round nobody goes out of that is not dead (a seat
+    # never opens) would recycle the discards forever: as the rule book says, the same
+    # 200-completed-turn cap as whiskertrail's ends it (DECISIONS.md).
     turn_cap=200,
+    dead_round_ends=True,
 )
 
 PRESETS: dict[str, RuleSet] = {r.name: r for r in (WHISKERTRAIL, CONTRACT)}

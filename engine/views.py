@@ -153,6 +153,7 @@ class PublicView:
             "claim": claim.to_dict() if claim is not None else None,
             "exhaustions": self.exhaustions,
             "turns_completed": self.turns_completed,
+            "turn_cap": self.rules.turn_cap,
             "action_count": self.action_count,
             "game_over": self.phase is Phase.GAME_OVER,
             "commitment": self.commitment,

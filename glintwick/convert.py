@@ -298,6 +298,8 @@ def _fill_view(message: pb.View, view: PublicView) -> None:
                 wire.answer = _CLAIM_ANSWER_TO_PB[name]
     message.exhaustions = view.exhaustions
     message.turns_completed = view.turns_completed
+    if rules.turn_cap is not None:
+        message.turn_cap = rules.turn_cap
     message.action_count = view.action_count
     message.game_over = view.game_over
     message.abandoned = view.abandoned

@@ -37,6 +37,8 @@ DEFAULT_RATES: dict[str, Rate] = {
     "analyse": Rate(20.0, 100),
     "stream": Rate(100.0, 1000),
 }
+#: the act class's default per seat (``--rate``, ``--burst``)
+DEFAULT_ACT_RATE = Rate(500.0, 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +119,8 @@ class ServerOptions:
     # free seat sooner (0: never; docs/OPERATIONS.md, "Abandoned games")
     abandon_after: float = 3 * 3600.0
     unjoined_after: float = 30 * 60.0
-    rate_per_second: float = 500.0  # the act class (SubmitAction, play acts) per seat
-    rate_burst: int = 1000
+    rate_per_second: float = DEFAULT_ACT_RATE.per_second  # the act class, per seat
+    rate_burst: int = DEFAULT_ACT_RATE.burst
     # the other call classes' rates (by class; the defaults for those not given) and
     # None: no rate limit at all (--limits off); the quotas; the proxies whose
     # X-Forwarded-For is believed
@@ -358,14 +360,14 @@ def add_arguments(parser: argparse.ArgumentParser, *, house_bots: str | None = N
     add(
         "--rate",
         "GLINTWICK_RATE",
-        "500",
+        f"{DEFAULT_ACT_RATE.per_second:g}",
         "moves/s per seat, the act class's rate limit (0: no limit)",
         type=non_negative_float,
     )
     add(
         "--burst",
         "GLINTWICK_BURST",
-        "1000",
+        str(DEFAULT_ACT_RATE.burst),
         "moves per seat at once (the act class's burst)",
         type=non_negative_int,
     )

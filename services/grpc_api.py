@@ -221,7 +221,8 @@ async def _play(
     trusted: tuple[Network, ...],
 ) -> AsyncIterator[pb.PlayResponse]:
     """The Play stream: client messages are read by a task of their own (an act can
-    arrive while the server is sending), and what the sessions send is yielded."""
+    arrive while the server is sending), and what the sessions send is yielded until
+    the server stops or the client, having half-closed, has no session left (OK)."""
     caller = _caller(context, trusted)
     try:
         await service.admit_stream(caller)
@@ -232,6 +233,8 @@ async def _play(
     async def read() -> None:
         async for request in requests:
             await stream.receive(request.error if isinstance(request, Undecodable) else request)
+        # the client half-closed: the stream ends (OK) once its sessions are over
+        await stream.half_closed()
 
     reader = asyncio.create_task(read())
     metrics.WATCHERS.inc()

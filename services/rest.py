@@ -37,6 +37,7 @@ from services.api import Caller, GameService, new_request_id
 from services.config import Network
 from services.errors import ServiceError, invalid, store_unavailable
 from services.grpc_api import snake
+from services.json_body import check_path_fields, unknown_field, unknown_field_error
 from services.openapi import http_rules, openapi_document
 from services.static import add_routes as add_static_routes
 from services.store.base import StoreUnavailableError
@@ -231,6 +232,9 @@ async def _decode(
                 raise invalid(f"the body is not JSON: {str(exc)[:200]}") from exc
             if not isinstance(data, dict):
                 raise invalid("the body must be a JSON object")
+            unknown = unknown_field(data, descriptor)
+            if unknown is not None:
+                raise unknown_field_error(unknown)
             try:
                 json_format.ParseDict(data, message)
             except RecursionError as exc:
@@ -248,6 +252,7 @@ async def _decode(
                 json_format.ParseDict({field.json_name: _scalar(field, value)}, message)
             except (json_format.ParseError, ValueError) as exc:
                 raise invalid(f"bad query parameter {key!r}: {exc}") from exc
+    check_path_fields(message, request.match_info)
     for name, value in request.match_info.items():
         setattr(message, name, value)
     return message

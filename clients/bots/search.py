@@ -49,11 +49,11 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from clients.bots.base import Bot, Situation
 from clients.bots.expert import ExpertBot, capped_round
 from clients.bots.greedy import missing
+from clients.bots.tracking import TableMemory
 from clients.turn import engine_turn
 from engine.actions import Action, Claim, Discard, Draw, DrawSource, LayContract, PassClaim
 from engine.cards import Card, full_deck
@@ -65,88 +65,6 @@ __all__ = ["SearchBot", "TableMemory", "sample_world"]
 _PILE = Draw(DrawSource.DISCARD)
 _STOCK = Draw(DrawSource.STOCK)
 _UNUSED = random.Random(0)  # handed to expert, which draws no random numbers
-
-
-@dataclass
-class TableMemory:
-    """What one seat has watched of the current deal, beyond its situation of the moment.
-
-    ``pile``: the discard pile's cards the seat has seen laid there and not seen taken,
-    bottom first (the top last); ``unknown``: how many pile cards under those it never
-    saw.  ``held``: per opponent seat, the cards it saw that seat take from the pile and
-    not yet seen again.  Kept up to date by :meth:`observe` at each of the seat's
-    decisions (and :meth:`discarded` for its own discards)."""
-
-    deal: tuple[int, int] = (-1, -1)  # (round, exhaustions)
-    stock_size: int = -1
-    sizes: tuple[int, ...] = ()
-    pile: list[int] = field(default_factory=list)
-    unknown: int = 0
-    held: dict[int, set[int]] = field(default_factory=dict)
-
-    def observe(self, sit: Situation) -> None:
-        deal = (sit.round_number, sit.exhaustions)
-        top = sit.discard_top
-        if deal[0] != self.deal[0]:
-            self.held = {}
-            self._restart(sit)
-        elif deal != self.deal or sit.stock_size > self.stock_size:
-            self._restart(sit)  # the pile but its top went back into the stock
-        else:
-            self._reconcile(sit, top)
-        self.deal = deal
-        self.stock_size = sit.stock_size
-        self.sizes = sit.hand_sizes
-        shown = {c.id for c in sit.hand} | set(self.pile)
-        shown.update(c.id for m in sit.table for c in m.cards)
-        for seat in list(self.held):
-            self.held[seat] -= shown
-            if not self.held[seat]:
-                del self.held[seat]
-
-    def discarded(self, card_id: int) -> None:
-        """The seat's own discard: on top of the pile now."""
-        self.pile.append(card_id)
-
-    def _restart(self, sit: Situation) -> None:
-        self.pile = [sit.discard_top.id] if sit.discard_top is not None else []
-        self.unknown = max(0, sit.discard_size - len(self.pile))
-
-    def _reconcile(self, sit: Situation, top: Card | None) -> None:
-        """Cards leave the pile from the top and arrive on it: keep the longest bottom part
-        of what was there that fits the pile's size and top now."""
-        size, pile = sit.discard_size, self.pile
-        if top is None:
-            kept, added = 0, False
-        else:
-            same = [k for k in range(len(pile), 0, -1) if k + self.unknown == size]
-            if same and pile[same[0] - 1] == top.id:
-                kept, added = same[0], False
-            else:
-                kept, added = max(0, min(len(pile), size - 1 - self.unknown)), True
-        removed = pile[kept:]
-        self.pile = pile[:kept] + ([top.id] if added and top is not None else [])
-        if len(self.pile) + self.unknown != size:  # not what a pile can do: start over
-            self._restart(sit)
-            return
-        mine = {c.id for c in sit.hand}
-        taker = self._taker(sit)
-        for card_id in removed:
-            if card_id not in mine and taker is not None:
-                self.held.setdefault(taker, set()).add(card_id)
-
-    def _taker(self, sit: Situation) -> int | None:
-        """The opponent who took from the pile since the last look, when it is clear: the
-        only opponent, or the one whose hand grew the most (a May I? adds two cards)."""
-        others = [s for s in range(sit.seats) if s != sit.seat]
-        if len(others) == 1:
-            return others[0]
-        if len(self.sizes) != len(sit.hand_sizes):
-            return None
-        growth = {s: sit.hand_sizes[s] - self.sizes[s] for s in others}
-        most = max(growth.values())
-        leaders = [s for s, g in growth.items() if g == most]
-        return leaders[0] if most >= 2 and len(leaders) == 1 else None
 
 
 def sample_world(sit: Situation, memory: TableMemory, rng: random.Random) -> GameState | None:

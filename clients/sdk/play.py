@@ -88,6 +88,8 @@ class _Playing:
     def subscribe(self) -> pb.PlayRequest:
         request = pb.PlaySubscribe(game_id=self.seat.game_id, seat=self.seat.seat)
         request.token = self.seat.token
+        # (a result that leaves the seat to act again comes inside the prompt it leads to)
+        request.results_in_prompts = True
         if self.prompts_only:
             # no cursors: after the newest version seen (a prompt at it comes again)
             request.prompts_only = True
@@ -356,16 +358,19 @@ class PlaySession:
                     )
             self._prompts.put_nowait(None)
 
+    def _answer(self, result: pb.PlayResult) -> None:
+        """An act's result: its waiting ``act`` returns (or raises its refusal)."""
+        pending = self._pending.get(result.request_id)
+        if pending is not None and not pending[1].done():
+            if result.HasField("error"):
+                pending[1].set_exception(play_error(result.error))
+            else:
+                pending[1].set_result(result.version)
+
     def _dispatch(self, message: pb.PlayResponse) -> None:
         kind = message.WhichOneof("kind")
         if kind == "result":
-            pending = self._pending.get(message.result.request_id)
-            if pending is not None and not pending[1].done():
-                result = message.result
-                if result.HasField("error"):
-                    pending[1].set_exception(play_error(result.error))
-                else:
-                    pending[1].set_result(result.version)
+            self._answer(message.result)
             return
         if kind == "error":
             return  # (a message the server could not read: this session sends none)
@@ -383,6 +388,8 @@ class PlaySession:
                 self.on_event(playing.seat, event)
         elif kind == "prompt":
             prompt = message.prompt
+            if prompt.HasField("result"):
+                self._answer(prompt.result)  # (the act this prompt follows from, first)
             playing.seat.version = prompt.version
             playing.prompt_version = max(playing.prompt_version, prompt.version)
             self._prompts.put_nowait(

@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from clients.botrunner import Transport, play_seats
@@ -49,7 +50,7 @@ class GameResult:
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
     seconds: float = 0.0
-    # how each round ended, in order: "went_out", "exhaustions", "turn_cap" or "dry"
+    # how each round ended, in order: "went_out", "exhaustions", "turn_cap", "dry" or "dead"
     # (engine.events.RoundEnded.reason)
     round_ends: list[str] = field(default_factory=list)
 
@@ -76,10 +77,18 @@ class GameResult:
         }
 
 
-def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> GameResult:
-    """One game on the engine directly (same bots, same seeds; the oracle sees all)."""
+def play_inprocess(
+    spec: GameSpec, rules: RuleSet, tournament_seed: int, record: Path | None = None
+) -> GameResult:
+    """One game on the engine directly (same bots, same seeds; the oracle sees all);
+    ``record``: a directory for its replayable log (clients.training.recording)."""
     started = time.perf_counter()
     state = GameState.new_game(rules, len(spec.seats), spec.seed)
+    recorder = None
+    if record is not None:
+        from clients.training.recording import GameRecorder  # (only when recording)
+
+        recorder = GameRecorder(state, spec.seats)
     bots = []
     rngs = []
     for s, name in enumerate(spec.seats):
@@ -96,10 +105,15 @@ def play_inprocess(spec: GameSpec, rules: RuleSet, tournament_seed: int) -> Game
     while not state.is_terminal():
         seat = state.to_act[0]
         t0 = time.perf_counter()
-        state, _, events = engine_turn(state, seat, bots[seat], rngs[seat])
+        before = state
+        state, action, events = engine_turn(state, seat, bots[seat], rngs[seat])
         latencies.append(time.perf_counter() - t0)
+        if recorder is not None:
+            recorder.record(before, seat, action)
         moves += 1
         round_ends.extend(round_end_reasons(events))
+    if recorder is not None and record is not None:
+        recorder.write(record, spec.index, state)
     return GameResult(
         spec,
         list(state.scores),
@@ -131,13 +145,15 @@ def run_inprocess(
     progress: Progress | None = None,
     finished: Finished | None = None,
     workers: int = 1,
+    record: Path | None = None,
 ) -> list[GameResult]:
     """Every game on the engine, in schedule order; ``workers`` > 1 plays them in that
-    many processes (each game is seeded by itself: the results are the same)."""
+    many processes (each game is seeded by itself: the results are the same);
+    ``record``: a directory for each game's replayable log."""
     if workers <= 1 or len(specs) < 2:
         out = []
         for spec in specs:
-            out.append(play_inprocess(spec, rules, tournament_seed))
+            out.append(play_inprocess(spec, rules, tournament_seed, record))
             if finished:
                 finished(out[-1])
             if progress:
@@ -146,7 +162,8 @@ def run_inprocess(
     by_index: dict[int, GameResult] = {}
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
         pending = {
-            pool.submit(play_inprocess, spec, rules, tournament_seed): spec.index for spec in specs
+            pool.submit(play_inprocess, spec, rules, tournament_seed, record): spec.index
+            for spec in specs
         }
         for done in concurrent.futures.as_completed(pending):
             result = done.result()

@@ -10,7 +10,12 @@ A *lineup* is the bots at one table.  Schedules:
   seat with the candidate in that seat and the reference in all the others.  A
   candidate's score in seat s against the reference's own score in seat s of the
   reference game is a paired difference with nothing else changed: no third bot
-  sits next to anyone, so seat order cannot matter (:func:`.stats.substitution_pairs`).
+  sits next to anyone, so seat order cannot matter (:func:`.stats.substitution_pairs`);
+* ``mutual-substitution`` (two bots, what ``--sprt`` plays): the substitution design
+  both ways, per deal each bot's own game then the other in each of its seats, the
+  pair in name order whichever way it was given, so that the games, and their bot
+  seeds, do not depend on which bot is named first (``order`` is the family: 0 for the
+  first bot's own games and the second among them, 1 the other way round).
 
 Duplicate deals: deal ``d`` has one seed (``deal_seed(seed, d)``), the same for every
 lineup, and the games of one (lineup, deal) form a *deal set*, scored together.  In
@@ -30,7 +35,8 @@ import hashlib
 from dataclasses import dataclass
 from itertools import combinations, permutations
 
-SCHEDULES = ("round-robin", "gauntlet", "substitution")
+MUTUAL_SUBSTITUTION = "mutual-substitution"
+SCHEDULES = ("round-robin", "gauntlet", "substitution", MUTUAL_SUBSTITUTION)
 SEATINGS = ("balanced", "cyclic")
 
 
@@ -43,8 +49,8 @@ class GameSpec:
     rotation: int  # substitution: the candidate's seat (0 in the reference game)
     seats: tuple[str, ...]  # the bot in each seat
     seed: bytes  # the deal's game seed
-    order: int = 0  # which cyclic order of the lineup (0: its own order)
-    # substitution schedule: True for the reference game (the reference in every seat)
+    order: int = 0  # which cyclic order of the lineup (0: its own order); mutual: family
+    # substitution schedules: True for the reference game (the reference in every seat)
     reference: bool = False
 
     @property
@@ -109,6 +115,8 @@ def games(
         raise ValueError(f"unknown seating {seating!r}; known: {', '.join(SEATINGS)}")
     if schedule == "substitution":
         return _substitution(bots, seats, deals, seed, first_deal)
+    if schedule == MUTUAL_SUBSTITUTION:
+        return _mutual_substitution(bots, seats, deals, seed, first_deal)
     out: list[GameSpec] = []
     for li, lineup in enumerate(lineups(bots, seats, schedule)):
         orders = cyclic_orders(lineup) if seating == "balanced" else [lineup]
@@ -152,4 +160,25 @@ def _substitution(
             for seat in range(seats):
                 arranged = tuple(candidate if s == seat else reference for s in range(seats))
                 out.append(GameSpec(len(out), lineup, li, deal, seat, arranged, game_seed))
+    return out
+
+
+def _mutual_substitution(
+    bots: list[str], seats: int, deals: int, seed: int, first_deal: int
+) -> list[GameSpec]:
+    """Per deal, for each bot of the pair (in name order) as the reference: its own game,
+    then the other bot in each seat.  Every game of a deal is one deal set."""
+    if len(bots) != 2 or bots[0] == bots[1]:
+        raise ValueError(f"a mutual substitution is of two different bots, not {bots!r}")
+    pair = (min(bots), max(bots))
+    out: list[GameSpec] = []
+    for deal in range(first_deal, first_deal + deals):
+        game_seed = deal_seed(seed, deal)
+        for family, (reference, candidate) in enumerate((pair, pair[::-1])):
+            out.append(
+                GameSpec(len(out), pair, 0, deal, 0, (reference,) * seats, game_seed, family, True)
+            )
+            for seat in range(seats):
+                arranged = tuple(candidate if s == seat else reference for s in range(seats))
+                out.append(GameSpec(len(out), pair, 0, deal, seat, arranged, game_seed, family))
     return out

@@ -1,12 +1,15 @@
 """A sequential test of "is bot A better than bot B by at least a margin?".
 
-The unit is a *deal set* of A against B (every seat rotation of one deal).  Its
-observation is the paired difference ``x = mean penalty per game of A - mean penalty
-per game of B`` over that deal set: *per-game means*, because a 4-seat gauntlet seats
-A once and B three times per game, so totals would weigh B three times (the old test
-compared totals and so declared whichever bot was named first the winner).  The deal's
-luck cancels out of the difference; lower penalties are better, so A is better when
-the mean difference Δ is negative.
+The unit is a *deal set* of the mutual substitution design (``glintwick tournament
+--sprt A,B`` plays it at every seat count; :mod:`.schedule`): per deal, the game of
+B in every seat and A in each seat among Bs, and the game of A in every seat and B in
+each seat among As.  Its observation is half of (A's penalty among Bs minus B's own in
+the same seat) minus (B's among As minus A's own), each a mean over seats, in points
+per game (:func:`.stats.mutual_differences`).  The deal's luck and the seat cancel
+out of each difference; lower penalties are better, so A is better when the mean
+difference Δ is negative.  (A gauntlet, the test's old design, seats A once and B three
+times in a 4-seat game and the other way round when the names are swapped: different
+games, so "never H1 both ways" rested on luck.)
 
 * H0: Δ ≥ 0 (A is no better than B),
 * H1: Δ ≤ -margin (A is better by at least ``margin`` points per game; default 5).
@@ -27,15 +30,17 @@ rates over the whole hypotheses: about ``alpha`` for "A better" when Δ ≥ 0, a
 ``beta`` for a missed "A better" when Δ ≤ -margin (the rates of the normal
 approximation, checked by simulation in the tests).
 
-Swapping the names negates every observation: an H1 for (A, B) needs a mean
-difference below -margin/2 and an H1 for (B, A) one above +margin/2, so on the same
-deal sets the two can never both be H1.
+Swapping the names plays the same games (the design orders the pair itself, and the
+bots' seeds follow the games) and negates every observation exactly, so the running
+mean is negated and the variance the same: an H1 for (A, B) needs a mean difference
+below -margin/2 and an H1 for (B, A) one above +margin/2, so the two can never both
+be H1.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: the default margin: A must be this many penalty points per game better
 MARGIN = 5.0
@@ -55,6 +60,7 @@ class Sprt:
     deal_sets: int = 0
     mean_difference: float = 0.0
     _squares: float = 0.0
+    differences: list[float] = field(default_factory=list)  # every observation, in order
 
     def __post_init__(self) -> None:
         if not self.margin > 0:
@@ -62,16 +68,11 @@ class Sprt:
         if not (0 < self.alpha < 1 and 0 < self.beta < 1):
             raise ValueError("the SPRT's alpha and beta must be between 0 and 1")
 
-    def add(self, a_penalties: list[int], b_penalties: list[int]) -> None:
-        """One deal set: every game penalty of A's seats and of B's seats in it."""
-        if not a_penalties or not b_penalties:
-            raise ValueError("a deal set of the SPRT needs games of both bots")
-        self.observe(sum(a_penalties) / len(a_penalties) - sum(b_penalties) / len(b_penalties))
-
     def observe(self, difference: float) -> None:
-        """One deal set's difference of A's and B's mean penalty per game."""
+        """One deal set's difference of A and B, points per game (below 0: A better)."""
         if not math.isfinite(difference):
             raise ValueError(f"a deal set's difference must be finite, not {difference}")
+        self.differences.append(difference)
         self.deal_sets += 1
         step = difference - self.mean_difference
         self.mean_difference += step / self.deal_sets
@@ -110,7 +111,7 @@ class Sprt:
             return "H0"
         return "undecided"
 
-    def summary(self) -> dict[str, float | int | str]:
+    def summary(self) -> dict[str, float | int | str | list[float]]:
         return {
             "hypotheses": (
                 f"H0: A - B >= 0 points per game; H1: A - B <= -{self.margin:g} (A better)"
@@ -125,4 +126,5 @@ class Sprt:
             "lower": round(self.lower, 4),
             "upper": round(self.upper, 4),
             "decision": self.decision,
+            "differences": [round(x, 4) for x in self.differences],
         }

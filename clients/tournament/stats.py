@@ -7,7 +7,14 @@ them.  A game's *win share* gives each of its winners ``1 / winners`` of a win; 
 bot's win share is that summed over its seats, divided by its seats played.
 
 Pairs: for two bots at the same deal sets, each deal set's difference of their mean
-penalties (the deal's luck cancels), averaged, with the same bootstrap over deal sets.
+penalties (the deal's luck cancels), averaged, with the same bootstrap over deal sets,
+and the shares of deal sets where A did better, the same, and worse, apart.
+
+Substitution designs (:mod:`.schedule`) count a bot's seats by its *role*: the
+reference's own games (the reference in every seat) give its reference level, a
+candidate's seat among references gives the candidate's; a reference's seats beside
+a candidate are neither, so they are left out of every mean (they would mix the
+reference's play with the candidate's effect on it).
 """
 
 from __future__ import annotations
@@ -22,15 +29,22 @@ from typing import Any
 
 from clients.tournament.runner import GameResult
 
+#: a bot's role in a substitution design: in its own games (every seat), or in one seat
+#: among references; in mixed tables (round-robin, gauntlet) a bot has no role ("")
+REFERENCE, CANDIDATE = "reference", "candidate"
+
 
 @dataclass
 class BotStats:
     bot: str
-    games: int  # seats played
-    mean_penalty: float
+    games: int  # games it sat in (counted)
+    seat_games: int  # seats it played in them (a game with the bot in three seats: three)
+    deal_sets: int  # deal sets (substitution: deals) those games are of
+    mean_penalty: float  # per seat-game
     ci_low: float
     ci_high: float
     win_share: float
+    role: str = ""  # substitution: REFERENCE or CANDIDATE (a bot can have both rows)
 
 
 def per_deal_set(results: Sequence[GameResult]) -> dict[tuple[int, int], dict[str, list[int]]]:
@@ -84,23 +98,58 @@ def _resamples(seed: int, n: int, resamples: int) -> tuple[tuple[int, ...], ...]
 
 
 def bot_stats(results: Sequence[GameResult], seed: int) -> list[BotStats]:
-    sets = per_deal_set(results)
-    wins: dict[str, float] = defaultdict(float)
-    played: dict[str, int] = defaultdict(int)
+    """Every bot's mean penalty per seat-game over the seats it played, best first."""
+    return _stats({"": [(r, list(range(len(r.spec.seats)))) for r in results]}, seed, by_deal=False)
+
+
+def substitution_bot_stats(results: Sequence[GameResult], seed: int) -> list[BotStats]:
+    """A substitution design's bots by role, best first: a reference's row from its own
+    games, a candidate's from its seat among references (nothing else, see above)."""
+    counted: dict[str, list[tuple[GameResult, list[int]]]] = {REFERENCE: [], CANDIDATE: []}
     for r in results:
-        for seat, bot in enumerate(r.spec.seats):
-            played[bot] += 1
-            if seat in r.winners:
-                wins[bot] += 1 / len(r.winners)
+        if r.spec.reference:
+            counted[REFERENCE].append((r, list(range(len(r.spec.seats)))))
+        else:
+            counted[CANDIDATE].append((r, [r.spec.rotation]))
+    return _stats(counted, seed, by_deal=True)
+
+
+def _stats(
+    counted: Mapping[str, Sequence[tuple[GameResult, list[int]]]], seed: int, by_deal: bool
+) -> list[BotStats]:
+    """Each (role, bot)'s row from the seats counted of each game; deal sets by their
+    deal alone when ``by_deal`` (a substitution's reference games of one deal, one per
+    candidate, are one deal's luck)."""
     out = []
-    for bot in sorted(played):
-        groups = [d[bot] for d in sets.values() if bot in d]
-        flat = [x for g in groups for x in g]
-        low, high = bootstrap_ci(groups, seed)
-        out.append(
-            BotStats(bot, len(flat), sum(flat) / len(flat), low, high, wins[bot] / played[bot])
-        )
+    for role, games in counted.items():
+        groups: dict[str, dict[Any, list[int]]] = defaultdict(lambda: defaultdict(list))
+        wins: dict[str, float] = defaultdict(float)
+        sat: dict[str, set[int]] = defaultdict(set)
+        for r, seats in games:
+            key = r.spec.deal if by_deal else r.spec.deal_set
+            for seat in seats:
+                bot = r.spec.seats[seat]
+                groups[bot][key].append(r.scores[seat])
+                sat[bot].add(r.spec.index)
+                if seat in r.winners:
+                    wins[bot] += 1 / len(r.winners)
+        for bot in sorted(groups):
+            sets = list(groups[bot].values())
+            flat = [x for g in sets for x in g]
+            low, high = bootstrap_ci(sets, seed)
+            mean = sum(flat) / len(flat)
+            share = wins[bot] / len(flat)
+            out.append(
+                BotStats(bot, len(sat[bot]), len(flat), len(sets), mean, low, high, share, role)
+            )
     return sorted(out, key=lambda s: s.mean_penalty)
+
+
+#: how a pair's difference was measured: at the same tables; A in B's seats among Bs
+#: (B the reference); two candidates' substitution differences against one reference,
+#: subtracted; both ways (A among Bs minus B among As, halved: ``mutual-substitution``)
+TABLES, SUBSTITUTED, VIA_REFERENCE, MUTUAL = "tables", "substitution", "via-reference", "mutual"
+DESIGNS = (TABLES, SUBSTITUTED, VIA_REFERENCE, MUTUAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +159,15 @@ class PairStats:
 
     a: str
     b: str
-    deal_sets: int
+    deal_sets: int  # substitution designs: deals
     mean_difference: float  # A's mean penalty per game minus B's; below 0: A is better
     ci_low: float
     ci_high: float
-    a_better_share: float  # deal sets where A's mean penalty is lower (ties count half)
+    # the shares of deal sets where A's difference was below 0 (A better), 0, above 0
+    better_share: float
+    tied_share: float
+    worse_share: float
+    design: str = TABLES  # what the difference compares (DESIGNS)
 
 
 def pair_stats(
@@ -143,7 +196,7 @@ def all_pairs(results: Sequence[GameResult], ranked: Sequence[str], seed: int) -
 
 
 #: how a round can end (engine.events.RoundEnded.reason), someone out first
-ROUND_END_REASONS = ("went_out", "exhaustions", "turn_cap", "dry")
+ROUND_END_REASONS = ("went_out", "exhaustions", "turn_cap", "dry", "dead")
 
 
 def round_endings(results: Sequence[GameResult]) -> dict[str, Any]:
@@ -162,34 +215,46 @@ def round_endings(results: Sequence[GameResult]) -> dict[str, Any]:
     }
 
 
-def _pair(a: str, b: str, diffs: Sequence[float], seed: int) -> PairStats:
+def _pair(a: str, b: str, diffs: Sequence[float], seed: int, design: str = TABLES) -> PairStats:
     low, high = bootstrap_ci([[x] for x in diffs], seed)
-    better = sum(1.0 if x < 0 else 0.5 if x == 0 else 0.0 for x in diffs)
-    return PairStats(a, b, len(diffs), sum(diffs) / len(diffs), low, high, better / len(diffs))
+    n = len(diffs)
+    better, tied = sum(x < 0 for x in diffs), sum(x == 0 for x in diffs)
+    worse = n - better - tied
+    return PairStats(a, b, n, sum(diffs) / n, low, high, better / n, tied / n, worse / n, design)
+
+
+def substituted_differences(
+    results: Sequence[GameResult],
+) -> dict[tuple[str, str], dict[int, float]]:
+    """A substitution design's paired differences: per (candidate, reference) and deal,
+    the mean over seats s of (the candidate's penalty in seat s, with the reference in
+    every other seat) minus (the reference's own penalty in seat s of the reference game
+    of the same lineup and order)."""
+    Key = tuple[int, int, int]  # lineup, order, deal
+    reference: dict[Key, GameResult] = {}
+    substituted: dict[Key, dict[int, int]] = defaultdict(dict)
+    candidate_of: dict[Key, str] = {}
+    for r in results:
+        key = (r.spec.lineup_index, r.spec.order, r.spec.deal)
+        if r.spec.reference:
+            reference[key] = r
+        else:
+            seat = r.spec.rotation
+            substituted[key][seat] = r.scores[seat]
+            candidate_of[key] = r.spec.seats[seat]
+    out: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for key, scores in sorted(substituted.items()):
+        base = reference.get(key)
+        if base is None or len(scores) != len(base.scores):
+            continue  # a deal set not played whole (an SPRT stopped, a shard missing)
+        diffs = [scores[s] - base.scores[s] for s in range(len(base.scores))]
+        out[(candidate_of[key], base.spec.seats[0])][key[2]] = sum(diffs) / len(diffs)
+    return out
 
 
 def substitution_differences(results: Sequence[GameResult]) -> dict[str, dict[int, float]]:
-    """The substitution design's paired differences: per candidate and deal, the mean
-    over seats s of (the candidate's penalty in seat s, with the reference in every other
-    seat) minus (the reference's own penalty in seat s of the reference game)."""
-    reference: dict[tuple[int, int], list[int]] = {}
-    substituted: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)
-    candidate_of: dict[int, str] = {}
-    for r in results:
-        if r.spec.reference:
-            reference[r.spec.deal_set] = r.scores
-        else:
-            seat = r.spec.rotation
-            substituted[r.spec.deal_set][seat] = r.scores[seat]
-            candidate_of[r.spec.lineup_index] = r.spec.seats[seat]
-    out: dict[str, dict[int, float]] = defaultdict(dict)
-    for key, scores in substituted.items():
-        base = reference.get(key)
-        if base is None or len(scores) != len(base):
-            continue  # a deal set not played whole (an SPRT stopped, a shard missing)
-        diffs = [scores[s] - base[s] for s in range(len(base))]
-        out[candidate_of[key[0]]][key[1]] = sum(diffs) / len(diffs)
-    return out
+    """:func:`substituted_differences` of a design with one reference, by candidate."""
+    return {c: d for (c, _), d in substituted_differences(results).items()}
 
 
 def substitution_pairs(results: Sequence[GameResult], seed: int) -> list[PairStats]:
@@ -197,7 +262,11 @@ def substitution_pairs(results: Sequence[GameResult], seed: int) -> list[PairSta
     of their differences, on the deals both played), best first."""
     by_candidate = substitution_differences(results)
     reference = next((r.spec.lineup[0] for r in results), "")
-    pairs = [_pair(c, reference, list(d.values()), seed) for c, d in by_candidate.items() if d]
+    pairs = [
+        substitution_pair(c, reference, list(d.values()), seed)
+        for c, d in by_candidate.items()
+        if d
+    ]
     pairs.sort(key=lambda p: p.mean_difference)
     ranked = [p.a for p in pairs]
     for i, a in enumerate(ranked):
@@ -205,8 +274,31 @@ def substitution_pairs(results: Sequence[GameResult], seed: int) -> list[PairSta
             deals = sorted(by_candidate[a].keys() & by_candidate[b].keys())
             if deals:
                 diffs = [by_candidate[a][d] - by_candidate[b][d] for d in deals]
-                pairs.append(_pair(a, b, diffs, seed))
+                pairs.append(_pair(a, b, diffs, seed, VIA_REFERENCE))
     return pairs
+
+
+def substitution_pair(
+    candidate: str, reference: str, diffs: Sequence[float], seed: int
+) -> PairStats:
+    """A candidate's substitution differences against a reference, as a pair."""
+    return _pair(candidate, reference, diffs, seed, SUBSTITUTED)
+
+
+def mutual_differences(results: Sequence[GameResult], a: str, b: str) -> dict[int, float]:
+    """The mutual substitution's difference of A and B per deal (played both ways):
+    half of (A among Bs minus B's own) minus (B among As minus A's own).  Naming them
+    the other way round negates every difference exactly: the games are the same
+    (:func:`.schedule.games` orders the pair itself) and ``(u - v) / 2 == -((v - u) / 2)``
+    in floating point."""
+    both = substituted_differences(results)
+    ab, ba = both.get((a, b), {}), both.get((b, a), {})
+    return {d: (ab[d] - ba[d]) / 2 for d in sorted(ab.keys() & ba.keys())}
+
+
+def mutual_pair(results: Sequence[GameResult], a: str, b: str, seed: int) -> PairStats | None:
+    diffs = mutual_differences(results, a, b)
+    return _pair(a, b, list(diffs.values()), seed, MUTUAL) if diffs else None
 
 
 @dataclass(frozen=True, slots=True)

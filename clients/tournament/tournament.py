@@ -26,12 +26,20 @@ from clients.tournament.sprt import MARGIN, Sprt
 from clients.tournament.stats import (
     all_pairs,
     bot_stats,
+    mutual_differences,
+    mutual_pair,
     order_spreads,
-    per_deal_set,
     round_endings,
+    substituted_differences,
+    substitution_bot_stats,
+    substitution_pair,
     substitution_pairs,
 )
 from engine.rulesets import RuleSet
+
+#: what ``--sprt`` plays: per deal, each bot's own game and the other bot in each seat,
+#: both ways
+SPRT_SCHEDULE = sched.MUTUAL_SUBSTITUTION
 
 
 @dataclass
@@ -46,13 +54,21 @@ class Config:
     concurrency: int = 8
     workers: int = 1  # in process: games played in this many processes at once
     target: str | None = None  # None: in process, on the engine
-    sprt: tuple[str, str] | None = None  # play A vs B deal set by deal set until decided
+    # play A vs B deal set by deal set until decided, on the mutual substitution design
+    # (``schedule`` is then ignored)
+    sprt: tuple[str, str] | None = None
     sprt_margin: float = MARGIN  # H1 of the SPRT: A better by this many points per game
     progress: bool = False
     transport: Transport = "play"  # through a server: Play streams, or the unary loop
     prompts_only: bool = True  # Play streams without events (the bots read none)
     shard: Shard | None = None  # play only this shard's deal sets, recorded in ``out``
     out: Path | None = None  # where a shard's results file is (shards.Shard.file)
+    record: Path | None = None  # in process: each game's replayable log goes here
+
+    @property
+    def played_schedule(self) -> str:
+        """The schedule the games follow: an SPRT plays the mutual substitution."""
+        return SPRT_SCHEDULE if self.sprt is not None else self.schedule
 
     def plan(self) -> Plan:
         return Plan(
@@ -85,9 +101,25 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
     """The summary of results :func:`named` names (the specs of ``config`` are named
     alike)."""
     names = bot_names(config.bots)
-    stats = bot_stats(results, config.seed)
-    if config.schedule == "substitution":
+    schedule = config.played_schedule
+    spreads = order_spreads(results, config.seed)
+    if schedule in ("substitution", SPRT_SCHEDULE):
+        stats = substitution_bot_stats(results, config.seed)
+        spreads = []  # no third bot at a table: no seat order to spread over
+    else:
+        stats = bot_stats(results, config.seed)
+    if schedule == "substitution":
         pairs = substitution_pairs(results, config.seed)
+    elif schedule == SPRT_SCHEDULE:
+        # the mutual difference, then its two halves: A among Bs, B among As
+        a, b = (names[s] for s in (config.sprt or config.bots))
+        pair = mutual_pair(results, a, b, config.seed)
+        halves = substituted_differences(results)
+        pairs = [pair] if pair is not None else []
+        for candidate, reference in ((a, b), (b, a)):
+            if halves.get((candidate, reference)):
+                diffs = list(halves[(candidate, reference)].values())
+                pairs.append(substitution_pair(candidate, reference, diffs, config.seed))
     else:
         pairs = all_pairs(results, [s.bot for s in stats], config.seed)
     return {
@@ -96,15 +128,16 @@ def summarize(config: Config, results: Sequence[GameResult], sprt: Sprt | None) 
         "seed": config.seed,
         "bots": list(dict.fromkeys(names[s] for s in config.bots)),
         "seats": config.seats,
-        "schedule": config.schedule,
-        "deals": config.deals,
+        "schedule": schedule,
+        "deals": config.deals,  # per lineup; an SPRT's most
+        "deal_sets": len({r.spec.deal_set for r in results}),
         "mode": results[0].mode if results else ("grpc" if config.target else "inprocess"),
         "games": len(results),
         "stats": [asdict(s) for s in stats],
         "ratings": [asdict(r) for r in rate(results)],
         "seating": config.seating,
         "pairs": [asdict(p) for p in pairs],
-        "order_spreads": [asdict(o) for o in order_spreads(results, config.seed)],
+        "order_spreads": [asdict(o) for o in spreads],
         "round_ends": round_endings(results),
         "illegal": sum(r.illegal for r in results),
         "timeouts": sum(r.timeouts for r in results),
@@ -130,7 +163,9 @@ async def _play(
             finished=finished,
             prompts_only=config.prompts_only,
         )
-    return run_inprocess(specs, config.rules, config.seed, progress, finished, config.workers)
+    return run_inprocess(
+        specs, config.rules, config.seed, progress, finished, config.workers, config.record
+    )
 
 
 async def _play_shard(config: Config, bar: Any) -> tuple[dict[str, Any], list[GameResult]]:
@@ -158,7 +193,8 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
     if config.progress:
         from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
-        bar = tqdm(total=config.deals * config.seats * 8, unit="game", leave=False)
+        # (a schedule's own count replaces it once known; an SPRT's is its most)
+        bar = tqdm(total=config.deals * 2 * (config.seats + 1), unit="game", leave=False)
     try:
         if config.shard is not None:
             return await _play_shard(config, bar)
@@ -178,21 +214,22 @@ async def run(config: Config) -> tuple[dict[str, Any], list[GameResult]]:
         a, b = config.sprt
         test = Sprt(margin=config.sprt_margin)
         results = []
-        batch = max(1, config.concurrency // config.seats)
+        per_deal = 2 * (config.seats + 1)  # both bots' own games, each among the other's
+        batch = max(1, config.concurrency // per_deal)
         done = 0
         while done < config.deals and test.decision == "undecided":
             n = min(batch, config.deals - done)
-            specs = sched.games([a, b], config.seats, n, config.seed, "gauntlet", first_deal=done)
+            specs = sched.games([a, b], config.seats, n, config.seed, SPRT_SCHEDULE, done)
             played = await _play(config, specs, bar)
-            used: set[tuple[int, int]] = set()
-            for key, sets in per_deal_set(played).items():
-                test.add(sets[a], sets[b])
-                used.add(key)
+            used: set[int] = set()
+            for deal, difference in mutual_differences(played, a, b).items():
+                test.observe(difference)
+                used.add(deal)
                 if test.decision != "undecided":
                     break
             # the report covers the deal sets the test saw, no more (a batch's others
             # were played, not counted)
-            results.extend(r for r in played if r.spec.deal_set in used)
+            results.extend(r for r in played if r.spec.deal in used)
             done += n
         for i, r in enumerate(results):
             r.spec = dataclasses.replace(r.spec, index=i)

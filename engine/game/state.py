@@ -19,7 +19,7 @@ from engine.errors import IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import claims, codec, dealing, moves, transitions
 from engine.game.phase import Phase
-from engine.melds import Meld
+from engine.melds import Meld, is_full
 from engine.rulesets import Contract, RuleSet, Stalemate
 from engine.solver import Selection, best_selection, can_lay
 
@@ -155,6 +155,15 @@ class GameState:
         return not (
             rules.stalemate is Stalemate.EXHAUSTIONS and rules.draw_from_discard and self.discards
         )
+
+    def round_is_dead(self) -> bool:
+        """Whether the round is dead under a rule set that ends such rounds
+        (``dead_round_ends``): every seat is open and every meld on the table is full,
+        so no card can be laid off and no hand can empty (docs/RULES.md, rule 6)."""
+        rules = self.rules
+        if not rules.dead_round_ends or not all(self.opened):
+            return False
+        return all(is_full(m, rules) for m in self.table)
 
     @property
     def blocked_card(self) -> int | None:

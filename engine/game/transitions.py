@@ -256,9 +256,7 @@ def _lay_contract(state: GameState, seat: int, action: LayContract) -> Result:
             },
         )
     ]
-    if not hand:
-        return _end_round(base, events, "went_out", seat)
-    return base, events
+    return _after_laying(base, events, seat)
 
 
 def _explicit_contract(
@@ -333,9 +331,7 @@ def _extra_meld(state: GameState, seat: int, action: ExtraMeld) -> Result:
         hands=tuple(hands), table=(*state.table, meld), action_count=state.action_count + 1
     )
     events = [Event(EventType.EXTRA_MELD, seat, {"meld": meld_json(meld, len(state.table))})]
-    if not hand:
-        return _end_round(base, events, "went_out", seat)
-    return base, events
+    return _after_laying(base, events, seat)
 
 
 def _lay_off(state: GameState, seat: int, action: LayOff) -> Result:
@@ -379,9 +375,7 @@ def _lay_off(state: GameState, seat: int, action: LayOff) -> Result:
             {"card": card_json(c), "meld": meld_json(grown, index), "end": side},
         )
     ]
-    if not hand:
-        return _end_round(base, events, "went_out", seat)
-    return base, events
+    return _after_laying(base, events, seat)
 
 
 def _swap_joker(state: GameState, seat: int, action: SwapJoker) -> Result:
@@ -408,6 +402,19 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker) -> Result:
         )
     ]
     return nxt, events
+
+
+def _after_laying(state: GameState, events: list[Event], seat: int) -> Result:
+    """After ``seat`` laid cards on the table (a contract, an extra meld, a lay-off): the
+    round ends if its hand is empty, or if the round is now dead (every seat open, every
+    meld full: nobody can empty a hand any more), scored as a dry stock is.  Only these
+    actions can make a round dead: a joker swap leaves every meld's size and every seat's
+    openness as they were, and a draw, a discard or a claim touches neither."""
+    if not state.hands[seat]:
+        return _end_round(state, events, "went_out", seat)
+    if state.round_is_dead():
+        return _end_round(state, events, "dead", None)
+    return state, events
 
 
 # ---------------------------------------------------------------------- the end of a turn

@@ -67,6 +67,15 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """CreateGame: a `seed` that is not lowercase hex of whole bytes, or over 64
     bytes (128 hex digits).
     """
+    ERROR_REASON_REQUEST_ID_REUSED: _ErrorReason.ValueType  # 14
+    """A request_id used before for another request: a SubmitAction (or Play act) of
+    the same seat with another action or expected_version. The same request again
+    gets its first answer; a new request needs a new id.
+    """
+    ERROR_REASON_PATH_MISMATCH: _ErrorReason.ValueType  # 15
+    """HTTP only: a body field that the path carries too (`gameId`) with another value
+    than the path's. Leave it out of the body, or give the path's.
+    """
     ERROR_REASON_GAME_OVER: _ErrorReason.ValueType  # 20
     """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
     The game is over.
@@ -139,6 +148,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """Every seat is taken."""
     ERROR_REASON_GAME_NOT_FINISHED: _ErrorReason.ValueType  # 53
     """GetReplay before the game is over."""
+    ERROR_REASON_TABLE_NOT_FULL: _ErrorReason.ValueType  # 54
+    """An act (SubmitAction, a Play act, ValidateAction's verdict) before every seat is
+    taken: the game starts when the table is full (JoinGame or FillWithBots).
+    """
     ERROR_REASON_STALE_VERSION: _ErrorReason.ValueType  # 60
     """--- ABORTED (HTTP 409): read again and retry.
     `expected_version` is not the game's version.
@@ -242,6 +255,15 @@ ERROR_REASON_INVALID_SEED: ErrorReason.ValueType  # 19
 """CreateGame: a `seed` that is not lowercase hex of whole bytes, or over 64
 bytes (128 hex digits).
 """
+ERROR_REASON_REQUEST_ID_REUSED: ErrorReason.ValueType  # 14
+"""A request_id used before for another request: a SubmitAction (or Play act) of
+the same seat with another action or expected_version. The same request again
+gets its first answer; a new request needs a new id.
+"""
+ERROR_REASON_PATH_MISMATCH: ErrorReason.ValueType  # 15
+"""HTTP only: a body field that the path carries too (`gameId`) with another value
+than the path's. Leave it out of the body, or give the path's.
+"""
 ERROR_REASON_GAME_OVER: ErrorReason.ValueType  # 20
 """--- FAILED_PRECONDITION (HTTP 409): a rule forbids the action now.
 The game is over.
@@ -314,6 +336,10 @@ ERROR_REASON_GAME_FULL: ErrorReason.ValueType  # 52
 """Every seat is taken."""
 ERROR_REASON_GAME_NOT_FINISHED: ErrorReason.ValueType  # 53
 """GetReplay before the game is over."""
+ERROR_REASON_TABLE_NOT_FULL: ErrorReason.ValueType  # 54
+"""An act (SubmitAction, a Play act, ValidateAction's verdict) before every seat is
+taken: the game starts when the table is full (JoinGame or FillWithBots).
+"""
 ERROR_REASON_STALE_VERSION: ErrorReason.ValueType  # 60
 """--- ABORTED (HTTP 409): read again and retry.
 `expected_version` is not the game's version.

@@ -311,6 +311,10 @@ class _RoundEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RoundE
     """The rule set's turn_cap of completed turns."""
     ROUND_END_REASON_DRY: _RoundEndReason.ValueType  # 4
     """A draw found the stock and the discards dry (STALEMATE_DRY)."""
+    ROUND_END_REASON_DEAD: _RoundEndReason.ValueType  # 5
+    """The round was dead (RuleSet.dead_round_ends): every seat had laid its contract
+    and every meld on the table was full, so nobody could go out; scored as DRY is.
+    """
 
 class RoundEndReason(_RoundEndReason, metaclass=_RoundEndReasonEnumTypeWrapper):
     """Why a round ended (RoundEndedEvent.reason; docs/RULES.md)."""
@@ -325,6 +329,10 @@ ROUND_END_REASON_TURN_CAP: RoundEndReason.ValueType  # 3
 """The rule set's turn_cap of completed turns."""
 ROUND_END_REASON_DRY: RoundEndReason.ValueType  # 4
 """A draw found the stock and the discards dry (STALEMATE_DRY)."""
+ROUND_END_REASON_DEAD: RoundEndReason.ValueType  # 5
+"""The round was dead (RuleSet.dead_round_ends): every seat had laid its contract
+and every meld on the table was full, so nobody could go out; scored as DRY is.
+"""
 Global___RoundEndReason: _TypeAlias = RoundEndReason  # noqa: Y015
 
 @_typing.final
@@ -437,6 +445,7 @@ class RuleSet(_message.Message):
     STALEMATE_FIELD_NUMBER: _builtins.int
     MAX_EXHAUSTIONS_FIELD_NUMBER: _builtins.int
     TURN_CAP_FIELD_NUMBER: _builtins.int
+    DEAD_ROUND_ENDS_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The rule set's name: a preset's ("whiskertrail", "contract") or a custom rule
@@ -530,6 +539,14 @@ class RuleSet(_message.Message):
     """A round also ends after this many completed turns, 1..10000 (both presets:
     200); absent: no cap (not with STALEMATE_DRY).
     """
+    dead_round_ends: _builtins.bool
+    """true: a dead round ends at once, nobody out, scored as a dry stock is
+    (ROUND_END_REASON_DEAD): every seat has laid its contract and every meld on the
+    table is full (a set of set_max cards, a run of 13), so nobody can empty a hand
+    (contract; docs/RULES.md, rule 6). Not with extra_melds (INVALID_RULE_SET).
+    false (the default) leaves such a round to the turn_cap, and keeps the hash a
+    rule set had before this field existed (0.3.0).
+    """
     hash: _builtins.str
     """Output only (ignored in a request): the stable hash of every field above, 16
     lowercase hex digits; what names a rule set exactly (ListOpenGames, replays).
@@ -570,11 +587,12 @@ class RuleSet(_message.Message):
         stalemate: Global___Stalemate.ValueType = ...,
         max_exhaustions: _builtins.int = ...,
         turn_cap: _builtins.int | None = ...,
+        dead_round_ends: _builtins.bool = ...,
         hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "max_jokers_per_meld", b"max_jokers_per_meld", "set_max", b"set_max", "turn_cap", b"turn_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "ace_high", b"ace_high", "ace_penalty", b"ace_penalty", "claim_penalty_cards", b"claim_penalty_cards", "contracts", b"contracts", "decks", b"decks", "draw_from_discard", b"draw_from_discard", "exact_contract_sizes", b"exact_contract_sizes", "explicit_contract", b"explicit_contract", "extra_melds", b"extra_melds", "face_penalty", b"face_penalty", "hash", b"hash", "initial_upcard", b"initial_upcard", "joker_penalty", b"joker_penalty", "joker_swap", b"joker_swap", "jokers", b"jokers", "layoff_jokers", b"layoff_jokers", "layoff_on_opening_turn", b"layoff_on_opening_turn", "max_exhaustions", b"max_exhaustions", "max_jokers_per_meld", b"max_jokers_per_meld", "max_players", b"max_players", "may_i", b"may_i", "min_naturals_per_meld", b"min_naturals_per_meld", "min_players", b"min_players", "name", b"name", "run_min", b"run_min", "set_distinct_suits", b"set_distinct_suits", "set_max", b"set_max", "set_min", b"set_min", "stalemate", b"stalemate", "turn_cap", b"turn_cap"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "ace_high", b"ace_high", "ace_penalty", b"ace_penalty", "claim_penalty_cards", b"claim_penalty_cards", "contracts", b"contracts", "dead_round_ends", b"dead_round_ends", "decks", b"decks", "draw_from_discard", b"draw_from_discard", "exact_contract_sizes", b"exact_contract_sizes", "explicit_contract", b"explicit_contract", "extra_melds", b"extra_melds", "face_penalty", b"face_penalty", "hash", b"hash", "initial_upcard", b"initial_upcard", "joker_penalty", b"joker_penalty", "joker_swap", b"joker_swap", "jokers", b"jokers", "layoff_jokers", b"layoff_jokers", "layoff_on_opening_turn", b"layoff_on_opening_turn", "max_exhaustions", b"max_exhaustions", "max_jokers_per_meld", b"max_jokers_per_meld", "max_players", b"max_players", "may_i", b"may_i", "min_naturals_per_meld", b"min_naturals_per_meld", "min_players", b"min_players", "name", b"name", "run_min", b"run_min", "set_distinct_suits", b"set_distinct_suits", "set_max", b"set_max", "set_min", b"set_min", "stalemate", b"stalemate", "turn_cap", b"turn_cap"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_jokers_per_meld: _TypeAlias = _typing.Literal["max_jokers_per_meld"]  # noqa: Y015
     _WhichOneofArgType__max_jokers_per_meld: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld"]  # noqa: Y015
@@ -1694,6 +1712,7 @@ class View(_message.Message):
     CLAIM_FIELD_NUMBER: _builtins.int
     EXHAUSTIONS_FIELD_NUMBER: _builtins.int
     TURNS_COMPLETED_FIELD_NUMBER: _builtins.int
+    TURN_CAP_FIELD_NUMBER: _builtins.int
     ACTION_COUNT_FIELD_NUMBER: _builtins.int
     GAME_OVER_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
@@ -1739,6 +1758,11 @@ class View(_message.Message):
     """Stock exhaustions so far this round."""
     turns_completed: _builtins.int
     """Turns completed this round (a turn completes with its discard or EndTurn)."""
+    turn_cap: _builtins.int
+    """The rule set's turn_cap: the round ends when turns_completed reaches it
+    (ROUND_END_REASON_TURN_CAP); absent: no cap. With turns_completed, what a turn
+    counter shows as a round nears its cap.
+    """
     action_count: _builtins.int
     """Actions applied in the game so far."""
     game_over: _builtins.bool
@@ -1829,6 +1853,7 @@ class View(_message.Message):
         claim: Global___ClaimWindow | None = ...,
         exhaustions: _builtins.int = ...,
         turns_completed: _builtins.int = ...,
+        turn_cap: _builtins.int | None = ...,
         action_count: _builtins.int = ...,
         game_over: _builtins.bool = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
@@ -1840,13 +1865,18 @@ class View(_message.Message):
         commitment: _builtins.str = ...,
         abandoned: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "claim", b"claim", "contract", b"contract", "discard_top", b"discard_top", "seat", b"seat", "taken_from_discard", b"taken_from_discard"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "_turn_cap", b"_turn_cap", "claim", b"claim", "contract", b"contract", "discard_top", b"discard_top", "seat", b"seat", "taken_from_discard", b"taken_from_discard", "turn_cap", b"turn_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "abandoned", b"abandoned", "action_count", b"action_count", "claim", b"claim", "commitment", b"commitment", "contract", b"contract", "current", b"current", "deadline_unix", b"deadline_unix", "discard_size", b"discard_size", "discard_top", b"discard_top", "exhaustions", b"exhaustions", "game_id", b"game_id", "game_over", b"game_over", "hand", b"hand", "has_drawn", b"has_drawn", "laid_this_turn", b"laid_this_turn", "may_act", b"may_act", "phase", b"phase", "players", b"players", "round", b"round", "rounds", b"rounds", "rules", b"rules", "rules_hash", b"rules_hash", "seat", b"seat", "seats", b"seats", "seed", b"seed", "stock_size", b"stock_size", "table", b"table", "taken_from_discard", b"taken_from_discard", "to_act", b"to_act", "turns_completed", b"turns_completed", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "_turn_cap", b"_turn_cap", "abandoned", b"abandoned", "action_count", b"action_count", "claim", b"claim", "commitment", b"commitment", "contract", b"contract", "current", b"current", "deadline_unix", b"deadline_unix", "discard_size", b"discard_size", "discard_top", b"discard_top", "exhaustions", b"exhaustions", "game_id", b"game_id", "game_over", b"game_over", "hand", b"hand", "has_drawn", b"has_drawn", "laid_this_turn", b"laid_this_turn", "may_act", b"may_act", "phase", b"phase", "players", b"players", "round", b"round", "rounds", b"rounds", "rules", b"rules", "rules_hash", b"rules_hash", "seat", b"seat", "seats", b"seats", "seed", b"seed", "stock_size", b"stock_size", "table", b"table", "taken_from_discard", b"taken_from_discard", "to_act", b"to_act", "turn_cap", b"turn_cap", "turns_completed", b"turns_completed", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    _WhichOneofReturnType__turn_cap: _TypeAlias = _typing.Literal["turn_cap"]  # noqa: Y015
+    _WhichOneofArgType__turn_cap: _TypeAlias = _typing.Literal["_turn_cap", b"_turn_cap"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__turn_cap) -> _WhichOneofReturnType__turn_cap | None: ...
 
 Global___View: _TypeAlias = View  # noqa: Y015
 
@@ -3645,6 +3675,7 @@ class PlaySubscribe(_message.Message):
     FROM_VERSION_FIELD_NUMBER: _builtins.int
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
     PROMPTS_ONLY_FIELD_NUMBER: _builtins.int
+    RESULTS_IN_PROMPTS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game."""
     seat: _builtins.int
@@ -3674,6 +3705,15 @@ class PlaySubscribe(_message.Message):
     received, or of its last act's result; a prompt at that version comes again
     if the seat may still act there.
     """
+    results_in_prompts: _builtins.bool
+    """A move in two messages: the result of an act of this seat that leaves the
+    seat to act again (rummy's draw, lay, lay off before its discard; a May I?
+    answer that closes the window on the seat's turn) comes inside the prompt that
+    follows it (PlayPrompt.result), not as a message of its own. Every other
+    result (a refusal, an act after which another seat acts) still comes alone.
+    Off: every result is a message of its own, as before (clients that read a
+    result and then a prompt need not change).
+    """
     def __init__(
         self,
         *,
@@ -3683,10 +3723,11 @@ class PlaySubscribe(_message.Message):
         from_version: _builtins.int = ...,
         after_cursor: _builtins.str = ...,
         prompts_only: _builtins.bool = ...,
+        results_in_prompts: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompts_only", b"prompts_only", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompts_only", b"prompts_only", "results_in_prompts", b"results_in_prompts", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -3805,7 +3846,9 @@ class PlayResponse(_message.Message):
 
     @_builtins.property
     def result(self) -> Global___PlayResult:
-        """The answer to one act."""
+        """The answer to every act, also to an act of no session on this stream (never
+        subscribed, or its session over: INVALID_ARGUMENT).
+        """
 
     @_builtins.property
     def closed(self) -> Global___PlayClosed:
@@ -3816,8 +3859,8 @@ class PlayResponse(_message.Message):
 
     @_builtins.property
     def error(self) -> Global___PlayError:
-        """A message the server could not read or route (an undecodable message, an act
-        of no session): answered here; the stream stays open.
+        """A message the server could not read (bytes that are no PlayRequest, a request
+        of no kind): answered here; the stream stays open.
         """
 
     def __init__(
@@ -3857,6 +3900,7 @@ class PlayPrompt(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The game version to act at (PlayAct.expected_version)."""
     deadline_unix: _builtins.float
@@ -3869,6 +3913,14 @@ class PlayPrompt(_message.Message):
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
         """Every legal action of the seat now (as ListLegalActions lists them)."""
 
+    @_builtins.property
+    def result(self) -> Global___PlayResult:
+        """With PlaySubscribe.results_in_prompts: the result of the seat's act that this
+        prompt follows from (its version is the prompt's), sent here instead of as a
+        message of its own. Read it before the prompt: it answers that act. Absent:
+        the prompt follows no act of this seat on this stream (or the result came alone).
+        """
+
     def __init__(
         self,
         *,
@@ -3876,10 +3928,11 @@ class PlayPrompt(_message.Message):
         view: Global___View | None = ...,
         legal_actions: _abc.Iterable[Global___Action] | None = ...,
         deadline_unix: _builtins.float = ...,
+        result: Global___PlayResult | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix", b"deadline_unix", "legal_actions", b"legal_actions", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix", b"deadline_unix", "legal_actions", b"legal_actions", "result", b"result", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -106,8 +106,10 @@ class GameServiceStub:
     subscribes each seat (PlaySubscribe); the server sends the seat's view, every
     event redacted for it, and a prompt whenever it may act; the client answers with
     acts (PlayAct), each answered by its result on the same stream. A refused act
-    or a malformed message is answered on the stream, which stays open. Resumable
-    like WatchGame: subscribe again with the last event's cursor, on any replica.
+    or a malformed message is answered on the stream, which stays open. Once the
+    client has half-closed the stream and every session it opened is closed, the
+    server ends it with OK. Resumable like WatchGame: subscribe again with the last
+    event's cursor, on any replica.
     HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
     """
 
@@ -181,8 +183,10 @@ class GameServiceAsyncStub(GameServiceStub):
     subscribes each seat (PlaySubscribe); the server sends the seat's view, every
     event redacted for it, and a prompt whenever it may act; the client answers with
     acts (PlayAct), each answered by its result on the same stream. A refused act
-    or a malformed message is answered on the stream, which stays open. Resumable
-    like WatchGame: subscribe again with the last event's cursor, on any replica.
+    or a malformed message is answered on the stream, which stays open. Once the
+    client has half-closed the stream and every session it opened is closed, the
+    server ends it with OK. Resumable like WatchGame: subscribe again with the last
+    event's cursor, on any replica.
     HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
     """
 
@@ -361,8 +365,10 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         subscribes each seat (PlaySubscribe); the server sends the seat's view, every
         event redacted for it, and a prompt whenever it may act; the client answers with
         acts (PlayAct), each answered by its result on the same stream. A refused act
-        or a malformed message is answered on the stream, which stays open. Resumable
-        like WatchGame: subscribe again with the last event's cursor, on any replica.
+        or a malformed message is answered on the stream, which stays open. Once the
+        client has half-closed the stream and every session it opened is closed, the
+        server ends it with OK. Resumable like WatchGame: subscribe again with the last
+        event's cursor, on any replica.
         HTTP: Server-Sent Events at GET /v1/games/{game_id}:play, acts POSTed there.
         """
 

@@ -36,6 +36,7 @@ from .records import (
     next_deadline,
     seat_infos,
     store_write,
+    table_full,
     token_hash,
 )
 from .rule_sets import requested_rules
@@ -277,6 +278,8 @@ async def join_game(
         # (again: the same compare-and-set write replaces the lost answer's token hash,
         # so only the newest answer's token is the seat's)
         taken.token_hash = token_hash(token)
+        if not again and table_full(record):  # the last seat: the game starts now
+            record.deadline_unix = next_deadline(record, None, loaded.state, ctx.config.clock)
         write = store_write(
             loaded, record, loaded.state, idle=ctx.config.idle, now=ctx.config.clock()
         )
@@ -326,6 +329,8 @@ async def fill_with_bots(ctx: Context, request: pb.FillWithBotsRequest, caller: 
             record.seats[i].joined = True
             record.seats[i].bot = strategy
             record.seats[i].name = f"bot:{strategy}"
+        # the table is full: the game starts now (its first turn's clock with it)
+        record.deadline_unix = next_deadline(record, None, loaded.state, ctx.config.clock)
         write = store_write(
             loaded, record, loaded.state, idle=ctx.config.idle, now=ctx.config.clock()
         )

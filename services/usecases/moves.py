@@ -29,7 +29,7 @@ from services.store.base import CellTake, LogItem, RateRefusedError
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
 from .quotas import admit_move, seat_cell
-from .records import Loaded, next_deadline, store_write
+from .records import Loaded, next_deadline, store_write, table_full, table_not_full
 
 log = structlog.get_logger("glintwick.api")
 
@@ -56,6 +56,11 @@ async def validate_action(
     seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
     assert seat is not None
     action = decode_action(request.action)
+    if not table_full(loaded.record):
+        refusal = table_not_full(loaded.record)
+        return pb.ValidateActionResponse(
+            legal=False, reason=refusal.reason, message=refusal.message, version=loaded.version
+        )
     try:
         loaded.state.check(seat, action)
     except IllegalActionError as exc:
@@ -100,8 +105,13 @@ async def submit_action(
         if not on_cache and idem_key is not None:
             earlier = await ctx.store.idempotent_response(game_id, idem_key)
             if earlier is not None:
+                answer = await _replayed(ctx, game_id, earlier, expected, action, request_id)
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
-                return pb.SubmitActionResponse.FromString(earlier)
+                return answer
+        if not table_full(loaded.record):
+            if on_cache:
+                continue  # (a seat may have been taken since the cached revision)
+            raise table_not_full(loaded.record)
         # (the seat's act limit, shared by every replica: services/usecases/quotas.py;
         # on the cache, taken by the commit's own script, no round trip of its own: a
         # move refused before its commit, or by its compare-and-set, takes nothing
@@ -149,10 +159,34 @@ async def submit_action(
         if idem_key is not None:
             earlier = await ctx.store.idempotent_response(game_id, idem_key)
             if earlier is not None:
-                return pb.SubmitActionResponse.FromString(earlier)
+                return await _replayed(ctx, game_id, earlier, expected, action, request_id)
         log.info("action_conflict", **_fields(request, caller, seat, loaded))
         raise conflict()
     raise AssertionError("the try on a fresh load answers")
+
+
+async def _replayed(
+    ctx: Context, game_id: str, earlier: bytes, expected: int, action: Action, request_id: str
+) -> pb.SubmitActionResponse:
+    """The first answer to a request id, for the same request again; another request
+    under that id (another action or expected version) is refused, REQUEST_ID_REUSED.
+    The request is the move its answer's version logged (the log entry keeps the
+    action, and its version is the expected one plus one): no store change, one log
+    read, and only on a replay."""
+    answer = pb.SubmitActionResponse.FromString(earlier)
+    same = expected + 1 == answer.version
+    if same:
+        items = await ctx.store.read_log(game_id, answer.version - 1, limit=1)
+        if items and items[0].version == answer.version:
+            logged = spb.LogEntry.FromString(items[0].entry).action
+            same = convert.action_from_pb(logged) == action
+    if not same:
+        raise invalid(
+            f"request_id {request_id[:40]!r} was used for another request of this seat "
+            f"(applied at version {answer.version}): send a new request under a new id",
+            "REQUEST_ID_REUSED",
+        )
+    return answer
 
 
 def _fields(

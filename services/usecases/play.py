@@ -6,8 +6,9 @@ the same events, redacted the same way, the same cursors) with two additions: a
 which the seat may act, and *acts*, each applied by :func:`.moves.submit_action`
 exactly as a unary SubmitAction is (compare-and-set, idempotency by request id, the
 rate limit, typed errors) and answered by its *result* on the stream.  A refusal is a
-message, never the end of the stream: only the server stopping ends it (UNAVAILABLE,
-as a watch).
+message, never the end of the stream: the server stopping ends it (UNAVAILABLE, as a
+watch), and so does the client once it has half-closed its side and every session it
+opened is over (closed or unsubscribed) and every act answered: then with OK.
 
 Many games per stream (docs/API.md, "Play"): every message names its session, a
 ``(game_id, seat)`` pair, so that a bot-pool worker playing hundreds of house-bot
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -41,7 +43,7 @@ from .access import acting_seat
 from .context import Caller, Context
 from .moves import submit_action
 from .quotas import admit, hold_stream
-from .records import Loaded
+from .records import Loaded, table_full
 from .streams import StreamStart, deal_events, shutting_down, stream_start
 from .views import view_of
 
@@ -59,6 +61,17 @@ OUTBOX_SIZE = 1024
 #: than wait for an entry that nobody will write: both seats waiting for that prompt
 BEHIND = -2
 BEHIND_RECHECK = 0.25
+#: a prompt's judgement when the table is not full yet: no seat may act before every
+#: seat is taken (TABLE_NOT_FULL), and a join writes no log entry to wake the session,
+#: so it reads the game's record again every WAITING_RECHECK seconds until it is
+WAITING = -3
+WAITING_RECHECK = 0.5
+#: :meth:`PlayStream._judge_prompt`'s answer when it sent the prompt
+PROMPTED = -4
+#: how long an act's result waits for the prompt it rides in (results_in_prompts) before
+#: it goes alone: the session judges the act's version as soon as the log has it, so
+#: only a log read that stalls (a store failing over) ever lets this pass
+HOLD_SECONDS = 2.0
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -100,6 +113,14 @@ class _Session:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     task: asyncio.Task[None] | None = None
+    #: PlaySubscribe.results_in_prompts: a result rides in the prompt it leads to
+    results_in_prompts: bool = False
+    #: the newest version the session has judged for a prompt (or ended at): an act's
+    #: result at a version not judged yet may wait for the prompt there
+    judged: int = -1
+    #: results waiting for the prompt at their version, by version (with the timer
+    #: that sends one alone if that prompt is late)
+    held: dict[int, tuple[pb.PlayResponse, asyncio.TimerHandle]] = field(default_factory=dict)
 
     def names(self, seat: int | None) -> bool:
         return seat is None or seat == self.requested or seat == self.seat
@@ -120,6 +141,10 @@ class PlayStream:
         #: (UNAVAILABLE, retried) rather than as an act of no session
         self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
         self._closed = False
+        #: the client sent its last message (half-closed): the stream ends, with OK,
+        #: once no session is left and every act is answered
+        self._half_closed = False
+        self._finished = False
         #: counts for the logs and the benchmarks: messages in and out
         self.received = 0
         self.sent = 0
@@ -152,6 +177,21 @@ class PlayStream:
                 pb.PlayResponse(error=play_error(invalid("a PlayRequest needs one of its kinds")))
             )
 
+    async def half_closed(self) -> None:
+        """The client sent its last message: the stream ends once its sessions are."""
+        self._half_closed = True
+        await self._finish_if_done()
+
+    async def _finish_if_done(self) -> None:
+        """End the stream with OK (after what is waiting to be sent) when the client has
+        half-closed it, no session is left and no act is unanswered but the caller's."""
+        if not self._half_closed or self._finished or self._closed:
+            return
+        if any(self._sessions.values()) or self._acts - {asyncio.current_task()}:
+            return
+        self._finished = True
+        await self._outbox.put(None)
+
     async def _subscribe(self, request: pb.PlaySubscribe, admitted: bool) -> None:
         requested = request.seat if request.HasField("seat") else None
         game_id = request.game_id
@@ -181,6 +221,7 @@ class PlayStream:
             return
         self._unreachable.pop((game_id, requested), None)
         session = _Session(game_id, requested, caller)
+        session.results_in_prompts = request.results_in_prompts
         sessions.append(session)
         session.task = asyncio.create_task(self._run(session, request))
 
@@ -192,6 +233,7 @@ class PlayStream:
             if session.seat is not None:
                 closed.seat = session.seat
             await self._send(closed)
+        await self._finish_if_done()
 
     async def _end(self, session: _Session) -> None:
         sessions = self._sessions.get(session.game_id, [])
@@ -205,6 +247,7 @@ class PlayStream:
                 await session.task
         if not session.ready.done():
             session.ready.cancel()
+        await self._release_all(session)
 
     async def _act(self, act: pb.PlayAct) -> None:
         requested = act.seat if act.HasField("seat") else None
@@ -235,7 +278,54 @@ class PlayStream:
         message = pb.PlayResponse(game_id=act.game_id, result=result)
         if seat is not None:
             message.seat = seat
-        await self._send(message)
+        if session is None or result.HasField("error") or not self._hold(session, message):
+            await self._send(message)
+        await self._finish_if_done()
+
+    # ------------------------------------------------------------------ results in prompts
+
+    def _hold(self, session: _Session, message: pb.PlayResponse) -> bool:
+        """Keep an applied act's result for the session's prompt at its version (a move in
+        two messages: act, then the prompt that carries its result), if the session asked
+        for it and has not judged that version yet; False: send it now."""
+        version = message.result.version
+        if not session.results_in_prompts or session.judged >= version or self._closed:
+            return False
+        timer = asyncio.get_running_loop().call_later(
+            HOLD_SECONDS, self._release_late, session, version
+        )
+        session.held[version] = (message, timer)
+        return True
+
+    def _release_late(self, session: _Session, version: int) -> None:
+        held = session.held.pop(version, None)
+        if held is not None:
+            task = asyncio.create_task(self._send(held[0]))
+            self._acts.add(task)  # (the stream ends after it: see _finish_if_done)
+            task.add_done_callback(self._acts.discard)
+
+    async def _judge(self, session: _Session, version: int) -> pb.PlayResult | None:
+        """The session judges ``version`` (a prompt there, or its end): the results held
+        for older versions go alone now; the one at ``version`` is returned, to ride in
+        the prompt (or to be sent alone by the caller when there is none)."""
+        session.judged = max(session.judged, version)
+        carried: pb.PlayResult | None = None
+        for held_version in sorted(v for v in session.held if v <= version):
+            message, timer = session.held.pop(held_version)
+            timer.cancel()
+            if held_version == version:
+                carried = message.result
+            else:
+                await self._send(message)
+        return carried
+
+    async def _release_all(self, session: _Session) -> None:
+        """The session ends: every result it holds goes alone, before its end."""
+        session.judged = sys.maxsize
+        for version in sorted(session.held):
+            message, timer = session.held.pop(version)
+            timer.cancel()
+            await self._send(message)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
         """The authenticated session an act names (None: none, or it was refused).
@@ -284,6 +374,7 @@ class PlayStream:
             closed = pb.PlayClosed()
             if final is not None:
                 closed.final_view.CopyFrom(view_of(final, seat))
+            await self._release_all(session)
             await self._send(pb.PlayResponse(game_id=game_id, seat=seat, closed=closed))
         except asyncio.CancelledError:
             raise
@@ -312,6 +403,11 @@ class PlayStream:
             sessions = self._sessions.get(game_id, [])
             if session in sessions:
                 sessions.remove(session)
+            if not sessions:
+                self._sessions.pop(game_id, None)
+            task = asyncio.current_task()
+            if task is None or not task.cancelling():  # (an ended session's: its ender checks)
+                await self._finish_if_done()
 
     def _unreachable_for(self, game_id: str, seat: int | None) -> ServiceError | None:
         """The store's refusal that ended the session an act names, if that is why it
@@ -322,6 +418,7 @@ class PlayStream:
         return found[0] if found else None
 
     async def _fail(self, session: _Session, error: ServiceError) -> None:
+        await self._release_all(session)
         seat = session.seat if session.seat is not None else session.requested
         await self._send(_closed(session.game_id, seat, error))
 
@@ -351,7 +448,9 @@ class PlayStream:
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
             behind = prompted == BEHIND
-            items = await _log_after(ctx, game_id, version - 1, BEHIND_RECHECK if behind else None)
+            waiting = prompted == WAITING
+            recheck = BEHIND_RECHECK if behind else WAITING_RECHECK if waiting else None
+            items = await _log_after(ctx, game_id, version - 1, recheck)
             for item in items:
                 entry = spb.LogEntry.FromString(item.entry)
                 if not prompts_only:
@@ -362,7 +461,7 @@ class PlayStream:
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
-            if (items or behind) and version - 1 > prompted and last is None:
+            if (items or behind or waiting) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
                 if prompted == BEHIND and not behind:  # (logged once, not every recheck)
                     log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
@@ -393,9 +492,33 @@ class PlayStream:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them; BEHIND when the game's
-        record is not at ``version`` yet)."""
+        record is not at ``version`` yet; WAITING while a seat is free).  The result of
+        the seat's act that led to ``version``, if held for it, rides in the prompt (else
+        goes alone)."""
+        carried = await self._judge(session, version)
+        judged = await self._judge_prompt(session, seat, version, loaded, message, carried)
+        if carried is not None and judged != PROMPTED:
+            await self._send(message(result=carried))
+        return version if judged == PROMPTED else judged
+
+    async def _judge_prompt(
+        self,
+        session: _Session,
+        seat: int,
+        version: int,
+        loaded: Loaded | None,
+        message: Callable[..., pb.PlayResponse],
+        carried: pb.PlayResult | None,
+    ) -> int:
+        """:meth:`_prompt`'s judgement: PROMPTED when it sent the prompt (with
+        ``carried`` in it)."""
         if loaded is None or loaded.version != version:
             loaded = await self._ctx.load_committed(session.game_id, version)
+        if not table_full(loaded.record) and not loaded.state.is_terminal():
+            # (a join writes no log entry: the record as the store has it now)
+            loaded = await self._ctx.load(session.game_id)
+            if not table_full(loaded.record) and loaded.version == version:
+                return WAITING
         if loaded.version < version:
             return BEHIND
         if loaded.version != version:
@@ -409,8 +532,10 @@ class PlayStream:
             legal_actions=convert.legal_actions_to_pb(state.legal_actions(seat)),
             deadline_unix=loaded.record.deadline_unix,
         )
+        if carried is not None:
+            prompt.result.CopyFrom(carried)
         await self._send(message(prompt=prompt))
-        return version
+        return PROMPTED
 
     # ------------------------------------------------------------------ the server's messages
 
@@ -426,7 +551,8 @@ class PlayStream:
                 self._outbox.put_nowait(None)
 
     async def responses(self) -> AsyncIterator[pb.PlayResponse]:
-        """What to send, until the server stops (then :func:`.streams.shutting_down`)."""
+        """What to send, until the server stops (then :func:`.streams.shutting_down`)
+        or the client's half-closed stream has nothing left (then it returns: OK)."""
         stopping = asyncio.ensure_future(self._ctx.stopping.wait())
         getting: asyncio.Future[pb.PlayResponse | None] | None = None
         try:
@@ -436,6 +562,8 @@ class PlayStream:
                     # message: a move's result and prompt often come together)
                     item = self._outbox.get_nowait()
                     if item is None:
+                        if self._finished:
+                            return
                         raise shutting_down()
                     self.sent += 1
                     yield item
@@ -449,6 +577,8 @@ class PlayStream:
                     raise shutting_down()
                 item = getting.result()
                 if item is None:
+                    if self._finished:
+                        return
                     raise shutting_down()
                 self.sent += 1
                 yield item

@@ -17,6 +17,7 @@ from engine.game import GameState, Phase
 from glintwick import convert
 from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
+from services.errors import ServiceError, precondition
 from services.store.base import CellTake, LogItem, Write
 
 
@@ -74,6 +75,21 @@ def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
     return waiting
 
 
+def table_full(record: spb.StoredGame) -> bool:
+    """Whether every seat is taken (by a player or a house bot): the game starts then,
+    and no seat may act before (``TABLE_NOT_FULL``, docs/RULES.md)."""
+    return all(s.joined for s in record.seats)
+
+
+def table_not_full(record: spb.StoredGame) -> ServiceError:
+    """The refusal of an act at a table still waiting for players."""
+    free = sum(1 for s in record.seats if not s.joined)
+    return precondition(
+        "TABLE_NOT_FULL",
+        f"the game starts when every seat is taken: {free} of {len(record.seats)} still free",
+    )
+
+
 def has_open_seats(record: spb.StoredGame, state: GameState) -> bool:
     """Whether the game waits for players: a seat nobody has joined, and not over
     (what the lobby lists)."""
@@ -88,8 +104,8 @@ def next_deadline(
     A turn's deadline starts when the turn starts and runs through its draw and
     plays; a claim window's starts when the window opens.
     """
-    if after.is_terminal():
-        return 0.0
+    if after.is_terminal() or not table_full(record):
+        return 0.0  # (the first turn's clock starts with the join that fills the table)
     limits = record.deadlines
     seconds = limits.claim_seconds if after.phase is Phase.CLAIM else limits.turn_seconds
     if not seconds:

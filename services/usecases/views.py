@@ -8,7 +8,7 @@ from glintwick.v1 import game_pb2 as pb
 
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
-from .records import Loaded
+from .records import Loaded, table_full
 
 
 def view_of(loaded: Loaded, seat: int | None) -> pb.View:
@@ -32,7 +32,8 @@ async def list_legal_actions(
     loaded = await ctx.load(request.game_id)
     seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
     assert seat is not None
-    actions = loaded.state.legal_actions(seat)
+    # (no seat may act before every seat is taken: nothing is legal yet)
+    actions = loaded.state.legal_actions(seat) if table_full(loaded.record) else []
     return pb.ListLegalActionsResponse(
         version=loaded.version, seat=seat, actions=convert.legal_actions_to_pb(actions)
     )

@@ -54,7 +54,7 @@ export function readJson(storage, key, otherwise) {
 }
 
 // house bots offered to people by strength, weakest first (docs/BOTS.md measures them)
-export const STRENGTHS = [["random", "Beginner"], ["greedy", "Casual"], ["strong", "Skilled"], ["expert", "Expert"]];
+export const STRENGTHS = [["random", "Beginner"], ["greedy", "Casual"], ["strong", "Skilled"], ["expert", "Expert"], ["best", "Champion"]];
 export function strengthName(bot) {
   const found = STRENGTHS.find(([v]) => v === bot);
   return found ? found[1] : `${bot[0].toUpperCase()}${bot.slice(1)}`;

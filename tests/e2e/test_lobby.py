@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from google.protobuf import json_format
 
-from clients.sdk import CallError
+from clients.sdk import CallError, actions
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -139,7 +139,10 @@ def _one_turn_rules() -> pb.RuleSet:
     return rules
 
 
-async def test_a_game_that_ends_with_a_seat_free_leaves_the_lobby(server: Env) -> None:
+async def test_a_lone_seat_cannot_start_the_game_and_it_stays_in_the_lobby(server: Env) -> None:
+    """A game starts when every seat is taken (docs/RULES.md): a lone player's move is
+    refused TABLE_NOT_FULL, and the game stays listed, waiting for players.  (A table
+    that never fills ends abandoned and leaves the lobby: test_abandoned_games.py.)"""
     client = server.client
     game = await client.create_game(_one_turn_rules(), seats=3)
     other = await client.create_game(_one_turn_rules(), seats=3)
@@ -149,11 +152,12 @@ async def test_a_game_that_ends_with_a_seat_free_leaves_the_lobby(server: Env) -
     assert listed[0].rule_set_name == "one turn"
     first = (await client.spectate(game.game_id)).current
     seat = await client.join(game.game_id, seat=first, name="solo")
-    for wanted in ("draw", "discard"):
-        action = next(a for a in await seat.legal_actions() if a.WhichOneof("kind") == wanted)
-        await seat.act(action, expected_version=seat.version)
-    assert (await client.game(game.game_id)).finished  # over, two seats never joined
+    assert await seat.legal_actions() == []
+    with pytest.raises(CallError) as refused:
+        await seat.act(actions.draw(), expected_version=0)
+    assert refused.value.reason == "TABLE_NOT_FULL"
+    assert not (await client.game(game.game_id)).finished
     assert [g.game_id for g in await client.list_open_games(rule_set_hash=custom)] == [
-        other.game_id
+        game.game_id,
+        other.game_id,
     ]
-    assert [g.game_id for g in await client.list_open_games()] == [other.game_id]

@@ -17,7 +17,7 @@ import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from engine.game import arrange_deck
-from engine.rulesets import WHISKERTRAIL
+from engine.rulesets import CONTRACT, WHISKERTRAIL
 from tests.support.outsider import OutsiderApi, OutsiderClient, Served, served
 
 #: each closed set: the field that holds it, and its enum in proto/
@@ -197,6 +197,55 @@ def test_a_meld_s_owner_is_a_seat(client: OutsiderClient, server: Served) -> Non
     assert len(melds) == 2 and all(m.HasField("owner") and m.owner == 0 for m in melds)
     table = client.call("GetView", {"gameId": game_id}, token=tokens[1]).table  # type: ignore[attr-defined]
     assert [(m.HasField("owner"), m.owner) for m in table] == [(True, 0), (True, 0)]
+
+
+def test_a_dead_round_ends_at_once_and_says_so(client: OutsiderClient, server: Served) -> None:
+    """contract round 1 dealt so that every seat lays two groups of four: when the last
+    seat lays its contract, every seat is open and every meld full, and the round ends
+    there, before that seat discards (ROUND_END_REASON_DEAD; docs/RULES.md, rule 6)."""
+    groups = ["7", "8"], ["9", "T"], ["J", "Q"], ["K", "A"]
+    loose = [["2C", "3D"], ["2D", "3H"], ["2H", "3S"], ["2S", "4C"]]
+    hands = [
+        [r + s for r in ranks for s in "CDHS"] + extra
+        for ranks, extra in zip(groups, loose, strict=True)
+    ]
+    stock = ["5C", "5D", "5H", "5S"]
+    order = arrange_deck(CONTRACT, 4, 1, hands, stock=stock)
+    created = client.call(
+        "CreateGameFromDeck",
+        {"game": {"ruleSetName": "contract", "seats": 4}, "decks": [{"round": 1, "cards": order}]},
+        token=server.operator_token,
+    )
+    game_id = created.game_id  # type: ignore[attr-defined]
+    table = Table.__new__(Table)
+    table.client, table.game_id = client, game_id
+    table.tokens = {
+        s: client.call("JoinGame", {"gameId": game_id, "seat": s}).token  # type: ignore[attr-defined]
+        for s in range(4)
+    }
+    version = 0
+    view = table.view(0)
+    assert (view.turns_completed, view.turn_cap) == (0, 200) and view.HasField("turn_cap")
+    for seat in range(4):
+        version = table.act(seat, version, {"draw": {}}).version
+        laid = table.act(seat, version, {"layContract": {}})
+        version = laid.version
+        if seat == 3:
+            break
+        drawn = stock[seat]
+        card = next(c.id for c in table.view(seat).hand if c.code == drawn)
+        version = table.act(seat, version, {"discard": {"card": card}}).version
+        for other in [s for s in range(4) if s != seat]:
+            version = table.act(other, version, {"passClaim": {}}).version
+    types = table.types(laid)
+    assert types[:2] == ["EVENT_TYPE_LAID_CONTRACT", "EVENT_TYPE_ROUND_ENDED"], types
+    ended = laid.events[1].round_ended
+    assert table.name("glintwick.v1.RoundEndReason", ended.reason) == "ROUND_END_REASON_DEAD"
+    assert not laid.events[1].HasField("seat")  # nobody went out
+    # every hand scored as it stands: seat 3 kept its three cards, no discard made
+    assert list(ended.penalties) == [5, 5, 5, 2 + 4 + 5]
+    after = table.view(0)
+    assert (after.round, after.turns_completed, len(after.table)) == (2, 0, 0)
 
 
 # ------------------------------------------------------------------ HTTP

@@ -72,9 +72,15 @@ class SeatSide:
     received: list[pb.PlayResponse] = field(default_factory=list)
     named: dict[str, set[int]] = field(default_factory=dict)  # request id: cards named
 
-    def subscribe(self, game_id: str, prompts_only: bool) -> pb.PlayRequest:
+    def subscribe(
+        self, game_id: str, prompts_only: bool, results_in_prompts: bool = False
+    ) -> pb.PlayRequest:
         request = pb.PlaySubscribe(
-            game_id=game_id, seat=self.seat, token=self.token, prompts_only=prompts_only
+            game_id=game_id,
+            seat=self.seat,
+            token=self.token,
+            prompts_only=prompts_only,
+            results_in_prompts=results_in_prompts,
         )
         if prompts_only:
             request.from_version = max(self.seen, 0)
@@ -101,6 +107,7 @@ async def play_all_seats(
     rng: random.Random,
     deck_size: int,
     stats: dict[str, int],
+    results_in_prompts: bool = False,
 ) -> list[SeatSide]:
     """Every seat on one stream (each subscribed with its own token), played with the
     greedy choice in turn order, the stream cut after a random number of messages (or
@@ -115,7 +122,7 @@ async def play_all_seats(
             try:
                 for side in sides:
                     if side.open:
-                        stream.send(side.subscribe(game_id, prompts_only))
+                        stream.send(side.subscribe(game_id, prompts_only, results_in_prompts))
                         if side.pending is not None:
                             stats["resent"] += 1
                             stream.send(pb.PlayRequest(act=side.pending))
@@ -147,18 +154,16 @@ async def _play_until_cut(
             side.cursor = message.event.cursor
             side.seen = max(side.seen, message.event.version)
         elif kind == "result":
-            result = message.result
-            if result.HasField("error"):
-                assert result.request_id in side.named or result.error.code == "ABORTED", result
-            else:
-                side.seen = max(side.seen, result.version)
-            if side.pending is not None and result.request_id == side.pending.request_id:
-                side.pending = None
+            _read_result(side, message.result)
         elif kind == "closed":
             assert not message.closed.HasField("error"), message
             side.open = False
         elif kind == "prompt":
             prompt = message.prompt
+            if prompt.HasField("result"):  # (results_in_prompts: the act it follows from)
+                assert prompt.result.version == prompt.version and not prompt.result.error.code
+                stats["results_in_prompts"] += 1
+                _read_result(side, prompt.result)
             side.seen = max(side.seen, prompt.version)
             to_act = list(prompt.view.to_act)
             if prompt.version <= side.acted or (to_act and to_act[0] != side.seat):
@@ -190,6 +195,15 @@ async def _play_until_cut(
             if rng.random() < 0.2:
                 stats["cut_after_act"] += 1
                 return  # cut before the result comes
+
+
+def _read_result(side: SeatSide, result: pb.PlayResult) -> None:
+    if result.HasField("error"):
+        assert result.request_id in side.named or result.error.code == "ABORTED", result
+    else:
+        side.seen = max(side.seen, result.version)
+    if side.pending is not None and result.request_id == side.pending.request_id:
+        side.pending = None
 
 
 def check_session(
@@ -230,6 +244,10 @@ def check_session(
                 check_clean(mirror.rules, action, allowed, f"{what}: v{version} legal action")
             hand = {c.id for c in state.hands[seat]}
             assert {c.id for c in prompt.view.hand} == hand, f"{what}: v{version} hand"
+            if prompt.HasField("result"):
+                kinds["prompt_result"] = kinds.get("prompt_result", 0) + 1
+                allowed = mirror.view_rules(seat, version)
+                check_clean(mirror.rules, prompt.result, allowed, f"{what}: v{version} result")
         elif kind == "result":
             result = message.result
             # (judged by what the seat knew at the version the act named: "seat:version"
@@ -261,17 +279,24 @@ def check_session(
 # --------------------------------------------------------------------------- gRPC
 
 
-@pytest.mark.parametrize("prompts_only", [False, True], ids=["events", "prompts_only"])
-async def test_every_play_message_keeps_secrets(server: Env, prompts_only: bool) -> None:
+@pytest.mark.parametrize(
+    ("prompts_only", "results_in_prompts"),
+    [(False, False), (True, False), (True, True)],
+    ids=["events", "prompts_only", "results_in_prompts"],
+)
+async def test_every_play_message_keeps_secrets(
+    server: Env, prompts_only: bool, results_in_prompts: bool
+) -> None:
     """Three seats on one stream, cut and resumed again and again, and a passive SSE
     session of one seat in the same mode: every message each seat receives shows only
     what it may know; prompts-only sessions receive no event, apply no act twice and
-    end with the final view (the final scores)."""
+    end with the final view (the final scores); with results in prompts, so too (the
+    results that ride in prompts among them)."""
     rules = "whiskertrail"
-    seed = f"play secrecy/{prompts_only}/{server.store}".encode()
+    seed = f"play secrecy/{prompts_only}/{results_in_prompts}/{server.store}".encode()
     game, joined = await server.new_game(rules, 3, seed)
     mirror = Mirror(PRESETS[rules], 3, seed)
-    stats = {"streams": 0, "resent": 0, "cut_after_act": 0, "probes": 0}
+    stats = {"streams": 0, "resent": 0, "cut_after_act": 0, "probes": 0, "results_in_prompts": 0}
     sse: list[pb.PlayResponse] = []
     async with asyncio.timeout(240):
         watcher = asyncio.create_task(
@@ -285,6 +310,7 @@ async def test_every_play_message_keeps_secrets(server: Env, prompts_only: bool)
             rng=random.Random(seed),
             deck_size=mirror.rules.deck_size,
             stats=stats,
+            results_in_prompts=results_in_prompts,
         )
         await watcher
     entries = await mirror_from_log(server.running.service.store, game.game_id, mirror)
@@ -293,6 +319,8 @@ async def test_every_play_message_keeps_secrets(server: Env, prompts_only: bool)
     ids = [e.request_id for e in entries]
     assert len(ids) == len(set(ids)) and all(ids), "an act applied twice"
     assert stats["streams"] > 10 and stats["resent"] > 3 and stats["probes"] > 10, stats
+    # (only when asked: a client reading results alone gets every one alone)
+    assert (stats["results_in_prompts"] > 10) == results_in_prompts, stats
     for side in sides:
         kinds = check_session(
             mirror,
@@ -455,3 +483,26 @@ async def test_the_sdk_plays_prompts_only_and_reads_the_final_view(server: Env) 
     for seat in joined:
         assert seat.final_view is not None and seat.final_view.game_over
         assert [p.score for p in seat.final_view.players] == list(replay.scores)
+
+
+async def test_a_move_in_two_messages_with_the_sdk(server: Env) -> None:
+    """The SDK asks for results in prompts: a client holding both seats of a two-seat
+    game on one prompts-only stream sends one message a move (its act) and receives at
+    most 1.5 (a result that leaves the seat to act again rides in its next prompt),
+    every act answered, the game played to its end."""
+    game, joined = await server.new_game("whiskertrail", 2, b"sdk two messages")
+    rng = random.Random(2)
+    acts = 0
+    async with asyncio.timeout(120), server.client.play_session(prompts_only=True) as session:
+        for seat in joined:
+            session.add(seat)
+        async for prompt in session:
+            if prompt.view.to_act and prompt.view.to_act[0] == prompt.seat.seat:
+                await prompt.act(choose(prompt.view, prompt.legal_actions, rng))
+                acts += 1
+    replay = await server.client.replay(game.game_id)
+    moves = len(replay.steps)
+    assert moves == acts > 20 and list(replay.scores)
+    # (two subscribes; the snapshots and closed messages: four)
+    assert session.sent - 2 == moves, (session.sent, moves)
+    assert session.received - 4 <= 1.5 * moves, (session.received, moves)

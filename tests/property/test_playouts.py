@@ -165,6 +165,9 @@ MUST_SEE: dict[str, set[str]] = {
 }
 
 
+# a fixed amount of work (GAMES_PER_RULESET games), about a minute on a quiet 2-core
+# machine: the suite's 300 s guard against hangs is too tight for it beside other work
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("name", list(RULESETS))
 def test_random_games_end_properly(name: str, pool: Executor | None) -> None:
     jobs = [(name, index, DEEP_EVERY, UNIFORM_EVERY) for index in range(GAMES_PER_RULESET)]
@@ -207,19 +210,28 @@ class PassEveryClaimBot(EagerBot):
         return passes[0] if passes else super().choose(situation, legal, rng)
 
 
-def test_contract_round_ends_even_when_nobody_can_go_out() -> None:
+#: the `contract` preset without the dead-round rule: only the turn cap ends a dead round
+CONTRACT_NO_DEAD = dataclasses.replace(CONTRACT, name="contract-no-dead", dead_round_ends=False)
+
+
+@pytest.mark.parametrize(
+    ("rules", "reason"), [(CONTRACT, "dead"), (CONTRACT_NO_DEAD, "turn_cap")], ids=["dead", "cap"]
+)
+def test_contract_round_ends_even_when_nobody_can_go_out(rules: RuleSet, reason: str) -> None:
     """Seed b"live0", every claim passed: within a few hundred turns of round 1 all
     four seats are open, the eight sets on the table are full (4 cards each) and the
     hands hold one to three cards such as K♦ K♣ K♠ that fit nowhere: nothing can be
-    laid off, contract allows no new meld, so each turn draws and discards, the pile
-    is reshuffled into the stock again and again.  The 200-completed-turn cap
-    (docs/DECISIONS.md) ends the round."""
-    state = GameState.new_game(CONTRACT, 4, b"live0")
+    laid off, contract allows no new meld, so each turn would draw and discard, the
+    pile reshuffled into the stock again and again.  The dead-round rule
+    (docs/RULES.md, rule 6) ends the round the moment the last set fills; without it
+    the 200-completed-turn cap (docs/DECISIONS.md) does."""
+    state = GameState.new_game(rules, 4, b"live0")
     rng = random.Random(0)
     passer = PassEveryClaimBot()
     reasons: list[str] = []
     while state.round_number == 1 and state.turns_completed < 1_000:
         seat = state.to_act[rng.randrange(len(state.to_act))]
+        before = state.turns_completed
         state, _, events = engine_turn(state, seat, passer, rng)
         reasons += [e.public["reason"] for e in events if e.type == "round_ended"]
     assert state.round_number > 1, (
@@ -227,7 +239,9 @@ def test_contract_round_ends_even_when_nobody_can_go_out() -> None:
         f"hands {[[c.code for c in h] for h in state.hands]}, "
         f"table {[m.describe() for m in state.table]}"
     )
-    assert reasons == ["turn_cap"]
+    assert reasons == [reason]
+    assert rules.turn_cap is not None
+    assert (before < rules.turn_cap - 1) is (reason == "dead")
 
 
 # ---------------------------------------------------------------- the harness can fail

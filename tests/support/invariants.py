@@ -396,8 +396,13 @@ class InvariantChecker:
             for u in range(prev.seats):
                 assert nxt.opened[u] or not prev.opened[u], f"seat {u} closed again"
             self._check_hand_delta(prev, seat, action, nxt)
+            # a dead round never goes on (RULES.md, rule 6), by a definition of its own:
+            # every seat open and no card of the deck fits any meld on the table
+            assert not (rules.dead_round_ends and _no_lay_off_left(nxt)), (
+                f"the round is dead after {action_text(action)} and goes on"
+            )
         else:
-            self._check_round_scores(prev, seat, action, nxt)
+            self._check_round_scores(prev, seat, action, nxt, events)
             self.turns_in_round = 0
 
         if new_round:
@@ -460,7 +465,12 @@ class InvariantChecker:
                 pass
 
     def _check_round_scores(
-        self, prev: GameState, seat: int, action: Action, nxt: GameState
+        self,
+        prev: GameState,
+        seat: int,
+        action: Action,
+        nxt: GameState,
+        events: Sequence[Event],
     ) -> None:
         """When a round ends, each score grows by the penalty of the hand left."""
         rules = prev.rules
@@ -480,11 +490,44 @@ class InvariantChecker:
                 expected = penalty_of(rules, [x for x in hand if x.id != c])
             case Draw() | EndTurn():
                 expected = penalty_of(rules, hand)
+            case LayOff() | LayContract() | ExtraMeld():
+                # going out (0), or a dead round: the hand left after laying is scored
+                laid = {c["id"] for m in _laid_melds(events) for c in m["cards"]}
+                if isinstance(action, LayOff):
+                    laid = {action.card}
+                left = [x for x in hand if x.id not in laid]
+                expected = penalty_of(rules, left)
+                if left:
+                    assert _round_end_reason(events) == "dead", "a round ended on laying"
             case _:
-                expected = 0  # only going out ends a round on a meld, lay-off or swap
+                expected = 0  # only going out ends a round on a swap
         assert deltas[seat] == expected, (
             f"seat {seat} scored {deltas[seat]} after {action_text(action)}, expected {expected}"
         )
+
+
+def _no_lay_off_left(state: GameState) -> bool:
+    """Every seat is open and no card of the deck fits any meld on the table: what
+    RULES.md calls a dead round, tried card by card rather than by meld sizes."""
+    if not all(state.opened):
+        return False
+    deck = _deck(state.rules)
+    return not any(layoff_ends(m, c, state.rules) for m in state.table for c in deck)
+
+
+def _laid_melds(events: Sequence[Event]) -> list[dict[str, Any]]:
+    """The melds an action's events show laid (a contract's, an extra meld)."""
+    melds: list[dict[str, Any]] = []
+    for e in events:
+        if e.type == "laid_contract":
+            melds.extend(e.public["melds"])
+        elif e.type == "extra_meld":
+            melds.append(e.public["meld"])
+    return melds
+
+
+def _round_end_reason(events: Sequence[Event]) -> str:
+    return str(next(e.public["reason"] for e in events if e.type == "round_ended"))
 
 
 def _check_contract(added: Sequence[Meld], contract: Contract, rules: RuleSet, seat: int) -> None:

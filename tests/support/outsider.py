@@ -19,6 +19,7 @@ by this Python, that tree first on its path): how a test shows it fails on older
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -151,6 +152,7 @@ class OutsiderClient:
     def __init__(self, api: OutsiderApi, target: str) -> None:
         self.api = api
         self.channel = grpc.insecure_channel(target)
+        self._target = target
         self.service = api.pool.FindServiceByName(SERVICE)
 
     def close(self) -> None:
@@ -233,6 +235,72 @@ class OutsiderClient:
         )
         yield from call(encoded(), metadata=self._metadata(token), timeout=timeout)
 
+    def play(self, *, token: str | None = None) -> OutsiderPlay:
+        """A Play stream driven message by message (grpc.aio: write, read, half-close
+        and wait for the status, as a grpc-js client does); use as ``async with``."""
+        return OutsiderPlay(self.api, self.channel_target, token)
+
+    @property
+    def channel_target(self) -> str:
+        return self._target
+
+
+class OutsiderPlay:
+    """One Play stream over a grpc.aio channel of its own, with the outsider's messages."""
+
+    def __init__(self, api: OutsiderApi, target: str, token: str | None) -> None:
+        self.api = api
+        self._target = target
+        self._token = token
+        self._channel: grpc.aio.Channel | None = None
+        self.call: Any = None
+
+    async def __aenter__(self) -> OutsiderPlay:
+        self._channel = grpc.aio.insecure_channel(self._target)
+        service = self.api.pool.FindServiceByName(SERVICE).methods_by_name["Play"]
+        response_type = message_factory.GetMessageClass(service.output_type)
+        method: Any = self._channel.stream_stream(
+            f"/{SERVICE}/Play",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=response_type.FromString,
+        )
+        self.call = method(metadata=OutsiderClient._metadata(self._token))
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self.call is not None and not self.call.done():
+            self.call.cancel()
+        if self._channel is not None:
+            await self._channel.close()
+
+    async def send(self, request: Mapping[str, Any]) -> None:
+        """A PlayRequest from its JSON form (``{"subscribe": {...}}``, ``{"act": ...}``)."""
+        await self.call.write(self.api.new("glintwick.v1.PlayRequest", request))
+
+    async def receive(self, timeout: float = 10.0) -> Message | None:
+        """The next PlayResponse (None: the stream ended)."""
+        message = await asyncio.wait_for(self.call.read(), timeout)
+        return None if message is grpc.aio.EOF else cast(Message, message)
+
+    async def receive_until(self, kind: str, timeout: float = 10.0) -> list[Message]:
+        """Every PlayResponse up to and with the first of ``kind`` (a case of its oneof)."""
+        received: list[Message] = []
+        while True:
+            message = await self.receive(timeout)
+            assert message is not None, f"the stream ended before a {kind}: {received}"
+            received.append(message)
+            if message.WhichOneof("kind") == kind:
+                return received
+
+    async def half_close(self) -> None:
+        await self.call.done_writing()
+
+    async def status(self, timeout: float = 10.0) -> grpc.StatusCode:
+        """The stream's status code, once the server ends it (TimeoutError: it did not
+        within ``timeout`` seconds)."""
+        code: grpc.StatusCode = await asyncio.wait_for(self.call.code(), timeout)
+        return code
+
 
 # --------------------------------------------------------------------------- the server
 
@@ -250,10 +318,10 @@ OPERATOR_TOKEN = "outsider-operator"
 
 
 @contextlib.contextmanager
-def served(logs: Path, *options: str, tree: Path = TREE) -> Iterator[Served]:
-    """``glintwick serve --store memory`` of ``tree`` on free ports, with an operator
-    credential and ``options`` (more flags), until the block ends; its logs in the
-    folder ``logs``."""
+def served(logs: Path, *options: str, tree: Path = TREE, store: str = "memory") -> Iterator[Served]:
+    """``glintwick serve --store memory`` (or ``store``: a Redis URL) of ``tree`` on
+    free ports, with an operator credential and ``options`` (more flags), until the
+    block ends; its logs in the folder ``logs``."""
     flags = ("--operator-token", OPERATOR_TOKEN, *options)
-    with ServerProcess(logs, *flags, http=True, root=tree) as server:
+    with ServerProcess(logs, *flags, store=store, http=True, root=tree) as server:
         yield Served(server.address, server.http_url, OPERATOR_TOKEN)

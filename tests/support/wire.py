@@ -63,6 +63,7 @@ _ENGINE_VALUES: dict[str, dict[int, str]] = {
         pb.ROUND_END_REASON_EXHAUSTIONS: "exhaustions",
         pb.ROUND_END_REASON_TURN_CAP: "turn_cap",
         pb.ROUND_END_REASON_DRY: "dry",
+        pb.ROUND_END_REASON_DEAD: "dead",
     },
 }
 # string fields whose empty value is the engine's None (a set's suit)

@@ -270,7 +270,7 @@ async def test_house_bots_are_the_cheap_fair_bots_unless_configured(
     monkeypatch.delenv("GLINTWICK_HOUSE_BOTS", raising=False)
     options = serving()
     allowed = options.house_bots
-    assert allowed == frozenset({"random", "greedy", "strong", "expert"})
+    assert allowed == frozenset({"random", "greedy", "strong", "expert", "best"})
     assert options.default_house_bot == "greedy"
     service = GameService(MemoryStore(), ServiceConfig(house_bots=allowed))
     request = pb.CreateGameRequest(rule_set_name="whiskertrail", seats=2, bots={1: "montecarlo"})

@@ -151,7 +151,8 @@ def test_pairs_compare_bots_deal_set_by_deal_set() -> None:
     }
     pair = pair_stats(sets, "a", "b", seed=1)
     assert pair is not None
-    assert (pair.deal_sets, pair.mean_difference, pair.a_better_share) == (2, -5.0, 0.5)
+    assert (pair.deal_sets, pair.mean_difference) == (2, -5.0)
+    assert (pair.better_share, pair.tied_share, pair.worse_share) == (0.5, 0.0, 0.5)
     assert pair.ci_low == -20.0 and pair.ci_high == 10.0
     assert pair_stats(sets, "b", "c", seed=1) is None
 
@@ -164,6 +165,7 @@ EXAMPLE = ROOT / "docs" / "examples" / "lowball_bot.py"
 
 def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
     assert known_bots() == [
+        "best",
         "expert",
         "greedy",
         "montecarlo",
@@ -195,8 +197,8 @@ def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
         (
             "",
             "nobody",
-            r"unknown bot 'nobody'; known: expert, greedy, montecarlo, oracle, random, search,"
-            r" strong",
+            r"unknown bot 'nobody'; known: best, expert, greedy, montecarlo, oracle, random,"
+            r" search, strong",
         ),
         ("", "no_such_module_here:Bot", r"cannot import no_such_module_here: ModuleNotFoundError"),
         ("raise RuntimeError('boom')\n", "FILE:Bot", r"cannot import .*: RuntimeError: boom"),

@@ -441,7 +441,11 @@ def test_lay_off_on_sets() -> None:
     w2 = play(w, 0, LayOff(cid(w, 0, "JC"), 0))  # whiskertrail: duplicate suits fine
     assert len(w2.table[0].cards) == 4
     expect_illegal(w, 0, LayOff(cid(w, 0, "JH"), 0, End.HIGH), Reason.LAYOFF_DOES_NOT_FIT)
-    c = cstate(["JH", "JC", "JS", "2D"], table=[(0, "set", ["JC", "JD", "JS"])], opened=[True] * 4)
+    c = cstate(
+        ["JH", "JC", "JS", "2D"],
+        table=[(0, "set", ["JC", "JD", "JS"])],
+        opened=[True, True, True, False],
+    )
     expect_illegal(c, 0, LayOff(cid(c, 0, "JC"), 0), Reason.LAYOFF_DOES_NOT_FIT)  # suit held
     c2 = play(c, 0, LayOff(cid(c, 0, "JH"), 0))
     expect_illegal(c2, 0, LayOff(cid(c2, 0, "JS"), 0), Reason.LAYOFF_DOES_NOT_FIT)  # full: 4

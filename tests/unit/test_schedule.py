@@ -8,12 +8,18 @@ from collections import Counter
 from itertools import permutations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clients.tournament import schedule as sched
 from clients.tournament.runner import GameResult
-from clients.tournament.stats import order_spreads, substitution_differences, substitution_pairs
+from clients.tournament.stats import (
+    mutual_differences,
+    order_spreads,
+    substitution_bot_stats,
+    substitution_differences,
+    substitution_pairs,
+)
 
 
 def neighbours(seats: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -21,6 +27,7 @@ def neighbours(seats: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(seats[s], seats[s - 1]) for s in range(len(seats))]
 
 
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
 @given(st.lists(st.sampled_from("abcde"), min_size=2, max_size=5))
 def test_cyclic_orders_are_every_arrangement_up_to_rotation_once(bots: list[str]) -> None:
     lineup = tuple(bots)
@@ -117,6 +124,54 @@ def test_substitution_differences_are_paired_seat_by_seat() -> None:
     assert pairs[("x", "y")].deal_sets == 5
     # a deal set not played whole is left out
     assert 4 not in substitution_differences(results[:-1])["y"]
+
+
+def test_a_reference_mean_is_its_own_games_only() -> None:
+    """A candidate that feeds the references beside it (they score 40 less there) must
+    not move the reference's mean: it comes from the reference's own games."""
+    specs = sched.games(["ref", "x"], 4, 6, seed=1, schedule="substitution")
+    results = fake_results(specs, {"ref": 50, "x": 40}, noise=10, seed=3)
+    for r in results:
+        if not r.spec.reference:
+            r.scores = [
+                s - 40 if b == "ref" else s for s, b in zip(r.scores, r.spec.seats, strict=True)
+            ]
+    rows = {(s.bot, s.role): s for s in substitution_bot_stats(results, seed=1)}
+    assert set(rows) == {("ref", "reference"), ("x", "candidate")}
+    ref, x = rows[("ref", "reference")], rows[("x", "candidate")]
+    assert ref.mean_penalty == pytest.approx(50, abs=5)  # mixed in, it would be about 20
+    assert (ref.games, ref.seat_games, ref.deal_sets) == (6, 24, 6)
+    assert (x.games, x.seat_games, x.deal_sets) == (24, 24, 6)
+    assert x.mean_penalty == pytest.approx(40, abs=5)
+
+
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
+@given(st.permutations(["a", "b"]), st.sampled_from([2, 3, 4]), st.integers(0, 2**32))
+def test_the_mutual_substitution_is_the_same_games_whichever_bot_is_named_first(
+    named: list[str], seats: int, seed: int
+) -> None:
+    specs = sched.games(named, seats, 3, seed, sched.MUTUAL_SUBSTITUTION)
+    assert specs == sched.games(["a", "b"], seats, 3, seed, sched.MUTUAL_SUBSTITUTION)
+    assert len(specs) == 3 * 2 * (1 + seats)
+    for deal in range(3):
+        for family, (reference, candidate) in enumerate([("a", "b"), ("b", "a")]):
+            games = [s for s in specs if s.deal == deal and s.order == family]
+            assert games[0].reference and games[0].seats == (reference,) * seats
+            assert [s.seats.index(candidate) for s in games[1:]] == list(range(seats))
+            assert all(s.seats.count(reference) == seats - 1 for s in games[1:])
+    with pytest.raises(ValueError):
+        sched.games(["a", "b", "c"], seats, 1, seed, sched.MUTUAL_SUBSTITUTION)
+
+
+@settings(deadline=None)  # a loaded machine's pauses are not the test's
+@given(st.integers(0, 2**32), st.sampled_from([2, 4]))
+def test_mutual_differences_negate_exactly_when_the_names_swap(seed: int, seats: int) -> None:
+    specs = sched.games(["a", "b"], seats, 4, 1, sched.MUTUAL_SUBSTITUTION)
+    results = fake_results(specs, {"a": 37, "b": 41}, seat_bonus=3, noise=25.3, seed=seed)
+    there, back = mutual_differences(results, "a", "b"), mutual_differences(results, "b", "a")
+    assert list(there) == list(back) == [0, 1, 2, 3]
+    assert all(there[d] == -back[d] for d in there)
+    assert sum(there.values()) / 4 == pytest.approx(-4, abs=1e-9)  # no luck: a 4 better
 
 
 def test_the_order_spread_finds_an_order_effect_and_only_a_real_one() -> None:

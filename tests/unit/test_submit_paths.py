@@ -118,19 +118,23 @@ async def test_an_illegal_move_on_a_stale_cache_is_stale_not_illegal() -> None:
     assert caught.value.reason == "STALE_VERSION"
 
 
-async def test_a_repeated_request_id_returns_the_original_even_at_a_new_version() -> None:
+async def test_a_repeated_request_id_returns_the_original_and_refuses_another_request() -> None:
     store = MemoryStore()
     service = GameService(store)
     game_id, callers, state = await new_game(service)
     seat = state.to_act[0]
     action = state.legal_actions(seat)[0]
     original = await service.submit_action(submit(game_id, 0, action, "once"), callers[seat])
-    after, _ = state.apply_action(seat, action)
-    again_seat = after.to_act[0]
-    assert again_seat == seat  # whiskertrail: the same seat plays on after drawing
-    other_action = after.legal_actions(seat)[0]
-    repeated = await service.submit_action(submit(game_id, 1, other_action, "once"), callers[seat])
+    # the same request again (the game at a newer version now): the first answer
+    repeated = await service.submit_action(submit(game_id, 0, action, "once"), callers[seat])
     assert repeated == original
+    after, _ = state.apply_action(seat, action)
+    assert after.to_act[0] == seat  # whiskertrail: the same seat plays on after drawing
+    other_action = after.legal_actions(seat)[0]
+    # another request under that id: refused, nothing applied
+    with pytest.raises(ServiceError) as caught:
+        await service.submit_action(submit(game_id, 1, other_action, "once"), callers[seat])
+    assert caught.value.reason == "REQUEST_ID_REUSED"
     assert [i.version for i in await store.read_log(game_id, 0)] == [1]
 
 

@@ -6,6 +6,7 @@ stock's order or the seed while the game runs.  Events carry secrets per seat.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterable, Mapping
@@ -305,3 +306,23 @@ def test_views_carry_the_current_rounds_commitment_never_its_seed() -> None:
         assert view["commitment"] == expected
         text = json.dumps(view)
         assert round_seed(b"commit-me", 1).hex() not in text and b"commit-me".hex() not in text
+
+
+@pytest.mark.parametrize(
+    ("rules", "cap"),
+    [(WHISKERTRAIL, 200), (CONTRACT, 200), (dataclasses.replace(CUSTOM_MIX, turn_cap=None), None)],
+)
+def test_a_view_shows_the_turn_cap_beside_the_turns_completed(
+    rules: RuleSet, cap: int | None
+) -> None:
+    """What a page's turn counter needs as a round nears the cap: both numbers, in the
+    plain form and on the wire (absent where the rule set has no cap)."""
+    state = GameState.new_game(rules, rules.min_players, SEED)
+    seat = state.to_act[0]
+    state = state.apply_action(seat, state.legal_actions(seat)[0])[0]
+    for view in (build_seat_view(state, 0), build_spectator_view(state)):
+        assert view.to_dict()["turn_cap"] == cap
+        message = convert.view_to_pb(view, "g", state.action_count, 0.0)
+        assert message.HasField("turn_cap") is (cap is not None)
+        assert message.turn_cap == (cap or 0)
+        assert message.turns_completed == state.turns_completed

@@ -166,10 +166,16 @@ function playBothSeats(gameId, seats) {
   return new Promise((resolve) => {
     let ending = null; // how the stream ended: "ok" (the server's status) or "cancelled"
     let waiting = null;
+    function readResult(seat, result) {
+      if (result.error) refused.push({ seat, ...result.error });
+      else sessions.get(seat).applied += 1;
+    }
     stream.on("data", (response) => {
       const session = sessions.get(response.seat);
       switch (response.kind) {
         case "prompt":
+          // (results_in_prompts: the result of this seat's act that led here rides in it)
+          if (response.prompt.result) readResult(response.seat, response.prompt.result);
           session.prompts += 1;
           stream.write({
             act: {
@@ -182,8 +188,7 @@ function playBothSeats(gameId, seats) {
           });
           break;
         case "result":
-          if (response.result.error) refused.push({ seat: response.seat, ...response.result.error });
-          else session.applied += 1;
+          readResult(response.seat, response.result);
           break;
         case "closed":
           session.closed = response.closed;
@@ -213,9 +218,12 @@ function playBothSeats(gameId, seats) {
       resolve({ sessions, refused, ending });
     });
     // prompts only: this client decides on a prompt's view alone, and holding both
-    // seats it would otherwise receive every move's events twice
+    // seats it would otherwise receive every move's events twice; results in prompts:
+    // an act that leaves the seat to act again is answered inside its next prompt
     for (const { seat, token } of seats) {
-      stream.write({ subscribe: { game_id: gameId, seat, token, prompts_only: true } });
+      stream.write({
+        subscribe: { game_id: gameId, seat, token, prompts_only: true, results_in_prompts: true },
+      });
     }
   });
 }

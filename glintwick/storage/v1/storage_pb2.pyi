@@ -135,6 +135,7 @@ class StoredRuleSet(_message.Message):
     MAX_EXHAUSTIONS_FIELD_NUMBER: _builtins.int
     TURN_CAP_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
+    DEAD_ROUND_ENDS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     jokers: _builtins.int
     decks: _builtins.int
@@ -164,6 +165,10 @@ class StoredRuleSet(_message.Message):
     max_exhaustions: _builtins.int
     turn_cap: _builtins.int
     hash: _builtins.str
+    dead_round_ends: _builtins.bool
+    """Added in 0.3.0 (the API's number): a rule set stored before reads false, the rules
+    its game began with (engine.rulesets._ADDED_FIELDS).
+    """
     @_builtins.property
     def contracts(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Contract]: ...
     def __init__(
@@ -199,10 +204,11 @@ class StoredRuleSet(_message.Message):
         max_exhaustions: _builtins.int = ...,
         turn_cap: _builtins.int | None = ...,
         hash: _builtins.str = ...,
+        dead_round_ends: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "max_jokers_per_meld", b"max_jokers_per_meld", "set_max", b"set_max", "turn_cap", b"turn_cap"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "ace_high", b"ace_high", "ace_penalty", b"ace_penalty", "claim_penalty_cards", b"claim_penalty_cards", "contracts", b"contracts", "decks", b"decks", "draw_from_discard", b"draw_from_discard", "exact_contract_sizes", b"exact_contract_sizes", "explicit_contract", b"explicit_contract", "extra_melds", b"extra_melds", "face_penalty", b"face_penalty", "hash", b"hash", "initial_upcard", b"initial_upcard", "joker_penalty", b"joker_penalty", "joker_swap", b"joker_swap", "jokers", b"jokers", "layoff_jokers", b"layoff_jokers", "layoff_on_opening_turn", b"layoff_on_opening_turn", "max_exhaustions", b"max_exhaustions", "max_jokers_per_meld", b"max_jokers_per_meld", "max_players", b"max_players", "may_i", b"may_i", "min_naturals_per_meld", b"min_naturals_per_meld", "min_players", b"min_players", "name", b"name", "run_min", b"run_min", "set_distinct_suits", b"set_distinct_suits", "set_max", b"set_max", "set_min", b"set_min", "stalemate", b"stalemate", "turn_cap", b"turn_cap"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld", "_set_max", b"_set_max", "_turn_cap", b"_turn_cap", "ace_high", b"ace_high", "ace_penalty", b"ace_penalty", "claim_penalty_cards", b"claim_penalty_cards", "contracts", b"contracts", "dead_round_ends", b"dead_round_ends", "decks", b"decks", "draw_from_discard", b"draw_from_discard", "exact_contract_sizes", b"exact_contract_sizes", "explicit_contract", b"explicit_contract", "extra_melds", b"extra_melds", "face_penalty", b"face_penalty", "hash", b"hash", "initial_upcard", b"initial_upcard", "joker_penalty", b"joker_penalty", "joker_swap", b"joker_swap", "jokers", b"jokers", "layoff_jokers", b"layoff_jokers", "layoff_on_opening_turn", b"layoff_on_opening_turn", "max_exhaustions", b"max_exhaustions", "max_jokers_per_meld", b"max_jokers_per_meld", "max_players", b"max_players", "may_i", b"may_i", "min_naturals_per_meld", b"min_naturals_per_meld", "min_players", b"min_players", "name", b"name", "run_min", b"run_min", "set_distinct_suits", b"set_distinct_suits", "set_max", b"set_max", "set_min", b"set_min", "stalemate", b"stalemate", "turn_cap", b"turn_cap"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_jokers_per_meld: _TypeAlias = _typing.Literal["max_jokers_per_meld"]  # noqa: Y015
     _WhichOneofArgType__max_jokers_per_meld: _TypeAlias = _typing.Literal["_max_jokers_per_meld", b"_max_jokers_per_meld"]  # noqa: Y015

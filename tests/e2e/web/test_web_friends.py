@@ -5,9 +5,13 @@ by keyboard alone.
 
 from __future__ import annotations
 
+import json
+import urllib.error
+
+import pytest
 from playwright.sync_api import Browser
 
-from tests.e2e.web.support import NEEDS_CHROMIUM, Tab
+from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, api
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -77,3 +81,44 @@ def test_friends_a_spectator_a_hint_and_the_keyboard(tab: Tab, browser: Browser)
     page.keyboard.press("Enter")
     page.wait_for_selector(".log >> text=You discarded")
     tab.shot("keyboard-discard")
+
+
+def test_a_friends_table_waits_for_its_second_player(tab: Tab) -> None:
+    """Ada opens a table for two: until Bob takes the second seat the page shows a
+    table waiting for its players and offers no move (the server would refuse one:
+    TABLE_NOT_FULL); Bob joins (by the API) and Ada's page starts the game."""
+    page = tab.page
+    page.goto(f"{tab.base}/?rounds=1&pace=0")
+    page.fill("#name", "Ada")
+    page.select_option("#seats", "2")
+    page.click("#open-table")
+    page.wait_for_selector("#share-link")
+    page.wait_for_selector(".hand button")
+    assert page.inner_text("#waiting-title") == "Waiting for one more player"
+    assert page.inner_text("#actions-title") == "The game starts when every seat is taken"
+    assert not tab.visible("#draw-stock") and not tab.visible("#draw-discard")
+    moves = page.eval_on_selector_all(".hand button", "cs => cs.map((c) => c.dataset.moves)")
+    assert moves and not any(moves), moves  # no card offers a move
+    tab.shot("waiting-for-bob")
+    share = page.get_attribute("#share-link", "href")
+    assert share is not None
+    game_id = share.rsplit("/", 1)[1]
+    seat = page.evaluate(f"JSON.parse(localStorage.getItem('glintwick.seat.{game_id}'))")
+    # what the page would send, refused by the server while the seat is free
+    draw = {"expectedVersion": 0, "requestId": "early", "action": {"draw": {}}}
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        api(tab.base, f"/v1/games/{game_id}:submit", draw, seat["token"])
+    assert refused.value.code == 409
+    assert json.loads(refused.value.read())["reason"] == "TABLE_NOT_FULL"
+
+    bob = api(tab.base, f"/v1/games/{game_id}:join", {"name": "Bob"})
+    page.wait_for_selector(".felt >> text=Bob")
+    assert not tab.visible("#waiting-title")
+    view = api(tab.base, f"/v1/games/{game_id}/view", token=seat["token"])
+    if view.get("current", 0) == seat["seat"]:
+        page.wait_for_selector("#draw-stock")  # Ada's first move, offered once the game starts
+    else:
+        page.wait_for_selector("#actions-title >> text=Waiting for Bob")
+        api(tab.base, f"/v1/games/{game_id}:submit", draw, bob["token"])
+        page.wait_for_selector(".log >> text=Bob drew")
+    tab.shot("game-started")

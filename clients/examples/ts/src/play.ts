@@ -34,6 +34,7 @@ const whyARoundEnded: Equal<
   | "ROUND_END_REASON_EXHAUSTIONS"
   | "ROUND_END_REASON_TURN_CAP"
   | "ROUND_END_REASON_DRY"
+  | "ROUND_END_REASON_DEAD"
 > = true;
 const stalemateIsItsEnum: Equal<
   Schemas["glintwick.v1.RuleSet"]["stalemate"],

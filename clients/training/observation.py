@@ -1,0 +1,170 @@
+"""A seat's observation: one int8 vector built only from what the seat may know.
+
+Its inputs are the seat's :class:`~clients.bots.base.Situation` (its own view: nothing
+hidden) and a :class:`~clients.bots.tracking.TableMemory` the seat keeps of the discard
+pile and of the cards it saw opponents take, fed at each of its own decisions.  The
+environment and :class:`~clients.training.policies.PolicyBot` build it the same way,
+so a policy trained in the environment sees the same vector at a tournament's table.
+
+Seats are relative: index 0 is always the observing seat, then the seats after it in
+turn order.  Counts are per card type (:func:`~clients.training.actions.card_type`),
+numbers too large for int8 are scaled and clipped (scores by 8, sizes capped at 127).
+:meth:`ObservationLayout.parts` names every block and its offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from clients.bots.base import Situation
+from clients.bots.tracking import TableMemory
+from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
+from engine.cards import MAX_DECKS, MAX_JOKERS
+from engine.rulesets import MeldKind, RuleSet
+
+__all__ = ["PHASES", "ObservationLayout", "encode"]
+
+PHASES = ("draw", "play", "claim", "game_over")
+SLOT_FEATURES = 7  # present, is a run, rank, suit + 1, length, jokers, owner (relative) + 1
+SEAT_FEATURES = 4  # hand size, opened, score / 8, is the current seat
+MAX_CONTRACT_MELDS = 4  # (kind, size) pairs of the round's contract shown
+SCALARS = 12 + MAX_CONTRACT_MELDS * 2
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationLayout:
+    """The blocks of the vector for ``seats`` seats, ``slots`` meld slots and
+    ``layouts`` contract candidates."""
+
+    seats: int
+    slots: int
+    layouts: int
+    # computed once: each block's offset in order, and the whole size (the hot path's)
+    offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    size: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parts = self.parts()
+        object.__setattr__(self, "offsets", tuple(offset for offset, _ in parts.values()))
+        offset, length = parts["layouts"]
+        object.__setattr__(self, "size", offset + length)
+
+    def parts(self) -> dict[str, tuple[int, int]]:
+        """Each block's (offset, length), in order."""
+        sizes = {
+            "hand": CARD_TYPES,
+            "pile_seen": CARD_TYPES,  # the pile's cards the seat saw laid and not taken
+            "opponents_known": CARD_TYPES * (self.seats - 1),  # seen taken, per opponent
+            "table": CARD_TYPES,
+            "discard_top": CARD_TYPES,  # one-hot
+            "blocked": CARD_TYPES,  # one-hot: the card taken from the pile this turn
+            "slots": SLOT_FEATURES * self.slots,
+            "seats": SEAT_FEATURES * self.seats,
+            "scalars": SCALARS,
+            "layouts": LAYOUT_FEATURES * self.layouts,
+        }
+        out: dict[str, tuple[int, int]] = {}
+        offset = 0
+        for name, length in sizes.items():
+            out[name] = (offset, length)
+            offset += length
+        return out
+
+
+def _clip(value: int) -> int:
+    return -128 if value < -128 else (127 if value > 127 else value)
+
+
+def _type_of_id(decks: int) -> tuple[int, ...]:
+    """Card id -> type, for a game of ``decks`` decks (jokers after the naturals)."""
+    naturals = decks * 52
+    return tuple(i % 52 if i < naturals else JOKER_TYPE for i in range(naturals + MAX_JOKERS))
+
+
+_TYPES = {decks: _type_of_id(decks) for decks in range(1, MAX_DECKS + 1)}
+
+
+def encode(
+    shape: ObservationLayout,
+    sit: Situation,
+    memory: TableMemory,
+    layout_features: Sequence[tuple[int, ...]] = (),
+) -> NDArray[np.int8]:
+    """``sit``'s seat's observation.  (Written into a bytearray, each number as its
+    int8's byte, and viewed as int8 once: a step's hot path.)"""
+    (hand_at, pile_at, known_at, table_at, top_at, blocked_at, slots_at, seats_at, scalars_at,
+     layouts_at) = shape.offsets  # fmt: skip
+    vec = bytearray(shape.size)
+    rules: RuleSet = sit.rules
+    type_of = _TYPES[rules.decks]
+    seats = sit.seats
+    me = sit.seat
+    for c in sit.hand:
+        vec[hand_at + type_of[c.id]] += 1
+    for cid in memory.pile:
+        vec[pile_at + type_of[cid]] += 1
+    for seat, held in memory.held.items():
+        r = (seat - me) % seats
+        if r == 0:
+            continue
+        at = known_at + (r - 1) * CARD_TYPES
+        for cid in held:
+            vec[at + type_of[cid]] += 1
+    for m in sit.table:
+        for c in m.cards:
+            vec[table_at + type_of[c.id]] += 1
+    if sit.discard_top is not None:
+        vec[top_at + type_of[sit.discard_top.id]] = 1
+    if sit.taken_from_discard is not None:
+        vec[blocked_at + type_of[sit.taken_from_discard]] = 1
+    for i, m in enumerate(sit.table[: shape.slots]):
+        at = slots_at + i * SLOT_FEATURES
+        vec[at : at + SLOT_FEATURES] = bytes(
+            (
+                1,
+                int(m.kind is MeldKind.RUN),
+                m.rank,
+                m.suit + 1,
+                min(127, len(m.cards)),
+                min(127, m.jokers),
+                (m.owner - me) % seats + 1 if m.owner >= 0 else 0,
+            )
+        )
+    sizes, opened, scores = sit.hand_sizes, sit.opened_seats, sit.scores
+    for seat in range(seats):
+        at = seats_at + ((seat - me) % seats) * SEAT_FEATURES
+        vec[at : at + SEAT_FEATURES] = bytes(
+            (
+                min(127, sizes[seat] if sizes else len(sit.hand)),
+                int(opened[seat]) if opened else 0,
+                _clip(scores[seat] // 8 if scores else 0) & 0xFF,
+                int(seat == sit.current),
+            )
+        )
+    contract = rules.contracts[sit.round_number - 1]
+    phase = PHASES.index(sit.phase)
+    scalars = [
+        sit.round_number,
+        rules.rounds,
+        int(phase == 0),
+        int(phase == 1),
+        int(phase == 2),
+        int(phase == 3),
+        min(127, sit.stock_size),
+        min(127, sit.discard_size),
+        min(127, memory.unknown),
+        int(sit.laid_this_turn),
+        min(127, sit.turns_completed // 2),
+        int(contract.discards),
+    ]
+    for need in contract.melds[:MAX_CONTRACT_MELDS]:
+        scalars.extend((1 if need.kind is MeldKind.SET else 2, min(127, need.size)))
+    vec[scalars_at : scalars_at + len(scalars)] = bytes(scalars)
+    for k, features in enumerate(layout_features[: shape.layouts]):
+        at = layouts_at + k * LAYOUT_FEATURES
+        vec[at : at + LAYOUT_FEATURES] = bytes(features)
+    return np.frombuffer(vec, dtype=np.int8)
