@@ -23,7 +23,7 @@ release-proto: $(STAMP)
 	$(BIN)/buf build -o proto/released/glintwick-v1-$(VERSION).binpb
 	@echo "proto/released/glintwick-v1-$(VERSION).binpb written"
 
-.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest docs-limits web-match
+.PHONY: help install solver run serve-redis simulate solve test unit test-cluster lint typecheck pytest soak bench bench-durability faults clean proto redis-server chromium node ts-client loadtest docs-limits web-match lighthouse
 
 ## This list: each target and what it does, in one line.
 help:
@@ -104,11 +104,18 @@ UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.
 unit: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
-## A whole contract match by clicks against three house bots at the normal pace.
-## Played promptly at 800 ms a move: at most 20 minutes, no round at the 200-turn valve;
-## the time and each round's end in build/web/web-match.json.
+## A whole contract match at the browser table against three bots, by clicks (slow).
+## At the normal pace (800 ms a move), played promptly: at most 20 minutes, no round at the
+## 200-turn valve; the time and each round's end in build/web/web-match.json.
 web-match: $(STAMP) chromium
 	$(BIN)/pytest -m slow -n 0 tests/e2e/web/test_web_match.py
+
+## Lighthouse's accessibility, best-practices and performance scores of the browser table.
+## tools/lighthouse/score.py: npm's lighthouse (npm ci of tools/lighthouse's lockfile) on a
+## table against three house bots, headless Chromium; fails under 95/95/90; build/lighthouse/.
+lighthouse: $(STAMP) chromium node
+	cd tools/lighthouse && npm ci --no-audit --no-fund --loglevel=error
+	PYTHONPATH=. $(BIN)/python tools/lighthouse/score.py
 
 ## Install Debian's redis-server if missing (the tests start their own on a free port).
 redis-server:

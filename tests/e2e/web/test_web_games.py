@@ -160,7 +160,8 @@ def test_a_whiskertrail_game_against_house_bots(tab: Tab) -> None:
     assert tab.page.locator(".route li").all_inner_texts() == ["Lantern Gate", "Silk Bridge"]
     done = play_through(tab)
     assert done.moves > 0 and done.rounds_seen == 1, done  # the round-end table, continued
-    assert "Stop 2 of 2 · Silk Bridge: one run of five" in tab.page.inner_text(".contract")
+    contract = tab.page.inner_text(".contract")
+    assert "Stop 2 of 2: Silk Bridge" in contract and "One run of five" in contract, contract
     assert tab.page.locator(".route li.done").all_inner_texts() == ["✓ Lantern Gate"]
     assert "Game over" in tab.page.inner_text("#game-end")
     scores = tab.page.locator("#game-end table:last-of-type tbody tr").count()

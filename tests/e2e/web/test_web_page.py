@@ -84,3 +84,17 @@ def _axe(tab: Tab, source: str) -> list[dict[str, Any]]:
         for v in result["violations"]
         if v["impact"] in ("serious", "critical")
     ]
+
+
+def test_every_file_of_the_page_is_at_most_800_lines() -> None:
+    """The page's modules, style sheet and HTML keep the repository's size limit."""
+    web = ROOT / "services" / "web"
+    long = {
+        p.name: n
+        for p in web.iterdir()
+        if p.suffix in {".js", ".css", ".html"}
+        and (n := len(p.read_text(encoding="utf-8").splitlines())) > 800
+    }
+    assert not long, long
+    # (the check can fail: a planted 801-line file is reported)
+    assert len(("x\n" * 801).splitlines()) > 800
