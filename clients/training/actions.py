@@ -195,20 +195,27 @@ def contract_layouts(
     copy of that type in hand, and the best without jokers; distinct by card types,
     ranked by points laid (most first). Deterministic: the same hand, the same list."""
     seen = {_signature(auto)}
-    found: list[Selection] = []
-    used = sorted({card_type(c) for m in auto.melds for c in m.cards})
+    found: list[tuple[int, tuple[tuple[int, ...], ...], Selection]] = []
+    used = sorted({t for sig in _signature(auto) for t in sig})
+    typed = [(JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52, c) for c in hand]
     for t in used:
-        rest = [c for c in hand if card_type(c) != t]
+        rest = [c for ct, c in typed if ct != t]
         other = best_selection(rest, rules, round_number)
-        if other is not None and _signature(other) not in seen:
-            seen.add(_signature(other))
-            found.append(other)
-    found.sort(key=lambda s: (-s.points, _signature(s)))
-    return [auto, *found]
+        if other is not None:
+            signature = _signature(other)
+            if signature not in seen:
+                seen.add(signature)
+                found.append((-other.points, signature, other))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [auto, *(s for _, _, s in found)]
 
 
 def _signature(selection: Selection) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(sorted(card_type(c) for c in m.cards)) for m in selection.melds)
+    # (card_type inlined: the layouts' hot path)
+    return tuple(
+        tuple(sorted([JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in m.cards]))
+        for m in selection.melds
+    )
 
 
 def _layout_features(hand: Sequence[Card], rules: RuleSet, s: Selection) -> tuple[int, ...]:

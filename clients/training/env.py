@@ -133,6 +133,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._situation: Situation | None = None
         self._no_actions = np.zeros(self.action_layout.size, dtype=np.int8)
         self._no_actions.flags.writeable = False  # (one array, shared by every idle seat)
+        self._mask: NDArray[np.int8] = self._no_actions  # the selected seat's (read-only)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -249,11 +250,14 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
 
     def _set_infos(self, current: Choices | None) -> None:
         zeros = self._no_actions
+        infos = self.infos
         for a in self.agents:
-            self.infos[a] = {"action_mask": zeros}
+            infos[a] = {"action_mask": zeros}
         if current is not None:
-            self.infos[self.agent_selection] = {
-                "action_mask": np.frombuffer(bytes(current.mask), dtype=np.int8),
+            # (read-only: frombuffer of bytes; shared by infos and observe until the step)
+            self._mask = np.frombuffer(bytes(current.mask), dtype=np.int8)
+            infos[self.agent_selection] = {
+                "action_mask": self._mask,
                 "truncated_actions": self.truncation.total(),
             }
 
@@ -272,7 +276,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
             current.layout_features if current is not None else (),
         )
         if current is not None:
-            mask = np.frombuffer(bytes(current.mask), dtype=np.int8)
+            mask = self._mask
         else:
             mask = np.zeros(self.action_layout.size, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}

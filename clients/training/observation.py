@@ -75,10 +75,6 @@ class ObservationLayout:
         return out
 
 
-def _clip(value: int) -> int:
-    return -128 if value < -128 else (127 if value > 127 else value)
-
-
 def _type_of_id(decks: int) -> tuple[int, ...]:
     """Card id -> type, for a game of ``decks`` decks (jokers after the naturals)."""
     naturals = decks * 52
@@ -88,6 +84,37 @@ def _type_of_id(decks: int) -> tuple[int, ...]:
 _TYPES = {decks: _type_of_id(decks) for decks in range(1, MAX_DECKS + 1)}
 
 
+_SCORE_BYTES = bytes(
+    (-128 if v < -128 else (127 if v > 127 else v)) & 0xFF
+    for v in (s // 8 for s in range(-128 * 8, 128 * 8))
+)  # score // 8 clipped to int8, as its byte, for scores in -1024..1023 (offset 1024)
+_RUN = MeldKind.RUN
+_SET = MeldKind.SET
+
+
+def _score_byte(score: int) -> int:
+    if -1024 <= score < 1024:
+        return _SCORE_BYTES[score + 1024]
+    return 0x80 if score < 0 else 127
+
+
+def _contract_scalars(rules: RuleSet) -> tuple[tuple[bytes, bytes], ...]:
+    """Per round (from 0): the scalars fixed by the rules, as bytes: the rounds (after
+    the round number), then the contract's discards and its melds (after the counters)."""
+    out = []
+    for contract in rules.contracts:
+        tail = [int(contract.discards)]
+        for need in contract.melds[:MAX_CONTRACT_MELDS]:
+            tail.extend((1 if need.kind is _SET else 2, min(127, need.size)))
+        out.append((bytes((rules.rounds,)), bytes(tail)))
+    return tuple(out)
+
+
+# (id of a rule set -> the rule set, kept alive so the id stays its, and its scalars)
+_CONTRACT_SCALARS: dict[int, tuple[RuleSet, tuple[tuple[bytes, bytes], ...]]] = {}
+_PHASE_BYTES = {p: bytes(int(i == k) for k in range(4)) for i, p in enumerate(PHASES)}
+
+
 def encode(
     shape: ObservationLayout,
     sit: Situation,
@@ -95,7 +122,8 @@ def encode(
     layout_features: Sequence[tuple[int, ...]] = (),
 ) -> NDArray[np.int8]:
     """``sit``'s seat's observation.  (Written into a bytearray, each number as its
-    int8's byte, and viewed as int8 once: a step's hot path.)"""
+    int8's byte, and viewed as int8 once: a step's hot path, hence the local names and
+    the tables computed once per rule set.)"""
     (hand_at, pile_at, known_at, table_at, top_at, blocked_at, slots_at, seats_at, scalars_at,
      layouts_at) = shape.offsets  # fmt: skip
     vec = bytearray(shape.size)
@@ -114,57 +142,66 @@ def encode(
         at = known_at + (r - 1) * CARD_TYPES
         for cid in held:
             vec[at + type_of[cid]] += 1
-    for m in sit.table:
+    table = sit.table
+    for m in table:
         for c in m.cards:
             vec[table_at + type_of[c.id]] += 1
     if sit.discard_top is not None:
         vec[top_at + type_of[sit.discard_top.id]] = 1
     if sit.taken_from_discard is not None:
         vec[blocked_at + type_of[sit.taken_from_discard]] = 1
-    for i, m in enumerate(sit.table[: shape.slots]):
-        at = slots_at + i * SLOT_FEATURES
+    at = slots_at
+    for m in table[: shape.slots]:
+        owner = m.owner
         vec[at : at + SLOT_FEATURES] = bytes(
             (
                 1,
-                int(m.kind is MeldKind.RUN),
+                int(m.kind is _RUN),
                 m.rank,
                 m.suit + 1,
                 min(127, len(m.cards)),
                 min(127, m.jokers),
-                (m.owner - me) % seats + 1 if m.owner >= 0 else 0,
+                (owner - me) % seats + 1 if owner >= 0 else 0,
             )
         )
-    sizes, opened, scores = sit.hand_sizes, sit.opened_seats, sit.scores
+        at += SLOT_FEATURES
+    sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
+    mine = len(sit.hand)
     for seat in range(seats):
         at = seats_at + ((seat - me) % seats) * SEAT_FEATURES
         vec[at : at + SEAT_FEATURES] = bytes(
             (
-                min(127, sizes[seat] if sizes else len(sit.hand)),
+                min(127, sizes[seat] if sizes else mine),
                 int(opened[seat]) if opened else 0,
-                _clip(scores[seat] // 8 if scores else 0) & 0xFF,
-                int(seat == sit.current),
+                _score_byte(scores[seat]) if scores else 0,
+                int(seat == current),
             )
         )
-    contract = rules.contracts[sit.round_number - 1]
-    phase = PHASES.index(sit.phase)
-    scalars = [
-        sit.round_number,
-        rules.rounds,
-        int(phase == 0),
-        int(phase == 1),
-        int(phase == 2),
-        int(phase == 3),
-        min(127, sit.stock_size),
-        min(127, sit.discard_size),
-        min(127, memory.unknown),
-        int(sit.laid_this_turn),
-        min(127, sit.turns_completed // 2),
-        int(contract.discards),
-    ]
-    for need in contract.melds[:MAX_CONTRACT_MELDS]:
-        scalars.extend((1 if need.kind is MeldKind.SET else 2, min(127, need.size)))
-    vec[scalars_at : scalars_at + len(scalars)] = bytes(scalars)
-    for k, features in enumerate(layout_features[: shape.layouts]):
-        at = layouts_at + k * LAYOUT_FEATURES
+    cached = _CONTRACT_SCALARS.get(id(rules))
+    if cached is None or cached[0] is not rules:
+        cached = _CONTRACT_SCALARS[id(rules)] = (rules, _contract_scalars(rules))
+    round_number = sit.round_number
+    rounds, tail = cached[1][round_number - 1]
+    stock, pile, unknown = sit.stock_size, sit.discard_size, memory.unknown
+    turns = sit.turns_completed // 2
+    scalars = (
+        bytes((round_number,))
+        + rounds
+        + _PHASE_BYTES[sit.phase]
+        + bytes(
+            (
+                stock if stock < 127 else 127,
+                pile if pile < 127 else 127,
+                unknown if unknown < 127 else 127,
+                int(sit.laid_this_turn),
+                turns if turns < 127 else 127,
+            )
+        )
+        + tail
+    )
+    vec[scalars_at : scalars_at + len(scalars)] = scalars
+    at = layouts_at
+    for features in layout_features[: shape.layouts]:
         vec[at : at + LAYOUT_FEATURES] = bytes(features)
+        at += LAYOUT_FEATURES
     return np.frombuffer(vec, dtype=np.int8)
