@@ -56,9 +56,7 @@ class MemoryStore(GameStore):
         # positions only grow, so each dict is in lobby order (insertion order)
         self._lobby: dict[str, dict[str, int]] = {}
         self._lobby_clock = 0  # the last position given
-        # each game's log waiters, woken by its own commits only (one condition for every
-        # game woke every session of every game at each move: O(sessions) a move)
-        self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._changed = asyncio.Condition()
         self._expiries: list[tuple[float, str]] = []  # a heap: (expires at, game id)
         self._ttl = finished_ttl
         self._clock = clock
@@ -78,7 +76,6 @@ class MemoryStore(GameStore):
 
     def _drop(self, game_id: str) -> None:
         del self._games[game_id]
-        self._wake(game_id)  # (a waiter of a game gone reads the end of it)
         self._bot_turns.pop(game_id, None)
 
     def _purge(self) -> None:
@@ -125,13 +122,9 @@ class MemoryStore(GameStore):
             heapq.heappush(self._expiries, (game.expires_at, game_id))
         self._index(game_id, write)
         self._purge()
-        self._wake(game_id)
+        async with self._changed:
+            self._changed.notify_all()
         return True
-
-    def _wake(self, game_id: str) -> None:
-        for waiter in self._waiters.pop(game_id, ()):
-            if not waiter.done():
-                waiter.set_result(None)
 
     def _index(self, game_id: str, write: Write) -> None:
         """A write's deadline, bot-turn and lobby index entries (create and commit alike)."""
@@ -171,19 +164,17 @@ class MemoryStore(GameStore):
         items = await self.read_log(game_id, after_version)
         if items:
             return items
-        waiter = asyncio.get_running_loop().create_future()
-        waiters = self._waiters.setdefault(game_id, set())
-        waiters.add(waiter)
-        try:  # (asyncio.timeout: see StoreMonitor.run on wait_for and cancels)
-            async with asyncio.timeout(timeout):
-                await waiter
-        except TimeoutError:
-            return []
-        finally:
-            waiters.discard(waiter)
-            if not waiters and self._waiters.get(game_id) is waiters:
-                del self._waiters[game_id]
+        async with self._changed:
+            try:  # (asyncio.timeout: see StoreMonitor.run on wait_for and cancels)
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait_for(lambda: self._has_after(game_id, after_version))
+            except TimeoutError:
+                return []
         return await self.read_log(game_id, after_version)
+
+    def _has_after(self, game_id: str, after_version: int) -> bool:
+        game = self._games.get(game_id)
+        return game is None or len(game.log) > after_version
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         due = [
