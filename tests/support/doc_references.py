@@ -25,7 +25,7 @@ Spans with spaces (commands), and names not rooted in the repository (``Event.fo
 ``redis/`` beside the folder it is in), are left to the reader.
 
 :func:`session_mentions` finds any line of the repository that cites a development
-session ("session 12"): the docs speak of the project, history goes by date and commit.
+session (the word and its number): the docs speak of the project, history goes by date and commit.
 
     python -m tests.support.doc_references     # prints every stale reference and mention
 """
