@@ -218,7 +218,7 @@ def stale_references(root: Path = ROOT, docs: Iterable[Path] | None = None) -> l
     return [ref for ref in references(root, docs or docs_of(root)) if ref.why]
 
 
-#: how the project's history was once cited ("session 12", "sessions 3-4"): the docs and
+#: how the project's history was once cited (the word "session" and a number after it): the docs and
 #: comments speak of the project, not of how it was developed (a date and a commit do)
 SESSION = re.compile(r"\bsessions? ?(?:#|no\.? ?)?(?:\d+|N)\b", re.IGNORECASE)
 
