@@ -63,13 +63,13 @@ def test_planted_wrong_paths_and_names_are_found(tmp_path: Path) -> None:
 def test_no_doc_or_comment_cites_a_development_session(tmp_path: Path) -> None:
     assert session_mentions() == []
     planted = tmp_path / "notes.py"
-    cited = "ses" + "sion 12"  # (split, so that this file cites nothing itself)
+    cited, plural = "ses" + "sion 12", "Ses" + "sions 3-4"  # (split: this file cites none)
     planted.write_text(
         f"# as {cited} found, the cache...\n"
-        "x = 1  # (Sessions 3-4)\n"
+        f"x = 1  # ({plural})\n"
         "# a Play session, 300 sessions on one stream, session_id 7, the session's N seats\n"
     )
     assert session_mentions(tmp_path, [planted]) == [
         f"{planted}:1: # as {cited} found, the cache...",
-        f"{planted}:2: x = 1  # (Sessions 3-4)",
+        f"{planted}:2: x = 1  # ({plural})",
     ]

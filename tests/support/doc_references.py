@@ -218,8 +218,8 @@ def stale_references(root: Path = ROOT, docs: Iterable[Path] | None = None) -> l
     return [ref for ref in references(root, docs or docs_of(root)) if ref.why]
 
 
-#: how the project's history was once cited (the word "session" and a number after it): the docs and
-#: comments speak of the project, not of how it was developed (a date and a commit do)
+#: how the project's history was once cited (the word "session" and a number after it):
+#: the docs and comments speak of the project, not of how it was developed (a date and a commit do)
 SESSION = re.compile(r"\bsessions? ?(?:#|no\.? ?)?(?:\d+|N)\b", re.IGNORECASE)
 
 
