@@ -80,6 +80,8 @@ class Clicks:
     #: each round summary as the page showed it, and when (seconds from the first step)
     summaries: list[str] = dataclasses.field(default_factory=list)
     summary_seconds: list[float] = dataclasses.field(default_factory=list)
+    #: when the game-end screen showed (seconds from the first step)
+    end_seconds: float | None = None
 
 
 #: how a player picks the card to discard: a selector of a card of the hand, or None
@@ -112,6 +114,7 @@ def play_through(
         if until is not None and tab.visible(until):
             return done
         if tab.visible("#game-end"):
+            done.end_seconds = round(time.monotonic() - started, 1)
             tab.shot("game-end")
             return done
         if stop_after is not None and done.moves >= stop_after:

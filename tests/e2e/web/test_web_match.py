@@ -44,7 +44,7 @@ def per_round(ends: list[RoundEnd], done: Clicks) -> list[dict[str, Any]]:
     rows = []
     before = 0.0
     for i, end in enumerate(ends):
-        shown = done.summary_seconds[i] if i < len(done.summary_seconds) else None
+        shown = done.summary_seconds[i] if i < len(done.summary_seconds) else done.end_seconds
         row: dict[str, Any] = {
             "round": end.round,
             "reason": end.reason,
