@@ -66,9 +66,14 @@ def test_focus_lands_on_pass_and_the_discarder_is_not_deciding(tab: Tab) -> None
     page.wait_for_selector("#claim", timeout=20000)
     tab.shot("may-i")
     seen: list[list[object]] = page.evaluate("window.seen")
-    assert ["deciding", True] not in seen, seen
     focused = page.evaluate("document.activeElement && document.activeElement.id")
-    assert focused == "pass-claim", focused
+    # (both told at once: each is a defect of its own, issue 30's 5 and 8)
+    wrong = []
+    if ["deciding", True] in seen:
+        wrong.append(f"the person was 'deciding' on its own discard: {seen}")
+    if focused != "pass-claim":
+        wrong.append(f"the focus is on {focused!r}, not on Pass")
+    assert not wrong, wrong
 
 
 def test_never_claim_answers_without_a_click(tab: Tab) -> None:
