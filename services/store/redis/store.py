@@ -271,6 +271,10 @@ class RedisStore(GameStore):
         answer = int(await self._write(self._commit, keys, args))
         if answer < 0:
             raise RateRefusedError((-answer - 1) / 1_000_000)
+        if answer == 1 and entry is not None:
+            reader = self._readers.get(shard_of(game_id))
+            if reader is not None:
+                reader.committed(game_id, entry)
         return answer == 1
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
