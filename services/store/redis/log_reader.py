@@ -1,10 +1,11 @@
-"""Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per shard** with a
-waiter (per server process), not a connection per waiter.
+"""Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per server process**
+on one Redis (on a Redis Cluster, one per shard with a waiter: an XREAD names keys of
+one slot), not a connection per waiter.
 
-A shard's reader holds one dedicated connection (to the node that serves the
+A reader holds one dedicated connection (on a cluster, to the node that serves its
 shard's slot) and loops on ``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over the log of
-every game of its shard that has a waiter, plus its own wake stream, in the same
-slot:
+every game it follows that has a waiter, plus its own wake stream (in its shard's
+slot):
 
 * ``glintwick:{sNN}:wake:<random hex>`` — stream, this store's own (a fresh name per
   RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL_MS`` after its
@@ -24,7 +25,10 @@ reader's next ``XREAD`` is missed.  A game stays in the read set ``LINGER`` seco
 after its last waiter left (at its last version delivered): a session that comes
 back after each move finds its game there and needs no wake.  A commit through any
 replica lands in the game's log stream, so it reaches every replica's reader at
-once.  When a reader's connection fails, its waiters get
+once.  A commit of this process reaches its waiters at once, without a read
+(:meth:`ShardReader.committed`), and after a read that brought entries the reader
+waits ``REREAD_DELAY`` before the next: that read carries the moves of other
+processes only, all those of that while at once.  When a reader's connection fails, its waiters get
 :class:`StoreUnavailableError`, and it reconnects with a backoff (on a cluster, to
 the node that serves the slot by then: after a failover, the promoted replica).
 
