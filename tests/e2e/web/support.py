@@ -26,7 +26,8 @@ from playwright.sync_api import Page, Response  # noqa: E402
 ROOT = Path(__file__).parents[3]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SHOTS = ROOT / "build" / "web"
+#: each test's screenshots and the server's log (another tree's run: build/web-tree/)
+SHOTS = ROOT / "build" / ("web-tree" if os.environ.get("GLINTWICK_WEB_TREE") else "web")
 OPERATOR = "web-e2e-operator"
 #: how many page steps a whole one-round game may take before the test gives up
 MAX_STEPS = 1500
