@@ -67,6 +67,8 @@ class TableMemory:
         self.stock_size = sit.stock_size
         self.sizes = sit.hand_sizes
         self._note_thrown(sit)
+        if not self.held:
+            return
         shown = {c.id for c in sit.hand} | set(self.pile)
         shown.update(c.id for m in sit.table for c in m.cards)
         for seat in list(self.held):
@@ -110,9 +112,9 @@ class TableMemory:
         if top is None:
             kept, added = 0, False
         else:
-            same = [k for k in range(len(pile), 0, -1) if k + self.unknown == size]
-            if same and pile[same[0] - 1] == top.id:
-                kept, added = same[0], False
+            same = size - self.unknown  # the one length that keeps the size
+            if 0 < same <= len(pile) and pile[same - 1] == top.id:
+                kept, added = same, False
             else:
                 kept, added = max(0, min(len(pile), size - 1 - self.unknown)), True
         removed = pile[kept:]
@@ -120,10 +122,14 @@ class TableMemory:
         if len(self.pile) + self.unknown != size:  # not what a pile can do: start over
             self._restart(sit)
             return
-        mine = {c.id for c in sit.hand}
+        if not removed:
+            return
         taker = self._taker(sit)
+        if taker is None:
+            return
+        mine = {c.id for c in sit.hand}
         for card_id in removed:
-            if card_id not in mine and taker is not None:
+            if card_id not in mine:
                 self.held.setdefault(taker, set()).add(card_id)
 
     def _reconcile_unseen_turns(self, sit: Situation, top: Card | None) -> None:

@@ -57,8 +57,8 @@ function feltParts(t) {
       ...others,
       h("div", { class: "center" }, overlay || centerPile(t)),
       seatBox(t, me, "bottom")),
-    t.watch ? null : actionsPanel(t),
-    t.watch ? null : handPanel(t),
+    // (the person's choices and hand: on a phone kept at the bottom of the screen)
+    t.watch ? null : h("div", { class: "dock" }, actionsPanel(t), handPanel(t)),
   ];
 }
 
@@ -162,7 +162,7 @@ function contractPanel(t) {
       "aria-current": i + 1 === v.round ? "step" : null,
     }, i + 1 < v.round ? "✓ " : "", c.name))));
   }
-  section.append(h("p", { class: "deal" }, `Deal: ${contract.deal} cards${contract.discards === false ? " · no discards this round: end your turn instead" : ""}`));
+  section.append(h("p", { class: contract.discards === false ? "deal deal-note" : "deal" }, `Deal: ${contract.deal} cards${contract.discards === false ? " · no discards this round: end your turn instead" : ""}`));
   return section;
 }
 

@@ -1,0 +1,79 @@
+"""Variants of ``expert`` measured for issue 31 and not kept: none beats ``expert``.
+
+Not registered; named ``clients.bots.tried:Class`` in a tournament (docs/BOTS.md, "What
+did not help", has each measurement and the command that reproduces it).
+
+* :class:`MixBot` (``mix``; ``mix1``, ``mix5``, ``mixlate``): closed-hand discards trade
+  live outs against the penalty shed — a discard's score is ``live + alpha × penalty``
+  (``alpha`` 0.3; 0.1, 0.5) instead of expert's live outs with the penalty as a mere
+  tie-break; ``mixlate`` only once an opponent is open (the round's end is near).
+* :class:`OpenLowBot` (``openlow``): once open, take the pile's top instead of the
+  stock when it is at least 5 penalty points lower than the costliest card held (a
+  known cheap card rather than a random one; the costliest card goes next).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from clients.bots.base import Situation
+from clients.bots.expert import ExpertBot
+from clients.bots.greedy import fits_table
+from clients.bots.strong import DiscardRank
+from engine.actions import Action, Draw, DrawSource
+from engine.cards import Card
+
+__all__ = ["MixBot", "MixBot1", "MixBot5", "MixLateBot", "OpenLowBot"]
+
+_PILE = Draw(DrawSource.DISCARD)
+_STOCK = Draw(DrawSource.STOCK)
+
+
+class MixBot(ExpertBot):
+    name = "mix"
+    alpha: float = 0.3  # penalty points worth one live out
+    only_late: bool = False  # trade only once an opponent is open
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        free = sit.rules.draw_from_discard
+        late = not self.only_late or any(o for s, o in enumerate(sit.opened_seats) if s != sit.seat)
+        alpha = self.alpha if late else 0.0
+
+        def rank(c: Card, missing: int, live: int) -> tuple[float, ...]:
+            danger = 1 if sit.table and fits_table(c, sit) else 0
+            penalty = sit.rules.penalty(c)
+            score = -live - alpha * penalty
+            if free:
+                return (missing, danger, score, -penalty, c.id)
+            return (missing, score, danger, -penalty, c.id)
+
+        return rank  # type: ignore[return-value]
+
+
+class MixBot1(MixBot):
+    name = "mix1"
+    alpha = 0.1
+
+
+class MixBot5(MixBot):
+    name = "mix5"
+    alpha = 0.5
+
+
+class MixLateBot(MixBot):
+    name = "mixlate"
+    alpha = 0.5
+    only_late = True
+
+
+class OpenLowBot(ExpertBot):
+    name = "openlow"
+    gap: int = 5  # the pile's top at least this much cheaper than the costliest card held
+
+    def _draw(self, sit: Situation, legal: Sequence[Action]) -> Action:
+        top = sit.discard_top
+        if sit.opened and top is not None and _PILE in legal and _STOCK in legal and sit.hand:
+            penalty = sit.rules.penalty
+            if not top.is_joker and penalty(top) + self.gap <= max(map(penalty, sit.hand)):
+                return _PILE
+        return super()._draw(sit, legal)

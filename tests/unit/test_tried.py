@@ -1,0 +1,59 @@
+"""The expert variants measured and not kept (``clients.bots.tried``) play what they say:
+with no weight on the penalty, ``mix`` is ``expert`` move for move; with its weight it
+plays other discards; ``openlow`` takes a cheap pile card once open."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from clients.bots.base import Bot, Situation
+from clients.bots.expert import ExpertBot
+from clients.bots.tried import MixBot, OpenLowBot
+from clients.turn import engine_turn
+from engine.actions import Action, Draw, DrawSource
+from engine.cards import cards_from_codes
+from engine.game import GameState
+from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
+
+
+def _moves(rules: RuleSet, make: type[Bot], seed: bytes) -> list[Action]:
+    bots = [make(s) for s in range(rules.min_players)]
+    for s, bot in enumerate(bots):
+        bot.setup(rules, s)
+    state = GameState.new_game(rules, rules.min_players, seed)
+    rng = random.Random(0)
+    out = []
+    while not state.is_terminal():
+        seat = state.to_act[0]
+        state, action, _ = engine_turn(state, seat, bots[seat], rng)
+        out.append(action)
+    return out
+
+
+class _Zero(MixBot):
+    alpha = 0.0
+
+
+@pytest.mark.parametrize("rules", [WHISKERTRAIL, CONTRACT], ids=lambda r: r.name)
+def test_mix_without_weight_is_expert_and_with_it_plays_otherwise(rules: RuleSet) -> None:
+    short = dataclasses.replace(rules, contracts=rules.contracts[:3])
+    seeds = [f"tried:{i}".encode() for i in range(3)]
+    assert all(_moves(short, _Zero, s) == _moves(short, ExpertBot, s) for s in seeds)
+    assert any(_moves(short, MixBot, s) != _moves(short, ExpertBot, s) for s in seeds)
+
+
+def test_openlow_takes_a_cheap_pile_card_once_open() -> None:
+    hand = tuple(sorted(cards_from_codes(["KC", "3H"]), key=lambda c: c.id))
+    top = cards_from_codes(["2D"])[0]
+    sit = Situation(
+        WHISKERTRAIL, 1, 0, "draw", hand, True, (), top, None,
+        2, 0, (2, 10), (True, False), (0, 0), 5, 60, False, 0, 20,
+    )  # fmt: skip
+    legal = [Draw(DrawSource.STOCK), Draw(DrawSource.DISCARD)]
+    for make, source in ((OpenLowBot, DrawSource.DISCARD), (ExpertBot, DrawSource.STOCK)):
+        bot = make(1)
+        bot.setup(WHISKERTRAIL, 0)
+        assert bot.choose(sit, legal, random.Random(0)) == Draw(source)
