@@ -102,16 +102,21 @@ def play_through(
     until: str | None = None,
     max_steps: int = MAX_STEPS,
     discard: Discard = last_card,
+    seconds: float | None = None,
 ) -> Clicks:
     """Play the seat by clicking what the page offers until the game-end screen: the
     contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
     fewer than ``claims_wanted`` were won (else pass), the end of a turn, else a discard
     of the card ``discard`` picks (by default the last one that may be discarded;
     :func:`sensible_discard` plays like a person). ``until``: stop when that selector
-    shows (before clicking "Next round")."""
+    shows (before clicking "Next round"). ``seconds``: give up (AssertionError) when the
+    game has not ended after so long."""
     done = Clicks()
     started = time.monotonic()
     for step in range(max_steps):
+        if seconds is not None and time.monotonic() - started > seconds:
+            tab.shot("out-of-time")
+            raise AssertionError(f"no game end after {seconds:.0f} s: {done}")
         if until is not None and tab.visible(until):
             return done
         if tab.visible("#game-end"):
