@@ -8,8 +8,8 @@ person has laid it (the seat's "contract laid"), and picks the card to discard:
   for each other card of its rank in another suit when the contract asks for groups,
   and for each card of its suit close to it in rank when it asks for sequences;
   jokers are kept; among the least helpful, the one with the most penalty points;
-* once it is laid (nothing more to meld: lay-offs are clicked before the discard),
-  the card with the most penalty points, jokers last.
+* once it is laid (nothing more to meld: lay-offs are clicked before the discard, so a
+  joker still held fits no meld), a joker, else the card with the most penalty points.
 
 It acts only by clicks: it returns the selector of the card, :func:`play_through`
 clicks it and then *Discard*.
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from tests.e2e.web.support import Tab
 
 RANKS = "A23456789TJQK"
-#: penalty points by rank letter (contract: aces 15, faces and tens 10, others their pips)
+#: penalty points by rank letter (contract: aces 15, faces and tens 10, others their
+#: pips; a joker 15)
 POINTS = {r: (15 if r == "A" else 10 if r in "TJQK" else int(r)) for r in RANKS}
 JOKER = "JK"
 
@@ -64,9 +65,9 @@ def pick(codes: list[str], allowed: list[bool], contract: str, opened: bool) -> 
     for i, code in enumerate(codes):
         if not allowed[i]:
             continue
-        points = 50 if code == JOKER else POINTS[code[0]]
+        points = 15 if code == JOKER else POINTS[code[0]]
         if opened:
-            key = (0.0, -points)
+            key = (-1.0 if code == JOKER else 0.0, -points)
         else:
             others = codes[:i] + codes[i + 1 :]
             key = (usefulness(code, others, groups=groups, runs=runs), -points)

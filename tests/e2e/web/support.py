@@ -26,7 +26,8 @@ from playwright.sync_api import Page, Response  # noqa: E402
 ROOT = Path(__file__).parents[3]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SHOTS = ROOT / "build" / "web"
+#: each test's screenshots and the server's log (another tree's run: build/web-tree/)
+SHOTS = ROOT / "build" / ("web-tree" if os.environ.get("GLINTWICK_WEB_TREE") else "web")
 OPERATOR = "web-e2e-operator"
 #: how many page steps a whole one-round game may take before the test gives up
 MAX_STEPS = 1500
@@ -101,16 +102,21 @@ def play_through(
     until: str | None = None,
     max_steps: int = MAX_STEPS,
     discard: Discard = last_card,
+    seconds: float | None = None,
 ) -> Clicks:
     """Play the seat by clicking what the page offers until the game-end screen: the
     contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
     fewer than ``claims_wanted`` were won (else pass), the end of a turn, else a discard
     of the card ``discard`` picks (by default the last one that may be discarded;
     :func:`sensible_discard` plays like a person). ``until``: stop when that selector
-    shows (before clicking "Next round")."""
+    shows (before clicking "Next round"). ``seconds``: give up (AssertionError) when the
+    game has not ended after so long."""
     done = Clicks()
     started = time.monotonic()
     for step in range(max_steps):
+        if seconds is not None and time.monotonic() - started > seconds:
+            tab.shot("out-of-time")
+            raise AssertionError(f"no game end after {seconds:.0f} s: {done}")
         if until is not None and tab.visible(until):
             return done
         if tab.visible("#game-end"):

@@ -102,7 +102,13 @@ def test_a_whole_contract_match_at_the_normal_pace(tab: Tab) -> None:
     started = time.monotonic()
     game_id = start_game(tab, "contract", 4, rounds=0, pace=800, mayi="useful")
     watch = RoundWatch(tab.base, game_id)
-    done = play_through(tab, max_steps=40000, discard=sensible_discard)
+    left = MATCH_MINUTES * 60 - (time.monotonic() - started)
+    try:
+        done = play_through(tab, max_steps=40000, discard=sensible_discard, seconds=left)
+    except AssertionError:
+        # (out of time: the rounds the watch saw so far, for the record)
+        (SHOTS / "web-match.json").write_text(json.dumps({"rounds": watch.report()}, indent=2))
+        raise
     minutes = (time.monotonic() - started) / 60
     ends = watch.wait()
     steps = replay_steps(tab.base, game_id)
