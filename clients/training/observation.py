@@ -154,6 +154,35 @@ def _table_bytes(
     return bytes(plane), bytes(features)
 
 
+# the seats' block by what it is made of (hand sizes change a card at a time)
+_SEATS: dict[tuple[object, ...], bytes] = {}
+_SEATS_KEPT = 4096
+
+
+def _seats_bytes(
+    me: int,
+    seats: int,
+    current: int,
+    sizes: Sequence[int],
+    mine: int,
+    opened: Sequence[bool],
+    scores: Sequence[int],
+) -> bytes:
+    """Per seat, from ``me`` on in turn order: hand size, opened, score / 8, to act."""
+    block = bytearray(SEAT_FEATURES * seats)
+    for seat in range(seats):
+        at = ((seat - me) % seats) * SEAT_FEATURES
+        block[at : at + SEAT_FEATURES] = bytes(
+            (
+                min(127, sizes[seat] if sizes else mine),
+                int(opened[seat]) if opened else 0,
+                _score_byte(scores[seat]) if scores else 0,
+                int(seat == current),
+            )
+        )
+    return bytes(block)
+
+
 def encode(
     shape: ObservationLayout,
     sit: Situation,
@@ -191,17 +220,14 @@ def encode(
         vec[table_at : table_at + CARD_TYPES] = plane
         vec[slots_at : slots_at + len(slot_bytes)] = slot_bytes
     sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
-    mine = len(sit.hand)
-    for seat in range(seats):
-        at = seats_at + ((seat - me) % seats) * SEAT_FEATURES
-        vec[at : at + SEAT_FEATURES] = bytes(
-            (
-                min(127, sizes[seat] if sizes else mine),
-                int(opened[seat]) if opened else 0,
-                _score_byte(scores[seat]) if scores else 0,
-                int(seat == current),
-            )
-        )
+    key = (me, seats, current, sizes or len(sit.hand), opened, scores)
+    block = _SEATS.get(key)
+    if block is None:
+        block = _seats_bytes(me, seats, current, sizes, len(sit.hand), opened, scores)
+        if len(_SEATS) >= _SEATS_KEPT:
+            _SEATS.clear()
+        _SEATS[key] = block
+    vec[seats_at : seats_at + len(block)] = block
     cached = _CONTRACT_SCALARS.get(id(rules))
     if cached is None or cached[0] is not rules:
         cached = _CONTRACT_SCALARS[id(rules)] = (rules, _contract_scalars(rules))
