@@ -23,12 +23,30 @@ Both ``search`` (its sampled worlds deal ``held`` cards to their holders) and th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clients.bots.base import Situation
 from engine.cards import Card
+from engine.melds import Meld
 
 __all__ = ["TableMemory"]
+
+
+# the card ids on a table, by the table's identity (an engine state's melds stay one
+# tuple until a meld changes; the tuple is kept, so its id is not reused meanwhile)
+_TABLE_IDS: dict[int, tuple[Sequence[Meld], frozenset[int]]] = {}
+
+
+def _table_ids(table: Sequence[Meld]) -> frozenset[int]:
+    found = _TABLE_IDS.get(id(table))
+    if found is not None and found[0] is table:
+        return found[1]
+    ids = frozenset(c.id for m in table for c in m.cards)
+    if len(_TABLE_IDS) >= 256:
+        _TABLE_IDS.clear()
+    _TABLE_IDS[id(table)] = (table, ids)
+    return ids
 
 
 @dataclass
@@ -69,8 +87,7 @@ class TableMemory:
         self._note_thrown(sit)
         if not self.held:
             return
-        shown = {c.id for c in sit.hand} | set(self.pile)
-        shown.update(c.id for m in sit.table for c in m.cards)
+        shown = {c.id for c in sit.hand} | set(self.pile) | _table_ids(sit.table)
         for seat in list(self.held):
             self.held[seat] -= shown
             if not self.held[seat]:

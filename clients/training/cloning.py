@@ -211,6 +211,11 @@ class FeaturePolicy:
         self.features = CandidateFeatures(self.rules, self.seats, self.layouts)
 
     def act(self, observation: Obs, rng: random.Random) -> int:
+        if observation["observation"].size != self.features.shape.size:
+            raise ValueError(
+                f"a policy for {self.rules.name} at {self.seats} seats: not this table's"
+                f" observation ({observation['observation'].size} numbers)"
+            )
         legal, feats = self.features(observation["observation"], observation["action_mask"])
         if len(legal) == 1:
             return int(legal[0])

@@ -49,6 +49,7 @@ ENV_VERSION = 0
 REWARDS = ("score", "placement")
 EPISODES = ("game", "round")
 _PASS = PassClaim()
+_ROUND_ENDED = EventType.ROUND_ENDED
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -199,8 +200,10 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         before = self.game
         after, events = before.apply_action(seat, typed)
         self._game = after
-        if any(e.type == EventType.ROUND_ENDED for e in events):
-            self._round_ended(before.scores, after)
+        for e in events:
+            if e.type == _ROUND_ENDED:
+                self._round_ended(before.scores, after)
+                break
 
     def _round_ended(self, before: tuple[int, ...], after: GameState) -> None:
         ends = after.is_terminal() or self.episode == "round"
