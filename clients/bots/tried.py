@@ -23,7 +23,7 @@ from clients.bots.strong import DiscardRank
 from engine.actions import Action, Draw, DrawSource
 from engine.cards import Card
 
-__all__ = ["MixBot", "MixBot1", "MixBot5", "MixLateBot", "OpenLowBot"]
+__all__ = ["MixBot", "MixBot1", "MixBot5", "MixLateBot", "MixLateBot1", "MixLateBot2", "OpenLowBot"]
 
 _PILE = Draw(DrawSource.DISCARD)
 _STOCK = Draw(DrawSource.STOCK)
@@ -77,3 +77,13 @@ class OpenLowBot(ExpertBot):
             if not top.is_joker and penalty(top) + self.gap <= max(map(penalty, sit.hand)):
                 return _PILE
         return super()._draw(sit, legal)
+
+
+class MixLateBot1(MixLateBot):
+    name = "mixlate1"
+    alpha = 1.0
+
+
+class MixLateBot2(MixLateBot):
+    name = "mixlate2"
+    alpha = 2.0

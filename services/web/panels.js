@@ -57,8 +57,9 @@ function feltParts(t) {
       ...others,
       h("div", { class: "center" }, overlay || centerPile(t)),
       seatBox(t, me, "bottom")),
-    // (the person's choices and hand: on a phone kept at the bottom of the screen)
-    t.watch ? null : h("div", { class: "dock" }, actionsPanel(t), handPanel(t)),
+    // (the person's choices and hand: on a phone kept at the bottom of the screen, but
+    // for a round's summary or the game's end, which then come first)
+    t.watch ? null : h("div", { class: t.roundEnd || t.gameEnd ? "dock resting" : "dock" }, actionsPanel(t), handPanel(t)),
   ];
 }
 

@@ -1,6 +1,7 @@
-"""The expert variants measured and not kept (``clients.bots.tried``) play what they say:
-with no weight on the penalty, ``mix`` is ``expert`` move for move; with its weight it
-plays other discards; ``openlow`` takes a cheap pile card once open."""
+"""The expert variants measured and not kept (``clients.bots.tried``, ``clients.bots.deep``)
+play what they say: with no weight on the penalty, ``mix`` is ``expert`` move for move;
+with its weight it plays other discards; ``openlow`` takes a cheap pile card once open;
+``deep`` is expert where it does not look further, and plays otherwise where it does."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import random
 import pytest
 
 from clients.bots.base import Bot, Situation
+from clients.bots.deep import DeepBot
 from clients.bots.expert import ExpertBot
 from clients.bots.tried import MixBot, OpenLowBot
 from clients.turn import engine_turn
@@ -57,3 +59,15 @@ def test_openlow_takes_a_cheap_pile_card_once_open() -> None:
         bot = make(1)
         bot.setup(WHISKERTRAIL, 0)
         assert bot.choose(sit, legal, random.Random(0)) == Draw(source)
+
+
+class _Shallow(DeepBot):
+    min_missing = 99
+
+
+@pytest.mark.parametrize("rules", [WHISKERTRAIL, CONTRACT], ids=lambda r: r.name)
+def test_deep_is_expert_where_it_does_not_look_further(rules: RuleSet) -> None:
+    short = dataclasses.replace(rules, contracts=rules.contracts[:4])
+    seeds = [f"deep:{i}".encode() for i in range(3)]
+    assert all(_moves(short, _Shallow, s) == _moves(short, ExpertBot, s) for s in seeds)
+    assert any(_moves(short, DeepBot, s) != _moves(short, ExpertBot, s) for s in seeds)
