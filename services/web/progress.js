@@ -96,7 +96,11 @@ function fits(hand, [keys, jokers]) {
   return true;
 }
 
-// which of the contract's requirements the hand fills at once, the most of them
+// the nodes the last search visited (for a test's and a benchmark's eyes)
+export let lastNodes = 0;
+
+// which of the contract's requirements the hand fills at once, the most of them:
+// [{run, size, held}], sets first, then by size
 export function heldRequirements(codes, contract, rules) {
   const reqs = (contract.melds || []).map((m) => ({ run: m.kind === "MELD_KIND_RUN", size: Number(m.size) }));
   const r = rulesOf(rules);
@@ -105,38 +109,54 @@ export function heldRequirements(codes, contract, rules) {
   let bestCount = 0;
   let nodes = 0;
   const chosen = reqs.map(() => false);
-  const search = (i, count) => {
+  // (alike requirements side by side take their melds in one order only: a meld's key
+  // not below the one the requirement before took)
+  reqs.sort((a, b) => Number(a.run) - Number(b.run) || a.size - b.size);
+  const keyOf = ([keys, jokers]) => `${keys.join(",")}+${jokers}`;
+  const search = (i, count, after) => {
     nodes += 1;
     if (count > bestCount) { best = chosen.slice(); bestCount = count; }
     if (i === reqs.length || count + reqs.length - i <= bestCount || nodes > BUDGET) return;
     const req = reqs[i];
+    const next = reqs[i + 1];
+    const alike = next && next.run === req.run && next.size === req.size;
     const choices = req.run ? runChoices(hand, req.size, r) : setChoices(hand, req.size, r);
     for (const choice of choices) {
+      const key = keyOf(choice);
+      if (after !== null && key < after) continue;
       if (!fits(hand, choice)) continue;
       take(hand, choice, 1);
       chosen[i] = true;
-      search(i + 1, count + 1);
+      search(i + 1, count + 1, alike ? key : null);
       chosen[i] = false;
       take(hand, choice, -1);
       if (bestCount === reqs.length || nodes > BUDGET) return;
     }
-    search(i + 1, count);
+    // (skipped: the alike requirements after it are skipped too, in this order)
+    if (alike) {
+      let j = i + 1;
+      while (j < reqs.length && reqs[j].run === req.run && reqs[j].size === req.size) j += 1;
+      search(j, count, null);
+    } else {
+      search(i + 1, count, null);
+    }
   };
-  search(0, 0);
-  return best;
+  search(0, 0, null);
+  lastNodes = nodes;
+  return reqs.map((q, k) => ({ ...q, held: best[k] }));
 }
 
 // per requirement ("2 groups"), how many the hand holds: [{run, size, need, have}]
 export function contractHeld(codes, contract, rules) {
   const held = heldRequirements(codes, contract, rules);
   const groups = [];
-  (contract.melds || []).forEach((m, i) => {
+  for (const m of contract.melds || []) {
     const run = m.kind === "MELD_KIND_RUN";
     let g = groups.find((x) => x.run === run && x.size === Number(m.size));
     if (!g) groups.push(g = { run, size: Number(m.size), need: 0, have: 0 });
     g.need += 1;
-    if (held[i]) g.have += 1;
-  });
+  }
+  for (const q of held) if (q.held) groups.find((x) => x.run === q.run && x.size === q.size).have += 1;
   return groups;
 }
 

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.web.axe import axe_violations
+from tests.e2e.web.screens import axe_violations
 from tests.e2e.web.support import NEEDS_CHROMIUM, ROOT, Tab, start_game
 
 pytestmark = NEEDS_CHROMIUM

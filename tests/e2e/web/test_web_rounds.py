@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from tests.e2e.web.screens import play_to_the_summary
 from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, play_through, replay_steps, start_game
 
 pytestmark = NEEDS_CHROMIUM
@@ -49,7 +50,7 @@ def test_the_round_summary_waits_for_next_round(tab: Tab) -> None:
     )
     page = tab.page
     wrong: list[str] = []
-    play_through(tab, stop_after=None, until="#round-end")
+    play_to_the_summary(tab)
     page.wait_for_timeout(2500)
     title = page.inner_text("#contract-title")
     if "Round 1 of 2" not in title or not page.is_visible("#round-end"):

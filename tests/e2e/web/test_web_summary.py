@@ -9,29 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.e2e.web.axe import axe_violations
+from tests.e2e.web.screens import axe_violations, play_to_the_summary
 from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, play_through, start_game
 
 pytestmark = NEEDS_CHROMIUM
 
 DESKTOP: Any = {"width": 1280, "height": 800}
 PHONE: Any = {"width": 375, "height": 667}
-
-
-def play_to_the_summary(tab: Tab) -> None:
-    """Draw and discard until the round's summary shows (support.play_through's ``until``
-    may miss it: it clicks "Next round" when the summary comes between its checks)."""
-    for _ in range(1500):
-        if tab.visible("#round-end"):
-            return
-        if tab.visible("#draw-stock"):
-            tab.click("#draw-stock")
-        elif tab.visible(".hand [data-moves~=discard]"):
-            if tab.click(".hand [data-moves~=discard] >> nth=-1"):
-                tab.click("#discard")
-        else:
-            tab.page.wait_for_timeout(30)
-    raise AssertionError("no round summary")
 
 
 def summary(tab: Tab) -> str:
