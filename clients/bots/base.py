@@ -76,7 +76,7 @@ class Situation(NamedTuple):
             taken_from_discard=taken if taken is not None and not over else None,
             seats=state.seats,
             current=state.current,
-            hand_sizes=tuple(len(h) for h in state.hands),
+            hand_sizes=tuple(map(len, state.hands)),
             opened_seats=tuple(state.opened),
             scores=tuple(state.scores),
             discard_size=len(state.discards),

@@ -23,12 +23,30 @@ Both ``search`` (its sampled worlds deal ``held`` cards to their holders) and th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clients.bots.base import Situation
 from engine.cards import Card
+from engine.melds import Meld
 
 __all__ = ["TableMemory"]
+
+
+# the card ids on a table, by the table's identity (an engine state's melds stay one
+# tuple until a meld changes; the tuple is kept, so its id is not reused meanwhile)
+_TABLE_IDS: dict[int, tuple[Sequence[Meld], frozenset[int]]] = {}
+
+
+def _table_ids(table: Sequence[Meld]) -> frozenset[int]:
+    found = _TABLE_IDS.get(id(table))
+    if found is not None and found[0] is table:
+        return found[1]
+    ids = frozenset(c.id for m in table for c in m.cards)
+    if len(_TABLE_IDS) >= 256:
+        _TABLE_IDS.clear()
+    _TABLE_IDS[id(table)] = (table, ids)
+    return ids
 
 
 @dataclass
@@ -67,8 +85,9 @@ class TableMemory:
         self.stock_size = sit.stock_size
         self.sizes = sit.hand_sizes
         self._note_thrown(sit)
-        shown = {c.id for c in sit.hand} | set(self.pile)
-        shown.update(c.id for m in sit.table for c in m.cards)
+        if not self.held:
+            return
+        shown = {c.id for c in sit.hand} | set(self.pile) | _table_ids(sit.table)
         for seat in list(self.held):
             self.held[seat] -= shown
             if not self.held[seat]:
@@ -110,9 +129,9 @@ class TableMemory:
         if top is None:
             kept, added = 0, False
         else:
-            same = [k for k in range(len(pile), 0, -1) if k + self.unknown == size]
-            if same and pile[same[0] - 1] == top.id:
-                kept, added = same[0], False
+            same = size - self.unknown  # the one length that keeps the size
+            if 0 < same <= len(pile) and pile[same - 1] == top.id:
+                kept, added = same, False
             else:
                 kept, added = max(0, min(len(pile), size - 1 - self.unknown)), True
         removed = pile[kept:]
@@ -120,10 +139,14 @@ class TableMemory:
         if len(self.pile) + self.unknown != size:  # not what a pile can do: start over
             self._restart(sit)
             return
-        mine = {c.id for c in sit.hand}
+        if not removed:
+            return
         taker = self._taker(sit)
+        if taker is None:
+            return
+        mine = {c.id for c in sit.hand}
         for card_id in removed:
-            if card_id not in mine and taker is not None:
+            if card_id not in mine:
                 self.held.setdefault(taker, set()).add(card_id)
 
     def _reconcile_unseen_turns(self, sit: Situation, top: Card | None) -> None:

@@ -102,25 +102,26 @@ class ActionLayout:
     def for_rules(cls, rules: RuleSet, layouts: int = DEFAULT_LAYOUTS) -> ActionLayout:
         return cls(default_slots(rules), layouts)
 
-    @property
-    def lay_off(self) -> int:
-        return self.DISCARD + CARD_TYPES
+    # each block's start and the whole size, computed once (read on every step)
+    lay_off: int = field(init=False, repr=False, compare=False)
+    swap: int = field(init=False, repr=False, compare=False)
+    extra: int = field(init=False, repr=False, compare=False)
+    layout: int = field(init=False, repr=False, compare=False)
+    size: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def swap(self) -> int:
-        return self.lay_off + CARD_TYPES * self.slots * 2
-
-    @property
-    def extra(self) -> int:
-        return self.swap + (CARD_TYPES - 1) * self.slots
-
-    @property
-    def layout(self) -> int:
-        return self.extra + EXTRA_KEYS
-
-    @property
-    def size(self) -> int:
-        return self.layout + self.layouts
+    def __post_init__(self) -> None:
+        lay_off = self.DISCARD + CARD_TYPES
+        swap = lay_off + CARD_TYPES * self.slots * 2
+        extra = swap + (CARD_TYPES - 1) * self.slots
+        layout = extra + EXTRA_KEYS
+        for name, value in (
+            ("lay_off", lay_off),
+            ("swap", swap),
+            ("extra", extra),
+            ("layout", layout),
+            ("size", layout + self.layouts),
+        ):
+            object.__setattr__(self, name, value)
 
     def describe(self, index: int) -> str:
         """What an index means, in words (for logs and docs)."""

@@ -9,6 +9,7 @@ The worked example (docs/TRAINING.md, :mod:`clients.training.example`) clones
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -18,10 +19,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from clients.training.actions import ActionLayout
 from clients.training.env import Obs
+from clients.training.features import CandidateFeatures
 from clients.training.policies import Policy, PolicyBot
+from engine.rulesets import RuleSet
 
-__all__ = ["POLICY_VARIABLE", "ClonedBot", "MlpPolicy", "TrainingReport", "train"]
+__all__ = [
+    "POLICY_VARIABLE",
+    "ClonedBot",
+    "FeaturePolicy",
+    "MlpPolicy",
+    "TrainingReport",
+    "action_kind",
+    "train",
+    "train_features",
+]
 
 POLICY_VARIABLE = "GLINTWICK_POLICY"
 F32 = NDArray[np.float32]
@@ -169,6 +182,174 @@ def train(
     return policy, report
 
 
+def action_kind(layout: ActionLayout, index: int) -> str:
+    """The kind of action an index names (the per-kind accuracy's rows)."""
+    if index < layout.DISCARD:
+        return ("stock", "pile", "claim", "pass", "end")[index]
+    for name, start in (
+        ("layout", layout.layout),
+        ("extra", layout.extra),
+        ("swap", layout.swap),
+        ("lay_off", layout.lay_off),
+    ):
+        if index >= start:
+            return name
+    return "discard"
+
+
+@dataclass
+class FeaturePolicy:
+    """A linear score over each legal candidate's features
+    (:class:`~clients.training.features.CandidateFeatures`), the best one played."""
+
+    rules: RuleSet
+    seats: int
+    layouts: int
+    weights: F32
+
+    def __post_init__(self) -> None:
+        self.features = CandidateFeatures(self.rules, self.seats, self.layouts)
+
+    def act(self, observation: Obs, rng: random.Random) -> int:
+        if observation["observation"].size != self.features.shape.size:
+            raise ValueError(
+                f"a policy for {self.rules.name} at {self.seats} seats: not this table's"
+                f" observation ({observation['observation'].size} numbers)"
+            )
+        legal, feats = self.features(observation["observation"], observation["action_mask"])
+        if len(legal) == 1:
+            return int(legal[0])
+        return int(legal[int(np.argmax(feats @ self.weights))])
+
+    def save(self, path: Path) -> None:
+        np.savez_compressed(
+            path,
+            kind=np.array("features"),
+            rules=np.array(json.dumps(self.rules.to_dict())),
+            seats=np.array(self.seats),
+            layouts=np.array(self.layouts),
+            weights=self.weights,
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> FeaturePolicy:
+        with np.load(path) as data:
+            return cls(
+                RuleSet.from_dict(json.loads(str(data["rules"]))),
+                int(data["seats"]),
+                int(data["layouts"]),
+                data["weights"].astype(np.float32),
+            )
+
+
+@dataclass
+class Candidates:
+    """Every decision's legal candidates, flat: features, the decision each row belongs
+    to, whether it is the expert's choice."""
+
+    features: F32
+    decision: NDArray[np.int64]
+    chosen: NDArray[np.bool_]
+    starts: NDArray[np.int64]  # each decision's first row
+
+
+def candidates(
+    featurizer: CandidateFeatures,
+    observations: NDArray[Any],
+    masks: NDArray[Any],
+    actions: NDArray[Any],
+) -> Candidates:
+    """The candidates of each decision (rows of the converter's arrays)."""
+    feats: list[F32] = []
+    decision: list[NDArray[np.int64]] = []
+    chosen: list[NDArray[np.bool_]] = []
+    for row in range(len(actions)):
+        legal, f = featurizer(observations[row], masks[row])
+        feats.append(f)
+        decision.append(np.full(len(legal), row, dtype=np.int64))
+        chosen.append(legal == actions[row])
+    counts = np.array([len(d) for d in decision], dtype=np.int64)
+    return Candidates(
+        np.concatenate(feats),
+        np.concatenate(decision),
+        np.concatenate(chosen),
+        np.cumsum(counts) - counts,
+    )
+
+
+def _segment_softmax(scores: NDArray[np.float64], c: Candidates) -> NDArray[np.float64]:
+    top = np.maximum.reduceat(scores, c.starts)
+    e = np.exp(scores - top[c.decision])
+    p: NDArray[np.float64] = e / np.add.reduceat(e, c.starts)[c.decision]
+    return p
+
+
+def fit_linear(c: Candidates, steps: int = 3000, rate: float = 0.1) -> F32:
+    """Weights maximising the likelihood of the expert's choices (a softmax over each
+    decision's candidates) by full-batch Adam."""
+    x = c.features.astype(np.float64)
+    w = np.zeros(x.shape[1])
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    n = len(c.starts)
+    for step in range(1, steps + 1):
+        p = _segment_softmax(x @ w, c)
+        g = (x.T @ (p - c.chosen)) / n
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= rate * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    return w.astype(np.float32)
+
+
+def accuracy_by_kind(
+    c: Candidates, weights: F32, actions: NDArray[Any], layout: ActionLayout
+) -> dict[str, tuple[int, float]]:
+    """Per kind of the expert's action: (decisions, share the policy copied)."""
+    scores = c.features @ weights
+    best = np.maximum.reduceat(scores, c.starts)
+    # the first candidate reaching the decision's best: the policy's argmax
+    is_best = scores >= best[c.decision]
+    first = np.full(len(c.starts), -1, dtype=np.int64)
+    rows = np.flatnonzero(is_best)
+    first[c.decision[rows[::-1]]] = rows[::-1]
+    right = c.chosen[first]
+    out: dict[str, tuple[int, float]] = {}
+    kinds = np.array([action_kind(layout, int(a)) for a in actions])
+    for kind in sorted(set(kinds.tolist())):
+        sel = kinds == kind
+        out[kind] = (int(sel.sum()), float(right[sel].mean()))
+    out["all"] = (len(right), float(right.mean()))
+    return out
+
+
+def train_features(
+    data: dict[str, NDArray[Any]] | Any,
+    rules: RuleSet,
+    seats: int,
+    layouts: int,
+    test_share: float = 0.1,
+    limit: int | None = None,
+) -> tuple[FeaturePolicy, dict[str, dict[str, tuple[int, float]]]]:
+    """Fit a :class:`FeaturePolicy` to ``data``'s decisions with a choice (at most
+    ``limit`` of the training games' decisions); the last ``test_share`` of the games
+    held out.  Returns the policy and its per-kind accuracy on both parts."""
+    featurizer = CandidateFeatures(rules, seats, layouts)
+    choice = data["action_mask"].sum(axis=1) > 1
+    games = data["game"]
+    held_out = games >= np.quantile(games, 1 - test_share) if test_share > 0 else games < 0
+    train_rows = np.flatnonzero(choice & ~held_out)[:limit]
+    test_rows = np.flatnonzero(choice & held_out)
+    obs, masks, actions = data["observation"], data["action_mask"], data["action"]
+    c_train = candidates(featurizer, obs[train_rows], masks[train_rows], actions[train_rows])
+    weights = fit_linear(c_train)
+    policy = FeaturePolicy(rules, seats, layouts, weights)
+    report = {"train": accuracy_by_kind(c_train, weights, actions[train_rows], featurizer.actions)}
+    if len(test_rows):
+        c_test = candidates(featurizer, obs[test_rows], masks[test_rows], actions[test_rows])
+        report["test"] = accuracy_by_kind(c_test, weights, actions[test_rows], featurizer.actions)
+    return policy, report
+
+
 class ClonedBot(PolicyBot):
     """The cloned policy at a tournament's table: weights from ``$GLINTWICK_POLICY``."""
 
@@ -181,12 +362,15 @@ class ClonedBot(PolicyBot):
         return _load_cached(path)
 
 
-_LOADED: dict[str, MlpPolicy] = {}
+_LOADED: dict[str, MlpPolicy | FeaturePolicy] = {}
 
 
-def _load_cached(path: str) -> MlpPolicy:
+def _load_cached(path: str) -> MlpPolicy | FeaturePolicy:
     # one load per process: a tournament makes a bot per game
     found = _LOADED.get(path)
     if found is None:
-        found = _LOADED[path] = MlpPolicy.load(Path(path))
+        with np.load(path) as data:
+            featured = "kind" in data.files and str(data["kind"]) == "features"
+        loaded = FeaturePolicy.load(Path(path)) if featured else MlpPolicy.load(Path(path))
+        found = _LOADED[path] = loaded
     return found

@@ -49,6 +49,7 @@ ENV_VERSION = 0
 REWARDS = ("score", "placement")
 EPISODES = ("game", "round")
 _PASS = PassClaim()
+_ROUND_ENDED = EventType.ROUND_ENDED
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -134,6 +135,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._no_actions = np.zeros(self.action_layout.size, dtype=np.int8)
         self._no_actions.flags.writeable = False  # (one array, shared by every idle seat)
         self._mask: NDArray[np.int8] = self._no_actions  # the selected seat's (read-only)
+        self._info_agent: str | None = None  # the seat whose info holds its mask
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -158,7 +161,10 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {
+            a: {"action_mask": self._no_actions, "legal_actions": ()} for a in self.agents
+        }
+        self._info_agent = None
         self._settle()
 
     @property
@@ -194,8 +200,10 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         before = self.game
         after, events = before.apply_action(seat, typed)
         self._game = after
-        if any(e.type == EventType.ROUND_ENDED for e in events):
-            self._round_ended(before.scores, after)
+        for e in events:
+            if e.type == _ROUND_ENDED:
+                self._round_ended(before.scores, after)
+                break
 
     def _round_ended(self, before: tuple[int, ...], after: GameState) -> None:
         ends = after.is_terminal() or self.episode == "round"
@@ -249,21 +257,27 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         return self._selected if self._selected >= 0 else game.current
 
     def _set_infos(self, current: Choices | None) -> None:
-        zeros = self._no_actions
+        """The selected seat's info (its mask, and its legal indices in order); every other
+        seat's is an empty mask.  Only the seat selected before and the one now change."""
         infos = self.infos
-        for a in self.agents:
-            infos[a] = {"action_mask": zeros}
+        before = self._info_agent
+        if before is not None:
+            infos[before] = {"action_mask": self._no_actions, "legal_actions": ()}
+            self._info_agent = None
         if current is not None:
             # (read-only: frombuffer of bytes; shared by infos and observe until the step)
             self._mask = np.frombuffer(bytes(current.mask), dtype=np.int8)
-            infos[self.agent_selection] = {
+            agent = self.agent_selection
+            infos[agent] = {
                 "action_mask": self._mask,
+                "legal_actions": tuple(sorted(current.actions)),
                 "truncated_actions": self.truncation.total(),
             }
+            self._info_agent = agent
 
     # ------------------------------------------------------------------ views
     def observe(self, agent: str) -> Obs:
-        seat = self.possible_agents.index(agent)
+        seat = self._seat_of[agent]
         game = self.game
         current = self._choices if seat == self._selected else None
         sit = self._situation

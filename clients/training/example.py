@@ -3,8 +3,11 @@ tournament against ``greedy`` and ``strong`` on deals it never saw (docs/TRAININ
 
 ``python -m clients.training.example --games 300 --out /tmp/cloning`` records the games
 (``expert`` in every seat of whiskertrail for two), converts them to ``expert.npz``,
-trains :class:`~clients.training.cloning.MlpPolicy` and writes ``cloned.npz``; then runs
-``glintwick tournament --in-process`` with ``clients.training.cloning:ClonedBot``.
+trains :class:`~clients.training.cloning.FeaturePolicy` (``--model mlp``: the
+:class:`~clients.training.cloning.MlpPolicy` over the raw observation) and writes
+``cloned.npz``; then runs ``glintwick tournament --in-process`` with
+``clients.training.cloning:ClonedBot`` against ``greedy`` and ``strong`` (seed 20261205:
+deals no game it learnt from was dealt by).
 """
 
 from __future__ import annotations
@@ -18,16 +21,20 @@ from pathlib import Path
 
 import numpy as np
 
-from clients.training.cloning import POLICY_VARIABLE, train
+from clients.training.cloning import POLICY_VARIABLE, train, train_features
 from clients.training.dataset import simulate, write_npz
+from engine.rulesets import ruleset
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300, help="expert games to record")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--deals", type=int, default=100, help="tournament deal sets")
+    parser.add_argument("--model", choices=("features", "mlp"), default="features")
+    parser.add_argument("--limit", type=int, default=40_000, help="features: decisions used")
+    parser.add_argument("--epochs", type=int, default=3, help="mlp: epochs")
+    parser.add_argument("--hidden", type=int, default=128, help="mlp: hidden units")
+    parser.add_argument("--deals", type=int, default=150, help="tournament deal sets")
+    parser.add_argument("--seed", type=int, default=20261205, help="the tournament's seed")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default="cloning", help="directory for logs, data, model")
     args = parser.parse_args(argv)
@@ -45,14 +52,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     started = time.perf_counter()
     loaded = dict(np.load(out / "expert.npz"))
-    policy, report = train(loaded, hidden=args.hidden, epochs=args.epochs)
-    policy.save(out / "cloned.npz")
-    print(
-        f"trained on {report.rows} decisions with a choice in {time.perf_counter() - started:.0f}"
-        f" s: accuracy {report.train_accuracy:.3f} (train), {report.test_accuracy:.3f}"
-        " (held-out games)",
-        flush=True,
-    )
+    if args.model == "features":
+        featured, kinds = train_features(loaded, ruleset("whiskertrail"), 2, 8, limit=args.limit)
+        featured.save(out / "cloned.npz")
+        print(f"trained in {time.perf_counter() - started:.0f} s; accuracy by expert's action:")
+        for part, table in kinds.items():
+            row = ", ".join(f"{k} {a:.3f} ({n})" for k, (n, a) in table.items())
+            print(f"  {part}: {row}", flush=True)
+    else:
+        policy, report = train(loaded, hidden=args.hidden, epochs=args.epochs)
+        policy.save(out / "cloned.npz")
+        print(
+            f"trained on {report.rows} decisions with a choice in"
+            f" {time.perf_counter() - started:.0f} s: accuracy {report.train_accuracy:.3f}"
+            f" (train), {report.test_accuracy:.3f} (held-out games)",
+            flush=True,
+        )
     os.environ[POLICY_VARIABLE] = str((out / "cloned.npz").resolve())
     from glintwick_cli import main as glintwick
 
@@ -66,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--deals",
             str(args.deals),
             "--seed",
-            "20261204",
+            str(args.seed),
             "--in-process",
             "--workers",
             str(args.workers),

@@ -24,6 +24,7 @@ from clients.bots.base import Situation
 from clients.bots.tracking import TableMemory
 from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
 from engine.cards import MAX_DECKS, MAX_JOKERS
+from engine.melds import Meld
 from engine.rulesets import MeldKind, RuleSet
 
 __all__ = ["PHASES", "ObservationLayout", "encode"]
@@ -115,6 +116,73 @@ _CONTRACT_SCALARS: dict[int, tuple[RuleSet, tuple[tuple[bytes, bytes], ...]]] = 
 _PHASE_BYTES = {p: bytes(int(i == k) for k in range(4)) for i, p in enumerate(PHASES)}
 
 
+# the table's blocks by the table's identity (an engine state's melds are a tuple that
+# stays the same object until a meld changes), for the seat it is seen from
+_TABLES: dict[tuple[int, int, int, int, int], tuple[Sequence[Meld], bytes, bytes]] = {}
+_TABLES_KEPT = 256
+
+
+def _table_bytes(
+    table: Sequence[Meld], me: int, seats: int, slots: int, type_of: tuple[int, ...]
+) -> tuple[bytes, bytes]:
+    """The table's count plane and its slot features, as seen by seat ``me``."""
+    key = (id(table), me, seats, slots, len(type_of))
+    found = _TABLES.get(key)
+    if found is not None and found[0] is table:
+        return found[1], found[2]
+    plane = bytearray(CARD_TYPES)
+    for m in table:
+        for c in m.cards:
+            plane[type_of[c.id]] += 1
+    features = bytearray()
+    for m in table[:slots]:
+        owner = m.owner
+        features += bytes(
+            (
+                1,
+                int(m.kind is _RUN),
+                m.rank,
+                m.suit + 1,
+                min(127, len(m.cards)),
+                min(127, m.jokers),
+                (owner - me) % seats + 1 if owner >= 0 else 0,
+            )
+        )
+    if len(_TABLES) >= _TABLES_KEPT:
+        _TABLES.clear()
+    _TABLES[key] = (table, bytes(plane), bytes(features))
+    return bytes(plane), bytes(features)
+
+
+# the seats' block by what it is made of (hand sizes change a card at a time)
+_SEATS: dict[tuple[object, ...], bytes] = {}
+_SEATS_KEPT = 4096
+
+
+def _seats_bytes(
+    me: int,
+    seats: int,
+    current: int,
+    sizes: Sequence[int],
+    mine: int,
+    opened: Sequence[bool],
+    scores: Sequence[int],
+) -> bytes:
+    """Per seat, from ``me`` on in turn order: hand size, opened, score / 8, to act."""
+    block = bytearray(SEAT_FEATURES * seats)
+    for seat in range(seats):
+        at = ((seat - me) % seats) * SEAT_FEATURES
+        block[at : at + SEAT_FEATURES] = bytes(
+            (
+                min(127, sizes[seat] if sizes else mine),
+                int(opened[seat]) if opened else 0,
+                _score_byte(scores[seat]) if scores else 0,
+                int(seat == current),
+            )
+        )
+    return bytes(block)
+
+
 def encode(
     shape: ObservationLayout,
     sit: Situation,
@@ -142,41 +210,24 @@ def encode(
         at = known_at + (r - 1) * CARD_TYPES
         for cid in held:
             vec[at + type_of[cid]] += 1
-    table = sit.table
-    for m in table:
-        for c in m.cards:
-            vec[table_at + type_of[c.id]] += 1
     if sit.discard_top is not None:
         vec[top_at + type_of[sit.discard_top.id]] = 1
     if sit.taken_from_discard is not None:
         vec[blocked_at + type_of[sit.taken_from_discard]] = 1
-    at = slots_at
-    for m in table[: shape.slots]:
-        owner = m.owner
-        vec[at : at + SLOT_FEATURES] = bytes(
-            (
-                1,
-                int(m.kind is _RUN),
-                m.rank,
-                m.suit + 1,
-                min(127, len(m.cards)),
-                min(127, m.jokers),
-                (owner - me) % seats + 1 if owner >= 0 else 0,
-            )
-        )
-        at += SLOT_FEATURES
+    table = sit.table
+    if table:
+        plane, slot_bytes = _table_bytes(table, me, seats, shape.slots, type_of)
+        vec[table_at : table_at + CARD_TYPES] = plane
+        vec[slots_at : slots_at + len(slot_bytes)] = slot_bytes
     sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
-    mine = len(sit.hand)
-    for seat in range(seats):
-        at = seats_at + ((seat - me) % seats) * SEAT_FEATURES
-        vec[at : at + SEAT_FEATURES] = bytes(
-            (
-                min(127, sizes[seat] if sizes else mine),
-                int(opened[seat]) if opened else 0,
-                _score_byte(scores[seat]) if scores else 0,
-                int(seat == current),
-            )
-        )
+    key = (me, seats, current, sizes or len(sit.hand), opened, scores)
+    block = _SEATS.get(key)
+    if block is None:
+        block = _seats_bytes(me, seats, current, sizes, len(sit.hand), opened, scores)
+        if len(_SEATS) >= _SEATS_KEPT:
+            _SEATS.clear()
+        _SEATS[key] = block
+    vec[seats_at : seats_at + len(block)] = block
     cached = _CONTRACT_SCALARS.get(id(rules))
     if cached is None or cached[0] is not rules:
         cached = _CONTRACT_SCALARS[id(rules)] = (rules, _contract_scalars(rules))

@@ -56,7 +56,11 @@ class MemoryStore(GameStore):
         # positions only grow, so each dict is in lobby order (insertion order)
         self._lobby: dict[str, dict[str, int]] = {}
         self._lobby_clock = 0  # the last position given
-        self._changed = asyncio.Condition()
+        # each game's log waiters, woken by its own commits only (one condition for every
+        # game woke every session of every game at each move: O(sessions) a move), in
+        # the order they came (a dict as an ordered set), as the condition woke them: the
+        # sessions of one game send a move's messages in the order they subscribed
+        self._waiters: dict[str, dict[asyncio.Future[None], None]] = {}
         self._expiries: list[tuple[float, str]] = []  # a heap: (expires at, game id)
         self._ttl = finished_ttl
         self._clock = clock
@@ -76,6 +80,7 @@ class MemoryStore(GameStore):
 
     def _drop(self, game_id: str) -> None:
         del self._games[game_id]
+        self._wake(game_id)  # (a waiter of a game gone reads the end of it)
         self._bot_turns.pop(game_id, None)
 
     def _purge(self) -> None:
@@ -122,9 +127,13 @@ class MemoryStore(GameStore):
             heapq.heappush(self._expiries, (game.expires_at, game_id))
         self._index(game_id, write)
         self._purge()
-        async with self._changed:
-            self._changed.notify_all()
+        self._wake(game_id)
         return True
+
+    def _wake(self, game_id: str) -> None:
+        for waiter in self._waiters.pop(game_id, ()):
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _index(self, game_id: str, write: Write) -> None:
         """A write's deadline, bot-turn and lobby index entries (create and commit alike)."""
@@ -164,17 +173,19 @@ class MemoryStore(GameStore):
         items = await self.read_log(game_id, after_version)
         if items:
             return items
-        async with self._changed:
-            try:  # (asyncio.timeout: see StoreMonitor.run on wait_for and cancels)
-                async with asyncio.timeout(timeout):
-                    await self._changed.wait_for(lambda: self._has_after(game_id, after_version))
-            except TimeoutError:
-                return []
+        waiter = asyncio.get_running_loop().create_future()
+        waiters = self._waiters.setdefault(game_id, {})
+        waiters[waiter] = None
+        try:  # (asyncio.timeout: see StoreMonitor.run on wait_for and cancels)
+            async with asyncio.timeout(timeout):
+                await waiter
+        except TimeoutError:
+            return []
+        finally:
+            waiters.pop(waiter, None)
+            if not waiters and self._waiters.get(game_id) is waiters:
+                del self._waiters[game_id]
         return await self.read_log(game_id, after_version)
-
-    def _has_after(self, game_id: str, after_version: int) -> bool:
-        game = self._games.get(game_id)
-        return game is None or len(game.log) > after_version
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         due = [

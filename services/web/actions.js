@@ -1,11 +1,12 @@
 // The person's choices at the table: the draw, the contract (previewed before it is
 // laid), the selected card's discard, extra melds, the end of a turn, the May I? prompt,
-// a hint; and the contract's progress ("you lack 2 cards").
+// a hint; and the contract's progress ("2 groups: you have 1").
 
 import { api } from "./api.js";
 import { cardFace, cardLabel, meldStandsFor, meldTitle } from "./cards.js";
 import { capital, errorText, h, num, plural, seatName } from "./dom.js";
 import { cardImage } from "./faces.js";
+import { progressText } from "./progress.js";
 
 export function legalNow(t) {
   if (!t.prompt || t.acting) return [];
@@ -18,22 +19,19 @@ function rulesOf(t) {
   return r;
 }
 
-// how far the hand is from the round's contract (AnalyseHand, once per hand)
+// the contract's progress: per requirement, how many the hand holds now ("2 groups:
+// you have 1"), computed from the hand (progress.js) each time the hand changes
 export function contractProgress(t) {
   const v = t.view;
   const me = v.players[t.seat];
   if (!me || v.gameOver) return null;
-  if (me.opened) return h("span", { class: "progress done" }, " · you have laid it ✓");
+  if (me.opened) return h("span", { class: "progress done", id: "contract-progress" }, " · you have laid it ✓");
+  if (!v.hand.length || !v.contract) return null;
   const key = `${v.round}:${v.hand.map((c) => c.id).sort((a, b) => a - b).join(",")}`;
-  if (t.progress && t.progress.key === key) return t.progress.text ? h("span", { class: "progress", id: "contract-progress" }, ` · ${t.progress.text}`) : null;
-  t.progress = { key, text: "" };
-  if (!v.hand.length) return null;
-  api.analyse({ customRuleSet: rulesOf(t), round: v.round, handIds: v.hand.map((c) => c.id) }).then((a) => {
-    if (!t.progress || t.progress.key !== key) return;
-    t.progress.text = a.feasible ? "your hand can lay it now" : a.missing === undefined ? "your hand is far from it" : `you lack ${plural(num(a.missing), "card")}`;
-    t.render();
-  }).catch(() => {});
-  return null;
+  if (!t.progress || t.progress.key !== key) {
+    t.progress = { key, text: progressText(v.hand.map((c) => c.code), v.contract, t.game.ruleSet) };
+  }
+  return t.progress.text ? h("span", { class: "progress", id: "contract-progress" }, ` · ${t.progress.text}`) : null;
 }
 
 async function showHint(t) {

@@ -1,8 +1,9 @@
 // A round's end (its scores, held until "Next round"), the game's end (standings ranked,
 // the per-round score sheet, "Play again") and the short rules of each rule set.
 
-import { capital, h, seatName } from "./dom.js";
-import { reasonText, roundWord } from "./model.js";
+import { readSse } from "./api.js";
+import { capital, h, num, seatName } from "./dom.js";
+import { applyEvent, reasonText, roundWord } from "./model.js";
 
 export function scoreTable(caption, head, body, id) {
   return h("table", { class: "scores", id },
@@ -25,6 +26,35 @@ export function roundEndPanel(t) {
     scoreTable(`Scores after ${roundWord(t.view.rules).toLowerCase()} ${r.round}`, ["Player", "Cards left", "Points this round", "Total"], body),
     t.paused || !last ? h("button", { type: "button", id: "continue", "data-first": "", onclick: () => t.nextRound() },
       `Next ${roundWord(t.view.rules).toLowerCase()}`) : null);
+}
+
+// The round summaries up to round `upTo`, rebuilt from the public API alone (a page that
+// kept none, e.g. reloaded in another tab): the watch stream's events from round 1's
+// deal (cursor 0.0) applied to a public table, each round's end as the play screen
+// records it (who went out, why, cards left, points, totals). The stream of a running
+// game stays open: it is closed once round `upTo` has ended.
+export async function rebuildRoundEnds(game, id, upTo) {
+  const rules = game.ruleSet;
+  const deal = num((rules.contracts[0] || {}).deal);
+  const t = { game, seat: null, watch: true, roundEnd: null, view: {
+    rules: rules.name, round: 1, rounds: rules.contracts.length, contract: rules.contracts[0],
+    players: Array.from({ length: game.seats }, () => ({ handSize: deal, opened: false, score: 0 })),
+    table: [], hand: [], pile: [], phase: "PHASE_DRAW" } };
+  const found = [];
+  const stop = new AbortController();
+  try {
+    await readSse(`/v1/games/${id}:watch?after=0.0`, { signal: stop.signal, onMessage: (kind, _id, ev) => {
+      if (kind !== "event" || found.length >= upTo) return;
+      applyEvent(t, ev);
+      if (ev.type === "EVENT_TYPE_ROUND_ENDED") {
+        found.push(t.roundEnd);
+        if (found.length >= upTo) stop.abort();
+      }
+    } });
+  } catch (e) {
+    if (!stop.signal.aborted) throw e;
+  }
+  return found;
 }
 
 // ranks by score, lowest first; tied players share a rank ("1", "1", "3")

@@ -57,8 +57,9 @@ function feltParts(t) {
       ...others,
       h("div", { class: "center" }, overlay || centerPile(t)),
       seatBox(t, me, "bottom")),
-    t.watch ? null : actionsPanel(t),
-    t.watch ? null : handPanel(t),
+    // (the person's choices and hand: on a phone kept at the bottom of the screen, but
+    // for a round's summary or the game's end, which then come first)
+    t.watch ? null : h("div", { class: t.roundEnd || t.gameEnd ? "dock resting" : "dock" }, actionsPanel(t), handPanel(t)),
   ];
 }
 
@@ -162,7 +163,7 @@ function contractPanel(t) {
       "aria-current": i + 1 === v.round ? "step" : null,
     }, i + 1 < v.round ? "✓ " : "", c.name))));
   }
-  section.append(h("p", { class: "deal" }, `Deal: ${contract.deal} cards${contract.discards === false ? " · no discards this round: end your turn instead" : ""}`));
+  section.append(h("p", { class: contract.discards === false ? "deal deal-note" : "deal" }, `Deal: ${contract.deal} cards${contract.discards === false ? " · no discards this round: end your turn instead" : ""}`));
   return section;
 }
 

@@ -4,6 +4,7 @@
 
 import { api, readSse, requestId, ApiError } from "./api.js";
 import { announce, errorText, h, num, readJson, sleep, stored } from "./dom.js";
+import { rebuildRoundEnds } from "./ends.js";
 import { TableLog } from "./log.js";
 import { applyEvent, describeEvent } from "./model.js";
 import { render } from "./panels.js";
@@ -49,7 +50,11 @@ export function tableScreen(root, id, { watch = false } = {}) {
   };
   t.act = (action, what) => act(t, action, what);
   t.render = () => render(t);
-  t.nextRound = () => { t.roundEnd = null; t.paused = false; render(t); pump(t); };
+  t.nextRound = () => {
+    t.roundEnd = null; t.paused = false;
+    localStorage.removeItem(`glintwick.held.${id}`);
+    render(t); pump(t);
+  };
   current = t;
   root.append(h("p", { role: "status" }, "Connecting to the table…"));
   api.getGame(id).then((g) => {
@@ -176,6 +181,7 @@ async function pump(t) {
       if (msg.snapshot) {
         installView(t, msg.snapshot);
         t.lastVersion = num(msg.snapshot.version);
+        holdAfterRefresh(t);
       } else if (msg.event) {
         await showEvent(t, msg.event);
       } else if (msg.prompt) {
@@ -227,7 +233,30 @@ function roundEnded(t) {
     t.rounds.push(r);
     sessionStorage.setItem(`glintwick.rounds.${t.id}`, JSON.stringify(t.rounds));
   }
-  if (!t.watch && r.round < num(t.view.rounds)) t.paused = true;
+  if (!t.watch && r.round < num(t.view.rounds)) {
+    t.paused = true;
+    // (kept across a refresh: the summary is shown again until "Next round")
+    localStorage.setItem(`glintwick.held.${t.id}`, String(r.round));
+  }
+}
+
+// After a refresh (or in another tab), a round summary the person had not yet left with
+// "Next round" holds the table again: from this tab's records, else rebuilt from the
+// public events (ends.js)
+function holdAfterRefresh(t) {
+  const held = num(localStorage.getItem(`glintwick.held.${t.id}`));
+  if (t.watch || !held || t.roundEnd || t.view.gameOver || num(t.view.round) <= held) return;
+  t.paused = true;
+  const show = (r) => { t.roundEnd = r; render(t); };
+  const kept = t.rounds.find((x) => x.round === held);
+  if (kept) { show(kept); return; }
+  rebuildRoundEnds(t.game, t.id, held).then((found) => {
+    for (const r of found) if (!t.rounds.some((x) => x.round === r.round)) t.rounds.push(r);
+    t.rounds.sort((a, b) => a.round - b.round);
+    sessionStorage.setItem(`glintwick.rounds.${t.id}`, JSON.stringify(t.rounds));
+    const r = found.find((x) => x.round === held);
+    if (r && !t.closed) show(r); else t.nextRound();
+  }).catch(() => t.nextRound());
 }
 
 // a prompt is shown only while it is the newest the stream brought (older ones of the

@@ -86,13 +86,13 @@ async def test_hundreds_of_waiters_share_one_connection_and_wake_on_another_repl
             await writing.create(game, Write(b"0"))
         before = await clients(redis_url)
         tasks = [asyncio.create_task(waiting.wait_log(g, 0, timeout=30)) for g in games]
-        # (16 readers, each issuing its read again as its shard's waiters arrive)
+        # (one reader on one Redis, issuing its read again as the waiters arrive)
         await until(lambda: waiting_on(waiting) == WAITERS and len(reading(waiting)) == WAITERS, 30)
         await asyncio.sleep(0.2)
         info = await clients(redis_url)
-        shards = len({shard_of(g) for g in games})  # (all 16 of them, with 300 games)
+        shards = 1  # (one XREAD for every game: a cluster has one a shard, below)
         assert int(info["blocked_clients"]) == shards, info
-        # the waiting store's own connections: its pool (≤ 4) and a reader per shard
+        # the waiting store's own connections: its pool (≤ 4) and its reader
         assert int(info["connected_clients"]) - int(before["connected_clients"]) <= 4 + shards
         assert int(info["connected_clients"]) < 10 + shards, info
         assert not any(t.done() for t in tasks)
@@ -169,7 +169,7 @@ async def test_a_waiter_registered_while_the_reader_blocks_is_woken_at_once(
 
         # b stays in the read at version 1: coming back needs no wake
         await until(lambda: reading(redis_store).get(b) == 1)
-        wake_key = redis_store._readers[shard_of(b)].wake_key
+        wake_key = redis_store._readers[redis_store._reader_shard(b)].wake_key
         wakes = await redis_store._redis.xrevrange(wake_key, count=1)
         again = asyncio.create_task(redis_store.wait_log(b, 1, timeout=30))
         await until(lambda: waiting_on(redis_store) == 2)
@@ -271,7 +271,7 @@ async def test_close_stops_the_reader_and_fails_its_waiters(redis_url: str) -> N
     await store.create("closing", Write(b"0"))
     waiter = asyncio.create_task(store.wait_log("closing", 0, timeout=30))
     await until(lambda: "closing" in reading(store))
-    reader = store._readers[shard_of("closing")].task
+    reader = store._readers[store._reader_shard("closing")].task
     await store.close()
     assert reader is not None and reader.done()
     with pytest.raises(StoreUnavailableError):

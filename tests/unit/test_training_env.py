@@ -128,6 +128,11 @@ def test_masked_random_play_matches_the_engine_legal_actions(rule_set: str, seat
             seat = e.possible_agents.index(e.agent_selection)
             assert seat in game.to_act and not forced_pass(game, seat)
             legal = np.flatnonzero(e.infos[e.agent_selection]["action_mask"])
+            # the legal indices in info are the mask's, in order; every other seat's none
+            assert e.infos[e.agent_selection]["legal_actions"] == tuple(legal.tolist())
+            for agent, info in e.infos.items():
+                if agent != e.agent_selection:
+                    assert info["legal_actions"] == () and not info["action_mask"].any()
             e.step(int(legal[rng.randrange(len(legal))]))
             steps += 1
     assert steps >= 1500

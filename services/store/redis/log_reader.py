@@ -1,10 +1,11 @@
-"""Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per shard** with a
-waiter (per server process), not a connection per waiter.
+"""Waiting for a log (:meth:`RedisStore.wait_log`): **one reader per server process**
+on one Redis (on a Redis Cluster, one per shard with a waiter: an XREAD names keys of
+one slot), not a connection per waiter.
 
-A shard's reader holds one dedicated connection (to the node that serves the
+A reader holds one dedicated connection (on a cluster, to the node that serves its
 shard's slot) and loops on ``XREAD BLOCK 5000 COUNT 1000 STREAMS`` over the log of
-every game of its shard that has a waiter, plus its own wake stream, in the same
-slot:
+every game it follows that has a waiter, plus its own wake stream (in its shard's
+slot):
 
 * ``glintwick:{sNN}:wake:<random hex>`` — stream, this store's own (a fresh name per
   RedisStore), at most one entry (``MAXLEN 1``), expiring ``WAKE_TTL_MS`` after its
@@ -24,7 +25,10 @@ reader's next ``XREAD`` is missed.  A game stays in the read set ``LINGER`` seco
 after its last waiter left (at its last version delivered): a session that comes
 back after each move finds its game there and needs no wake.  A commit through any
 replica lands in the game's log stream, so it reaches every replica's reader at
-once.  When a reader's connection fails, its waiters get
+once.  A commit of this process reaches its waiters at once, without a read
+(:meth:`ShardReader.committed`), and after a read that brought entries the reader
+waits ``REREAD_DELAY`` before the next: that read carries the moves of other
+processes only, all those of that while at once.  When a reader's connection fails, its waiters get
 :class:`StoreUnavailableError`, and it reconnects with a backoff (on a cluster, to
 the node that serves the slot by then: after a failover, the promoted replica).
 
@@ -63,6 +67,11 @@ READ_COUNT = 1000
 LINGER = 10.0
 #: milliseconds the wake stream outlives its last entry
 WAKE_TTL_MS = 60_000
+#: seconds the reader waits after a read that brought entries before it reads again:
+#: the entries this process commits reach its waiters at once (:meth:`ShardReader.
+#: committed`), so the read only carries other processes' moves, and one read then
+#: answers every entry of that while rather than one XREAD per move
+REREAD_DELAY = 0.005
 
 
 @dataclass(eq=False)
@@ -126,6 +135,9 @@ class ShardReader:
         # the XREAD in flight: game id → the version it reads after (None: none is)
         self.in_flight: dict[str, int] | None = None
         self._woken = False  # a wake was sent for the XREAD in flight
+        # between two reads (REREAD_DELAY): the next read names every followed game at
+        # its lowest waiter's version, so a waiter registered now is covered by it
+        self._rereading = False
         self._wanted: asyncio.Event | None = None  # a waiter registered (the idle reader waits)
         self.task: asyncio.Task[None] | None = None
         self._wakes: set[asyncio.Task[None]] = set()
@@ -153,7 +165,26 @@ class ShardReader:
                 self._wake()  # the read in flight would not answer this waiter
             else:
                 waiter.covered = True
+        elif self._rereading:
+            waiter.covered = True  # (the next read starts at this version or before)
         return waiter
+
+    def committed(self, game_id: str, item: LogItem) -> None:
+        """This process committed ``item`` to the game's log: the waiters right before
+        it get it now, not after a read (the read that brings it again answers nobody:
+        a waiter it answers has left)."""
+        followed = self.followed.get(game_id)
+        if followed is None:
+            return
+        for waiter in list(followed.waiters):
+            if waiter.after == item.version - 1:
+                followed.waiters.discard(waiter)
+                if not waiter.future.done():
+                    waiter.future.set_result([item])
+        if not followed.waiters:
+            followed.cursor = max(followed.cursor, item.version)
+            if followed.idle_since is None:
+                followed.idle_since = time.monotonic()
 
     def unregister(self, game_id: str, waiter: Waiter) -> None:
         future = waiter.future
@@ -240,6 +271,12 @@ class ShardReader:
                 answer = list(answer.items())
             for key, rows in answer or ():
                 self._deliver(text(key), rows, reading)
+            if answer and REREAD_DELAY > 0:
+                self._rereading = True
+                try:
+                    await asyncio.sleep(REREAD_DELAY)
+                finally:
+                    self._rereading = False
 
     async def _confirm_read(self, reader: AbstractConnection) -> None:
         """With replica acks: return once the entries just read are on enough replicas

@@ -271,6 +271,10 @@ class RedisStore(GameStore):
         answer = int(await self._write(self._commit, keys, args))
         if answer < 0:
             raise RateRefusedError((-answer - 1) / 1_000_000)
+        if answer == 1 and entry is not None:
+            reader = self._readers.get(self._reader_shard(game_id))
+            if reader is not None:
+                reader.committed(game_id, entry)
         return answer == 1
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
@@ -288,10 +292,16 @@ class RedisStore(GameStore):
             )
         return log_items(rows)
 
+    def _reader_shard(self, game_id: str) -> int:
+        """The shard whose reader follows the game's log: its own on a Redis Cluster (an
+        XREAD names keys of one slot), the first for every game on one Redis (one XREAD
+        then answers the moves of every game at once, not one a game)."""
+        return shard_of(game_id) if self._cluster is not None else 0
+
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
         if self._closed:
             raise StoreUnavailableError("the store is closed")
-        shard = shard_of(game_id)
+        shard = self._reader_shard(game_id)
         reader = self._readers.get(shard)
         if reader is None:
             reader = self._readers[shard] = ShardReader(self._link, shard)

@@ -3,6 +3,12 @@
 Chromium driven by Playwright, shared by the package's files (package scope: started
 once in a test process for as many of them as run there in a row, which is what
 ``--dist loadfile`` hands a worker), and a fresh page (``tab``) for each test.
+
+``GLINTWICK_WEB_TREE`` names another checkout (an older commit's worktree) whose
+``glintwick serve``, and so whose page, the tests run against instead (run by this
+Python, that tree first on its path, as ``GLINTWICK_OUTSIDER_TREE`` does for the API's
+outsider tests): how a browser test shows it fails on an older page (docs/WEB.md,
+"Each defect's test, on the old page").
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,6 +26,7 @@ from tests.e2e.web.support import (
     CHROMIUM,
     CHROMIUM_ARGS,
     OPERATOR,
+    ROOT,
     SHOTS,
     Tab,
     playwright_api,
@@ -26,6 +34,9 @@ from tests.e2e.web.support import (
 
 if TYPE_CHECKING:  # (the support module skips the package when Playwright is missing)
     from playwright.sync_api import Browser
+
+#: the checkout whose server and page the tests run against (this one by default)
+TREE = Path(os.environ.get("GLINTWICK_WEB_TREE") or ROOT)
 
 
 @pytest.fixture(scope="package")
@@ -35,7 +46,8 @@ def base_url() -> Iterator[str]:
     # (one server per test process: under pytest-xdist each worker's has a log of its own)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     name = f"server-{worker}" if worker else "server"
-    with ServerProcess(SHOTS, "--operator-token", OPERATOR, name=name, http=True) as server:
+    server = ServerProcess(SHOTS, "--operator-token", OPERATOR, name=name, http=True, root=TREE)
+    with server:
         yield server.http_url
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ from playwright.sync_api import Page, Response  # noqa: E402
 ROOT = Path(__file__).parents[3]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SHOTS = ROOT / "build" / "web"
+#: each test's screenshots and the server's log (another tree's run: build/web-tree/)
+SHOTS = ROOT / "build" / ("web-tree" if os.environ.get("GLINTWICK_WEB_TREE") else "web")
 OPERATOR = "web-e2e-operator"
 #: how many page steps a whole one-round game may take before the test gives up
 MAX_STEPS = 1500
@@ -75,6 +78,20 @@ class Clicks:
     contracts: int = 0
     rounds_seen: int = 0
     end_turns: int = 0
+    #: each round summary as the page showed it, and when (seconds from the first step)
+    summaries: list[str] = dataclasses.field(default_factory=list)
+    summary_seconds: list[float] = dataclasses.field(default_factory=list)
+    #: when the game-end screen showed (seconds from the first step)
+    end_seconds: float | None = None
+
+
+#: how a player picks the card to discard: a selector of a card of the hand, or None
+Discard = Callable[[Tab], str | None]
+
+
+def last_card(tab: Tab) -> str | None:
+    """The last card of the hand that may be discarded (whatever it is)."""
+    return ".hand [data-moves~=discard] >> nth=-1"
 
 
 def play_through(
@@ -84,17 +101,26 @@ def play_through(
     stop_after: int | None = None,
     until: str | None = None,
     max_steps: int = MAX_STEPS,
+    discard: Discard = last_card,
+    seconds: float | None = None,
 ) -> Clicks:
     """Play the seat by clicking what the page offers until the game-end screen: the
     contract when it can be laid (previewed, then confirmed), lay-offs, a claim while
     fewer than ``claims_wanted`` were won (else pass), the end of a turn, else a discard
-    of the last card that may be discarded. ``until``: stop when that selector shows
-    (before clicking "Next round")."""
+    of the card ``discard`` picks (by default the last one that may be discarded;
+    :func:`sensible_discard` plays like a person). ``until``: stop when that selector
+    shows (before clicking "Next round"). ``seconds``: give up (AssertionError) when the
+    game has not ended after so long."""
     done = Clicks()
+    started = time.monotonic()
     for step in range(max_steps):
+        if seconds is not None and time.monotonic() - started > seconds:
+            tab.shot("out-of-time")
+            raise AssertionError(f"no game end after {seconds:.0f} s: {done}")
         if until is not None and tab.visible(until):
             return done
         if tab.visible("#game-end"):
+            done.end_seconds = round(time.monotonic() - started, 1)
             tab.shot("game-end")
             return done
         if stop_after is not None and done.moves >= stop_after:
@@ -102,6 +128,8 @@ def play_through(
         if tab.visible("#continue"):
             tab.shot("round-end")
             done.rounds_seen += 1
+            done.summaries.append(tab.page.locator("#round-end").inner_text())
+            done.summary_seconds.append(round(time.monotonic() - started, 1))
             tab.click("#continue")
         elif tab.visible("#claim"):
             # (a seat before this one may claim the card too, and win it: claim again)
@@ -130,7 +158,8 @@ def play_through(
                 done.moves += 1
                 done.end_turns += 1
         elif tab.visible(".hand [data-moves~=discard]"):
-            if tab.click(".hand [data-moves~=discard] >> nth=-1") and tab.click("#discard"):
+            card = discard(tab)
+            if card is not None and tab.click(card) and tab.click("#discard"):
                 done.moves += 1
         else:
             tab.page.wait_for_timeout(30)

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from typing import Any
 
 import pytest
 
+from tests.e2e.web.axe import axe_violations
 from tests.e2e.web.support import NEEDS_CHROMIUM, ROOT, Tab, start_game
 
 pytestmark = NEEDS_CHROMIUM
-
-AXE = ROOT / "tests" / "data" / "axe" / "axe.min.js"
 
 
 def test_the_page_and_its_assets_are_served_with_a_self_only_policy(base_url: str) -> None:
@@ -60,30 +58,20 @@ def test_the_page_recomputes_the_documented_shuffle(tab: Tab) -> None:
 
 
 def test_no_serious_accessibility_violations(tab: Tab) -> None:
-    source = AXE.read_text()
+    """The start screen, the table at desktop and phone sizes (the round summary and the
+    final standings: test_web_summary.py)."""
+    tab.page.set_viewport_size({"width": 1280, "height": 800})
     tab.page.goto(f"{tab.base}/?pace=0")
     tab.page.wait_for_selector("#play-bots")
-    screens = {"start": _axe(tab, source)}
+    screens = {"start": axe_violations(tab)}
     start_game(tab, "contract", 4)
     tab.page.wait_for_selector(".hand button")
-    screens["table"] = _axe(tab, source)
-    tab.page.set_viewport_size({"width": 375, "height": 800})  # a phone's width
+    screens["table"] = axe_violations(tab)
+    tab.page.set_viewport_size({"width": 375, "height": 667})  # a phone
     tab.shot("phone")
-    screens["phone"] = _axe(tab, source)
+    screens["phone"] = axe_violations(tab)
     bad = {name: found for name, found in screens.items() if found}
     assert not bad, json.dumps(bad, indent=1)[:3000]
-
-
-def _axe(tab: Tab, source: str) -> list[dict[str, Any]]:
-    """axe-core's serious and critical violations on the page as it is now (the script
-    is evaluated, not loaded: the page's policy allows only its own scripts)."""
-    tab.page.evaluate(source)
-    result: dict[str, Any] = tab.page.evaluate("axe.run(document)")
-    return [
-        {"id": v["id"], "impact": v["impact"], "nodes": [n["html"][:120] for n in v["nodes"][:3]]}
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
 
 
 def test_every_file_of_the_page_is_at_most_800_lines() -> None:

@@ -31,37 +31,67 @@ def hand_codes(tab: Tab) -> list[str]:
     ]
 
 
+def _numbers(texts: list[str]) -> list[int] | None:
+    try:
+        return [int(x) for x in texts]
+    except ValueError:
+        return None
+
+
 def test_the_round_summary_waits_for_next_round(tab: Tab) -> None:
     """At a round's end the table stays on its scores (the next round's deal and May I?
-    windows wait) until the person clicks "Next round"; no window ever times out."""
+    windows wait) until the person clicks "Next round"; no window ever times out. The
+    game's end ranks the standings with each round's points and offers "Play again"; the
+    replay jumps a round at a time. (Each failure is told, not only the first: the hold
+    and the end are defects of their own, issue 30's 6 and 9.)"""
     game_id = start_game(
         tab, "contract", 4, extra="&deal=7&turnCap=12&seed=72", rounds=2, mayi="ask"
     )
     page = tab.page
+    wrong: list[str] = []
     play_through(tab, stop_after=None, until="#round-end")
     page.wait_for_timeout(2500)
-    assert "Round 1 of 2" in page.inner_text("#contract-title")
-    assert page.is_visible("#round-end")
-    assert not tab.visible("#claim") and not tab.visible("#draw-stock")
-    assert page.inner_text("#continue") == "Next round"
+    title = page.inner_text("#contract-title")
+    if "Round 1 of 2" not in title or not page.is_visible("#round-end"):
+        wrong.append(f"the summary did not hold the table: {title!r}")
+    if tab.visible("#claim") or tab.visible("#draw-stock"):
+        wrong.append("the next round's prompts showed under the summary")
     tab.shot("summary")
-    page.click("#continue")
-    page.wait_for_selector("#contract-title:has-text('Round 2 of 2')")
+    if tab.visible("#continue"):
+        if page.inner_text("#continue") != "Next round":
+            wrong.append(f"the button says {page.inner_text('#continue')!r}")
+        page.click("#continue")
+        page.wait_for_selector("#contract-title:has-text('Round 2 of 2')")
     play_through(tab)
     steps = replay_steps(tab.base, game_id)
-    assert not any(s.get("byDeadline") for s in steps), "a May I? window timed out"
+    if any(s.get("byDeadline") for s in steps):
+        wrong.append("a May I? window timed out")
     # the end: ranked standings with each round's points, and "Play again"
     rows = page.locator("#standings tbody tr")
-    assert rows.count() == 4
-    places = [int(x) for x in rows.locator("td:nth-child(2)").all_inner_texts()]
-    assert places == sorted(places) and places[0] == 1, places
+    places = _numbers(rows.locator("td:nth-child(2)").all_inner_texts())
+    totals = _numbers(rows.locator("td:last-child").all_inner_texts())
     heads = page.locator("#standings th[scope=col]").all_inner_texts()
-    assert heads[:2] == ["Player", "Place"] and "R1" in heads and "R2" in heads and all(heads), (
-        heads
-    )
-    totals = [int(x) for x in rows.locator("td:last-child").all_inner_texts()]
-    assert totals == sorted(totals), totals
-    assert page.is_visible("#play-again")
+    if rows.count() != 4 or not places or places != sorted(places) or places[0] != 1:
+        wrong.append(f"the standings are not ranked by place: {places}")
+    if heads[:2] != ["Player", "Place"] or "R1" not in heads or "R2" not in heads:
+        wrong.append(f"no per-round score sheet: {heads}")
+    if not all(heads) or totals is None or totals != sorted(totals):
+        wrong.append(f"a blank header or unranked totals: {heads} {totals}")
+    if not tab.visible("#play-again"):
+        wrong.append("no Play again")
+    # the replay: a round at a time
+    page.click("#replay-link")
+    page.wait_for_selector("#fairness")
+    if not tab.visible("#replay-next-round"):
+        wrong.append("the replay steps one move at a time only")
+    else:
+        page.click("#replay-next-round")
+        step = page.inner_text("#replay-step")
+        if "Round 2 of 2" not in step:
+            wrong.append(f"the next round's jump shows {step[:200]!r}")
+    assert not wrong, wrong
+    page.go_back()
+    page.wait_for_selector("#play-again")
     page.click("#play-again")
     page.wait_for_selector("#actions-title")
     assert page.url.rsplit("/", 1)[1] != game_id
@@ -86,16 +116,50 @@ def test_hands_come_sorted_and_a_drawn_card_goes_to_its_place(tab: Tab) -> None:
 
 
 def test_the_log_is_numbered_capped_and_kept_on_refresh(tab: Tab) -> None:
-    """Line 100 reads "100.", the page keeps at most 150 lines, and a refresh shows them."""
+    """Line 100 reads "100." (not "00."), the page keeps at most 150 lines, appends new
+    lines without redrawing the others, and a refresh shows them. (Each failure is told:
+    issue 30's defect 3 is all four.)"""
     start_game(tab, "contract", 4, extra="&deal=9&turnCap=40&seed=6c6f67", mayi="never")
     page = tab.page
-    play_through(tab, until=".log li[data-n='160']")
-    assert page.inner_text(".log li[data-n='100']").startswith("100.")
-    assert page.locator(".log li").count() <= 150
-    before = page.inner_text(".log li:last-child")
+    # (some 20 lines a move of the person's: past line 160)
+    play_through(tab, stop_after=14)
+    page.wait_for_timeout(500)
+    lines = page.locator(".log li").all_inner_texts()
+    wrong: list[str] = []
+    if not any(x.startswith("100.") for x in lines):
+        wrong.append(f"no line reads '100.': {[x[:8] for x in lines[95:105]]}")
+    if len(lines) > 150:
+        wrong.append(f"the log keeps {len(lines)} lines")
+    # lines are appended, not the log redrawn on each change (by round 5 the old page's
+    # redraw of 3,800 lines blocked a click for close to a second)
+    page.evaluate(
+        """() => {
+          window.logAdded = 0;
+          new MutationObserver((records) => {
+            for (const r of records) for (const n of r.addedNodes) {
+              if (n.nodeType !== 1) continue;
+              if (n.matches(".log li")) window.logAdded += 1;
+              window.logAdded += n.querySelectorAll(".log li").length;
+            }
+          }).observe(document.body, { subtree: true, childList: true });
+        }"""
+    )
+    last_line = "n => n.length ? Number(n[n.length - 1].dataset.n || n.length) : 0"
+    first = page.locator(".log li").evaluate_all(last_line)
+    play_through(tab, stop_after=3)
+    page.wait_for_timeout(500)
+    written = page.locator(".log li").evaluate_all(last_line) - first
+    added = page.evaluate("window.logAdded")
+    if added > written + 5:
+        wrong.append(f"{added} log lines drawn for {written} new ones: the log is redrawn")
+    lines = page.locator(".log li").all_inner_texts()
+    before = lines[-1] if lines else ""
     page.reload()
-    page.wait_for_selector(".log li")
-    assert page.locator(".log li").count() >= 100
-    first = page.inner_text(".log li:first-child")
-    assert re.match(r"\d+\.", first) and int(first.split(".")[0]) > 1, first
-    assert before in page.inner_text(".log")
+    page.wait_for_selector("#actions-title")
+    page.wait_for_timeout(1000)
+    after = page.locator(".log li").all_inner_texts()
+    first = after[0] if after else ""
+    numbered = re.match(r"\d+\.", first) and int(first.split(".")[0]) > 1
+    if len(after) < 100 or not numbered or before not in "\n".join(after):
+        wrong.append(f"after a refresh the log has {len(after)} lines, from {first[:30]!r}")
+    assert not wrong, wrong

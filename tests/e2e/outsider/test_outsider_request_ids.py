@@ -21,11 +21,6 @@ from loadtests.processes.redis import RedisProcess
 from tests.support.outsider import OutsiderApi, OutsiderClient, Served, served
 
 
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
-    return OutsiderApi.compiled(tmp_path_factory.mktemp("outsider"))
-
-
 @pytest.fixture(scope="module", params=["memory", "redis"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -42,12 +37,6 @@ def server(
             yield running
     finally:
         redis.stop()
-
-
-@pytest.fixture
-def client(api: OutsiderApi, server: Served) -> Iterator[OutsiderClient]:
-    with OutsiderClient(api, server.grpc_target) as opened:
-        yield opened
 
 
 def _table(client: OutsiderClient) -> tuple[str, dict[int, str], int]:

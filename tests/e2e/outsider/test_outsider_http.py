@@ -8,18 +8,9 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from tests.support.outsider import Served, served
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with served(tmp_path_factory.mktemp("server"), "--no-bots") as running:
-        yield running
+from tests.support.outsider import Served
 
 
 def _call(server: Served, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:

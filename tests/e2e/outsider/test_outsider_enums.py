@@ -13,12 +13,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import grpc
-import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from engine.game import arrange_deck
 from engine.rulesets import CONTRACT, WHISKERTRAIL
-from tests.support.outsider import OutsiderApi, OutsiderClient, Served, served
+from tests.support.outsider import OutsiderApi, OutsiderClient, Served
 
 #: each closed set: the field that holds it, and its enum in proto/
 ENUM_FIELDS = {
@@ -28,23 +27,6 @@ ENUM_FIELDS = {
     "glintwick.v1.ClaimAnswerInfo.answer": "glintwick.v1.ClaimAnswer",
     "glintwick.v1.RuleSet.stalemate": "glintwick.v1.Stalemate",
 }
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
-    return OutsiderApi.compiled(tmp_path_factory.mktemp("outsider"))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with served(tmp_path_factory.mktemp("server"), "--no-bots") as running:
-        yield running
-
-
-@pytest.fixture
-def client(api: OutsiderApi, server: Served) -> Iterator[OutsiderClient]:
-    with OutsiderClient(api, server.grpc_target) as opened:
-        yield opened
 
 
 def _field(api: OutsiderApi, full_name: str) -> FieldDescriptor:

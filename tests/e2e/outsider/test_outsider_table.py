@@ -10,32 +10,13 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
-import pytest
 
-from tests.support.outsider import OutsiderApi, OutsiderClient, Served, served
+from tests.support.outsider import OutsiderApi, OutsiderClient, Served
 
 DRAW: dict[str, Any] = {"draw": {}}
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
-    return OutsiderApi.compiled(tmp_path_factory.mktemp("outsider"))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with served(tmp_path_factory.mktemp("server"), "--no-bots") as running:
-        yield running
-
-
-@pytest.fixture
-def client(api: OutsiderApi, server: Served) -> Iterator[OutsiderClient]:
-    with OutsiderClient(api, server.grpc_target) as opened:
-        yield opened
 
 
 def _half_table(client: OutsiderClient, **game: Any) -> tuple[str, str]:

@@ -9,12 +9,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import grpc
-import pytest
 
-from tests.support.outsider import TREE, OutsiderApi, OutsiderClient, Served, served
+from tests.support.outsider import TREE, OutsiderApi, OutsiderClient, Served
 
 API_MD = TREE / "docs" / "API.md"
 
@@ -63,17 +61,6 @@ def test_the_default_limits_are_those_serve_states() -> None:
     )
     rows = _table(_section("Rate limits and quotas"), "| quota | default | reason | notes |")
     assert {row[0].split("`")[1]: row[1] for row in rows} == quotas
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
-    return OutsiderApi.compiled(tmp_path_factory.mktemp("outsider"))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with served(tmp_path_factory.mktemp("server"), "--no-bots") as running:
-        yield running
 
 
 def test_a_message_over_the_size_limit_is_refused_as_the_docs_say(

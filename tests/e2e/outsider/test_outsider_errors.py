@@ -39,22 +39,11 @@ API_FOLDERS = ("glintwick/v1/", "google/api/", "google/rpc/")
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
-    return OutsiderApi.compiled(tmp_path_factory.mktemp("outsider"))
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     # (AnalyseHand once a client, then refused for 100 s: a RetryInfo to read)
     logs = tmp_path_factory.mktemp("server")
     with served(logs, "--limits", "analyse=0.01/1") as running:
         yield running
-
-
-@pytest.fixture
-def client(api: OutsiderApi, server: Served) -> Iterator[OutsiderClient]:
-    with OutsiderClient(api, server.grpc_target) as opened:
-        yield opened
 
 
 def test_proto_declares_the_error_details_a_client_reads(api: OutsiderApi) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.support.outsider import TREE, OutsiderApi, OutsiderClient, Served, served
+from tests.support.outsider import TREE, OutsiderClient, Served, served
 
 API_MD = TREE / "docs" / "API.md"
 GAME_PROTO = TREE / "proto" / "glintwick" / "v1" / "game.proto"
@@ -21,21 +21,10 @@ ABANDON_AFTER = 3
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> OutsiderApi:
-    return OutsiderApi.compiled(tmp_path_factory.mktemp("outsider"))
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     options = ("--no-bots", "--abandon-after", str(ABANDON_AFTER))
     with served(tmp_path_factory.mktemp("server"), *options) as running:
         yield running
-
-
-@pytest.fixture
-def client(api: OutsiderApi, server: Served) -> Iterator[OutsiderClient]:
-    with OutsiderClient(api, server.grpc_target) as opened:
-        yield opened
 
 
 def _table(client: OutsiderClient) -> tuple[str, dict[int, str]]:
