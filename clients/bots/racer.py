@@ -6,7 +6,7 @@ sheds the higher penalty only to break a tie.  At a table of three or more seats
 the next seat draws the discard for free (whiskertrail), once an opponent has laid its
 contract the round's end is near: four hands race for it, and a card kept for its outs
 is as likely to be counted against the hand as to be used.  ``racer`` then scores a
-discard by its live outs *plus* ``alpha`` (1 by default) times the penalty it sheds, so a
+discard by its live outs *plus* ``alpha`` (0.5 by default) times the penalty it sheds, so a
 costly card goes before a cheap one unless the cheap one gives up that many more outs.
 Everywhere else (two seats, contract, before anybody opens) it plays ``expert``'s
 moves, and those games are ``expert``'s exactly.
@@ -36,7 +36,7 @@ def racing(sit: Situation, min_seats: int) -> bool:
 class RacerBot(ExpertBot):
     name = "racer"
 
-    alpha: float = 1.0  # penalty points worth one live out once the race is on
+    alpha: float = 0.5  # penalty points worth one live out once the race is on
     min_seats: int = 3  # the smallest table it races at
 
     def _closed_rank(self, sit: Situation) -> DiscardRank:
