@@ -27,7 +27,7 @@ recorder imports this module without the training extra.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.actions import (
@@ -219,10 +219,11 @@ def _signature(selection: Selection) -> tuple[tuple[int, ...], ...]:
     )
 
 
-def _layout_features(hand: Sequence[Card], rules: RuleSet, s: Selection) -> tuple[int, ...]:
+def _layout_features(size: int, held: int, s: Selection) -> tuple[int, ...]:
+    """A candidate's features, for a hand of ``size`` cards and ``held`` penalty points."""
     laid = sum(len(m.cards) for m in s.melds)
-    left = sum(rules.penalty(c) for c in hand) - s.points
-    return (laid, s.jokers, min(127, s.points // 2), len(hand) - laid, min(127, left // 2))
+    left = held - s.points
+    return (laid, s.jokers, min(127, s.points // 2), size - laid, min(127, left // 2))
 
 
 def _explicit(selection: Selection) -> LayContract:
@@ -252,11 +253,12 @@ def choices(
     blocked: int | None,
     truncation: Truncation,
     auto: Selection | None = None,
+    select: Callable[[], Selection | None] | None = None,
 ) -> Choices:
     """The legal actions on the index space.  ``hand``: the seat's; ``blocked``: the card
     it may not strand (taken from the pile this turn, in a round with discards);
-    ``auto``: the solver's layout when the legal set holds ``LayContract()`` (computed
-    here when not given)."""
+    ``auto``: the solver's layout when the legal set holds ``LayContract()`` (else
+    ``select()``'s, else computed here)."""
     mask = bytearray(layout.size)
     actions: dict[int, Action] = {}
     features: list[tuple[int, ...]] = []
@@ -304,7 +306,7 @@ def choices(
                 continue
         elif kind is LayContract:
             if auto is None:
-                auto = best_selection(hand, rules, round_number)
+                auto = select() if select is not None else best_selection(hand, rules, round_number)
             assert auto is not None, "LayContract() is legal only when the contract lays"
             candidates = [auto]
             if rules.explicit_contract:
@@ -313,11 +315,13 @@ def choices(
             if len(candidates) > layout.layouts:
                 truncation.layouts += len(candidates) - layout.layouts
                 candidates = candidates[: layout.layouts]
+            penalty = rules.penalty
+            held = sum([penalty(c) for c in hand])
             for k, selection in enumerate(candidates):
                 index = layout.layout + k
                 mask[index] = 1
                 actions[index] = action if k == 0 else _explicit(selection)
-                features.append(_layout_features(hand, rules, selection))
+                features.append(_layout_features(len(hand), held, selection))
             continue
         else:  # pragma: no cover - every action type is above
             raise TypeError(f"not an action: {action!r}")

@@ -19,6 +19,7 @@ with any change to the rules, rewards, actions or observations.
 from __future__ import annotations
 
 import random
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -240,16 +241,17 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         sit = Situation.from_state(game, seat)
         self._situation = sit  # (observe's, until the next step)
         self.memories[seat].observe(sit)
-        blocked = game.blocked_card
         self._choices = choices(
             self.action_layout,
             game.legal_actions(seat),
             game.hands[seat],
             self.rules,
             game.round_number,
-            blocked,
+            game.blocked_card,
             self.truncation,
-            None,
+            # the solver's layout, when the seat may lay, from the engine's memo (one
+            # search for the mask, the candidates and the engine's own LayContract())
+            select=partial(game.automatic_selection, seat),
         )
         self._set_infos(self._choices)
 

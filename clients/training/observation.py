@@ -169,16 +169,16 @@ def _seats_bytes(
     scores: Sequence[int],
 ) -> bytes:
     """Per seat, from ``me`` on in turn order: hand size, opened, score / 8, to act."""
-    block = bytearray(SEAT_FEATURES * seats)
-    for seat in range(seats):
-        at = ((seat - me) % seats) * SEAT_FEATURES
-        block[at : at + SEAT_FEATURES] = bytes(
-            (
-                min(127, sizes[seat] if sizes else mine),
-                int(opened[seat]) if opened else 0,
-                _score_byte(scores[seat]) if scores else 0,
-                int(seat == current),
-            )
+    block: list[int] = []
+    for k in range(seats):
+        seat = (me + k) % seats
+        size = sizes[seat] if sizes else mine
+        score = scores[seat] if scores else 0
+        block += (
+            size if size < 127 else 127,
+            (1 if opened[seat] else 0) if opened else 0,
+            _SCORE_BYTES[score + 1024] if -1024 <= score < 1024 else _score_byte(score),
+            1 if seat == current else 0,
         )
     return bytes(block)
 
