@@ -2,11 +2,13 @@
 
 ``GET /`` is ``services/web/index.html``; ``GET /static/NAME`` any other file of
 ``services/web`` (plain ES modules and CSS: no build step).  Every asset is read once,
-at start-up, with its content type and a strong ETag; ``If-None-Match`` is answered
-304.  The page is revalidated on every load (``no-cache``), the modules and styles
-kept for a short while.  Every answer carries a Content-Security-Policy that allows
-only the page's own origin (no inline script or style, no other host), so no request
-can leave it.
+at start-up, with its content type and a strong ETag (of its content); ``If-None-Match``
+is answered 304.  The page and every module and style are revalidated on every load
+(``no-cache``): their URLs carry no version, so a cache that kept a module for a while
+could mix an old module with a new page right after a deploy (an import of a module the
+old tree lacks: a 404).  A revalidation costs a 304 without a body.  Every answer
+carries a Content-Security-Policy that allows only the page's own origin (no inline
+script or style, no other host), so no request can leave it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 from aiohttp import web
 
@@ -32,7 +35,7 @@ _TYPES = {
     ".ico": "image/x-icon",
 }
 PAGE_CACHE = "no-cache"
-ASSET_CACHE = "public, max-age=300"
+ASSET_CACHE = "no-cache"
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,11 @@ class Asset:
     etag: str
 
 
-def load_assets() -> dict[str, Asset]:
-    """Every served file of ``services/web`` by name (none starts with ``_`` or ``.``)."""
+def load_assets(folder: Traversable | None = None) -> dict[str, Asset]:
+    """Every served file of ``folder`` (``services/web``) by name (none starts with ``_``
+    or ``.``)."""
     assets: dict[str, Asset] = {}
-    for item in resources.files("services.web").iterdir():
+    for item in (folder or resources.files("services.web")).iterdir():
         name = item.name
         suffix = name[name.rfind(".") :] if "." in name else ""
         if name.startswith(("_", ".")) or suffix not in _TYPES or not item.is_file():
@@ -70,9 +74,9 @@ def _answer(request: web.Request, asset: Asset, cache: str) -> web.Response:
     return web.Response(body=asset.body, headers=headers)
 
 
-def add_routes(app: web.Application) -> None:
+def add_routes(app: web.Application, folder: Traversable | None = None) -> None:
     """``GET /`` (the page) and ``GET /static/{name}`` (its modules and styles)."""
-    assets = load_assets()
+    assets = load_assets(folder)
 
     async def page(request: web.Request) -> web.Response:
         return _answer(request, assets["index.html"], PAGE_CACHE)

@@ -52,6 +52,7 @@ export function tableScreen(root, id, { watch = false } = {}) {
   t.render = () => render(t);
   t.nextRound = () => {
     t.roundEnd = null; t.paused = false;
+    if (t.heldView) { t.view = t.heldView; t.heldView = null; } // (the next round's deal, kept behind the summary)
     localStorage.removeItem(`glintwick.held.${id}`);
     render(t); pump(t);
   };
@@ -242,12 +243,23 @@ function roundEnded(t) {
 
 // After a refresh (or in another tab), a round summary the person had not yet left with
 // "Next round" holds the table again: from this tab's records, else rebuilt from the
-// public events (ends.js)
+// public events (ends.js). As without a refresh, the table stays on that round (its
+// title, no melds, no hand) until "Next round": the snapshot's next deal waits behind it.
 function holdAfterRefresh(t) {
   const held = num(localStorage.getItem(`glintwick.held.${t.id}`));
   if (t.watch || !held || t.roundEnd || t.view.gameOver || num(t.view.round) <= held) return;
   t.paused = true;
-  const show = (r) => { t.roundEnd = r; render(t); };
+  t.heldView = t.view;
+  t.view = {
+    ...t.view, round: held, contract: (t.game.ruleSet.contracts || [])[held - 1] || t.view.contract,
+    hand: [], table: [], pile: [], discardTop: null, discardSize: 0, stockSize: 0, claim: null, current: -1,
+    lastMove: null, drawn: null, players: t.view.players.map((p) => ({ ...p, handSize: 0, opened: false })),
+  };
+  const show = (r) => {
+    t.roundEnd = r;
+    t.view.players.forEach((p, i) => { p.handSize = num(r.left[i]); });
+    render(t);
+  };
   const kept = t.rounds.find((x) => x.round === held);
   if (kept) { show(kept); return; }
   rebuildRoundEnds(t.game, t.id, held).then((found) => {

@@ -23,6 +23,12 @@ def summary(tab: Tab) -> str:
     return tab.page.inner_text("#round-end")
 
 
+def hand(tab: Tab) -> list[str]:
+    """The person's hand on screen, by the cards' codes."""
+    cards = tab.page.locator(".hand button.card").all()
+    return [c.get_attribute("data-code") or "" for c in cards]
+
+
 def test_the_round_summary_survives_a_refresh(tab: Tab) -> None:
     page = tab.page
     page.set_viewport_size(DESKTOP)
@@ -30,6 +36,7 @@ def test_the_round_summary_survives_a_refresh(tab: Tab) -> None:
     play_to_the_summary(tab)
     before = summary(tab)
     assert "Round 1 is over" in before and "Points this round" in before, before
+    held_hand = hand(tab)
     tab.shot("summary")
     found = {"summary": axe_violations(tab)}
     # a refresh: the same summary, the table held (no move offered) until "Next round"
@@ -37,11 +44,17 @@ def test_the_round_summary_survives_a_refresh(tab: Tab) -> None:
     assert summary(tab) == before
     page.wait_for_timeout(1000)
     assert not tab.visible("#draw-stock") and not tab.visible("#claim")
+    # ...as without a refresh: still round 1's title, round 2's dealt hand not shown
+    title = page.inner_text("#contract-title")
+    assert title.startswith("Round 1 of 2"), title
+    assert hand(tab) in ([], held_hand), (hand(tab), held_hand)
     tab.shot("refreshed")
     # a tab that kept nothing (another tab, a cleared session): rebuilt from the public events
     page.evaluate("sessionStorage.clear()")
     page.reload()
     assert summary(tab) == before
+    assert page.inner_text("#contract-title").startswith("Round 1 of 2")
+    assert hand(tab) in ([], held_hand)
     tab.shot("rebuilt")
     page.set_viewport_size(PHONE)
     found["summary-phone"] = axe_violations(tab)
