@@ -96,11 +96,11 @@ pytest: $(STAMP) redis-server chromium node
 ## The quick tests, for the first hour: no Redis, no browser (a minute or two on 2 cores).
 ## The engine, the clients and the service in process, the properties, and the checks of
 ## the repository's own files that need neither (buf, the generated code, the layers, the
-## manifests, the docs' events, error reasons and paths, the proto's comments).
+## manifests, the docs' events, error reasons and paths, the proto's comments, the page's caching).
 UNIT_TESTS := tests/unit tests/property $(addprefix tests/integration/,test_buf.py \
 	test_generated_code.py test_layers.py test_k8s_manifests.py test_event_docs.py \
 	test_error_reasons.py test_proto_comments.py test_makefile.py test_docs_paths.py \
-	test_limits_doc.py)
+	test_limits_doc.py test_static_cache.py)
 unit: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(UNIT_TESTS)
 
