@@ -59,7 +59,8 @@ function feltParts(t) {
       seatBox(t, me, "bottom")),
     // (the person's choices and hand: on a phone kept at the bottom of the screen, but
     // for a round's summary or the game's end, which then come first)
-    t.watch ? null : h("div", { class: t.roundEnd || t.gameEnd ? "dock resting" : "dock" }, actionsPanel(t), handPanel(t)),
+    t.watch ? null : h("div", { class: t.roundEnd || t.gameEnd ? "dock resting" : "dock" }, actionsPanel(t),
+      t.heldView ? null : handPanel(t)), // (a refreshed summary: the next hand waits behind it)
   ];
 }
 
