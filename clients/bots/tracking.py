@@ -85,25 +85,13 @@ class TableMemory:
         self.stock_size = sit.stock_size
         self.sizes = sit.hand_sizes
         self._note_thrown(sit)
-        held = self.held
-        if not held:
+        if not self.held:
             return
-        # the held cards shown since (in hand, on the pile, on the table): a held set is
-        # a few cards, so each is looked up rather than the shown cards gathered
-        table = _table_ids(sit.table)
-        pile = self.pile
-        hand: set[int] | None = None
-        for seat, cards in list(held.items()):
-            for card_id in list(cards):
-                if card_id in table or card_id in pile:
-                    cards.discard(card_id)
-                    continue
-                if hand is None:
-                    hand = {c.id for c in sit.hand}
-                if card_id in hand:
-                    cards.discard(card_id)
-            if not cards:
-                del held[seat]
+        shown = {c.id for c in sit.hand} | set(self.pile) | _table_ids(sit.table)
+        for seat in list(self.held):
+            self.held[seat] -= shown
+            if not self.held[seat]:
+                del self.held[seat]
 
     def discarded(self, card_id: int) -> None:
         """The seat's own discard: on top of the pile now."""
