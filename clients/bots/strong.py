@@ -32,6 +32,7 @@ from clients.bots.base import Bot, Situation
 from clients.bots.greedy import LIMIT, greedy_action, progress_action
 from engine.actions import Action, Discard
 from engine.cards import JOKER_RANK, Card, card
+from engine.rulesets import RuleSet
 from engine.solver import analyse
 
 Kind = tuple[int, int]
@@ -39,11 +40,19 @@ Kind = tuple[int, int]
 
 def live_outs(hand: Sequence[Card], sit: Situation, seen: Counter[Kind]) -> tuple[int, int]:
     """(missing, live outs) of a hand: outs weighted by their copies not yet seen."""
-    report = analyse(hand, sit.rules, sit.round_number, LIMIT)
+    return hand_live_outs(hand, sit.rules, sit.round_number, seen)
+
+
+def hand_live_outs(
+    hand: Sequence[Card], rules: RuleSet, round_number: int, seen: Counter[Kind]
+) -> tuple[int, int]:
+    """:func:`live_outs` from the rule set and round alone (no situation: the training
+    features read them from an observation)."""
+    report = analyse(hand, rules, round_number, LIMIT)
     missing = report.missing if report.missing is not None else LIMIT + 1
     live = 0
     for kind in report.outs:
-        copies = sit.rules.jokers if kind[0] == JOKER_RANK else sit.rules.decks
+        copies = rules.jokers if kind[0] == JOKER_RANK else rules.decks
         live += max(0, copies - seen[kind])
     return missing, live
 

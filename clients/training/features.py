@@ -23,16 +23,17 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from clients.bots.greedy import LIMIT  # the solver's limit (LIMIT + 1: further)
+from clients.bots.strong import hand_live_outs
 from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES, ActionLayout
 from clients.training.observation import SLOT_FEATURES, ObservationLayout
 from engine.cards import JOKER_RANK, Card, card
 from engine.game.moves import canonical_extra_melds
 from engine.rulesets import RuleSet
-from engine.solver import analyse, missing_cards
+from engine.solver import missing_cards
 
 __all__ = ["FEATURE_NAMES", "CandidateFeatures"]
 
-LIMIT = 4  # the solver's limit, as greedy's and expert's (LIMIT + 1: further)
 KINDS = (
     "stock",
     "pile",
@@ -145,13 +146,7 @@ class CandidateFeatures:
     def _live(
         self, hand: Sequence[Card], round_number: int, seen: Counter[tuple[int, int]]
     ) -> tuple[int, int]:
-        report = analyse(hand, self.rules, round_number, LIMIT)
-        missing = report.missing if report.missing is not None else LIMIT + 1
-        live = 0
-        for kind in report.outs:
-            copies = self.rules.jokers if kind[0] == JOKER_RANK else self.rules.decks
-            live += max(0, copies - seen[kind])
-        return missing, live
+        return hand_live_outs(hand, self.rules, round_number, seen)
 
     # ------------------------------------------------------------------ the features
     def __call__(
