@@ -160,8 +160,7 @@ class TableMemory:
         pile = self.pile
         if pile and self._own_top == pile[-1]:
             pile = pile[:-1]  # taken by the next seat, or not: unknown
-        elsewhere = {c.id for c in sit.hand}  # its own pile draw
-        elsewhere.update(c.id for m in sit.table for c in m.cards)
+        elsewhere = {c.id for c in sit.hand} | _table_ids(sit.table)  # (hand: its own pile draw)
         pile = [i for i in pile if i not in elsewhere]
         known = [*pile, top.id] if top is not None and top.id not in pile else list(pile)
         if top is not None and known[-1] != top.id:

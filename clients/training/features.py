@@ -25,7 +25,13 @@ from numpy.typing import NDArray
 
 from clients.bots.greedy import LIMIT  # the solver's limit (LIMIT + 1: further)
 from clients.bots.strong import hand_live_outs
-from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES, ActionLayout
+from clients.training.actions import (
+    CARD_TYPES,
+    JOKER_TYPE,
+    LAYOUT_FEATURES,
+    ActionLayout,
+    card_type,
+)
 from clients.training.observation import SLOT_FEATURES, ObservationLayout
 from engine.cards import JOKER_RANK, Card, card
 from engine.game.moves import canonical_extra_melds
@@ -143,11 +149,6 @@ class CandidateFeatures:
         found = missing_cards(hand, self.rules, round_number, LIMIT)
         return LIMIT + 1 if found is None else found
 
-    def _live(
-        self, hand: Sequence[Card], round_number: int, seen: Counter[tuple[int, int]]
-    ) -> tuple[int, int]:
-        return hand_live_outs(hand, self.rules, round_number, seen)
-
     # ------------------------------------------------------------------ the features
     def __call__(
         self, obs: NDArray[np.int8], mask: NDArray[np.int8]
@@ -168,7 +169,6 @@ class CandidateFeatures:
         melds: list[tuple[bool, int, int, int]] | None = None
         seen: Counter[tuple[int, int]] | None = None
         missing_now = -1
-        judged: dict[int, tuple[int, int]] = {}
         layouts_at = self.parts["layouts"][0]
         for row, index in enumerate(legal.tolist()):
             f = out[row]
@@ -214,19 +214,18 @@ class CandidateFeatures:
                     f[_F["open_discard_penalty"]] = p
                     f[_F["open_discard_joker"]] = t == JOKER_TYPE
                 else:
-                    if t not in judged:
-                        if seen is None:
-                            seen = self._seen(obs)
-                        rest = list(hand)
-                        rest.remove(c)
-                        judged[t] = self._live(rest, round_number, seen)
-                    m, live = judged[t]
+                    # (each discard index is one card type: judged once a call)
+                    if seen is None:
+                        seen = self._seen(obs)
+                    rest = list(hand)
+                    rest.remove(c)
+                    m, live = hand_live_outs(rest, self.rules, round_number, seen)
                     f[_F[f"closed_discard_missing_{m}"]] = 1
                     f[_F["closed_discard_live"]] = live / 10
                     f[_F["closed_discard_fits"]] = fits
                     f[_F["closed_discard_penalty"]] = p
                     f[_F["closed_discard_joker"]] = t == JOKER_TYPE
-                    f[_F["closed_discard_twin"]] = sum(1 for x in hand if _type(x) == t) > 1
+                    f[_F["closed_discard_twin"]] = sum(1 for x in hand if card_type(x) == t) > 1
             elif index < a.swap:
                 f[_F["kind_lay_off"]] = 1
                 t = (index - a.lay_off) // 2 // slots
@@ -248,14 +247,10 @@ def _kind(t: int) -> tuple[int, int]:
     return (JOKER_RANK, -1) if t == JOKER_TYPE else (t % 13 + 1, t // 13)
 
 
-def _type(c: Card) -> int:
-    return JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52
-
-
 def _card_of(t: int, hand: Sequence[Card], decks: int) -> Card:
     """A card of type ``t``: the hand's own copy, else a copy not in it."""
     for c in hand:
-        if _type(c) == t:
+        if card_type(c) == t:
             return c
     if t == JOKER_TYPE:
         ids = {c.id for c in hand}
