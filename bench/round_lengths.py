@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from clients.bots import make_bot
+from clients.bots import Bot, make_bot
 from clients.turn import engine_turn
 from engine.game import GameState
 from engine.rulesets import CONTRACT, RuleSet
@@ -45,16 +45,23 @@ class RoundEnd:
     actions: int  # actions of the round, claim answers included
 
 
-def play_match(rules: RuleSet, bot: str, index: int, seat0: str | None = None) -> list[RoundEnd]:
-    """One match of ``bot`` at every seat (``seat0`` at seat 0 if given): how each
-    round ended."""
+def start_match(
+    rules: RuleSet, bot: str, index: int, seat0: str | None = None
+) -> tuple[GameState, list[Bot], random.Random]:
+    """Match ``index``'s deal, bots (``bot`` at every seat, ``seat0`` at seat 0 if
+    given) and turn generator: the same for every benchmark that plays these matches."""
     seed = hashlib.sha256(f"round-lengths/{index}".encode()).digest()[:16]
     kinds = [seat0 or bot, bot, bot, bot]
     bots = [make_bot(kinds[seat], index * 10 + seat) for seat in range(4)]
     for seat, b in enumerate(bots):
         b.setup(rules, seat)
-    rng = random.Random(index)
-    state = GameState.new_game(rules, 4, seed)
+    return GameState.new_game(rules, 4, seed), bots, random.Random(index)
+
+
+def play_match(rules: RuleSet, bot: str, index: int, seat0: str | None = None) -> list[RoundEnd]:
+    """One match of ``bot`` at every seat (``seat0`` at seat 0 if given): how each
+    round ended."""
+    state, bots, rng = start_match(rules, bot, index, seat0)
     ends: list[RoundEnd] = []
     turns = actions = 0
     while not state.is_terminal():

@@ -20,14 +20,12 @@ meld is *full* by size (``engine.melds.is_full``), so a round at the valve is on
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from clients.bots import make_bot
+from bench.round_lengths import start_match
 from clients.turn import engine_turn
 from engine.cards import Card
 from engine.game import GameState
@@ -63,13 +61,7 @@ def at_the_valve(state: GameState, round_number: int, match: int) -> dict[str, A
 
 def play(index: int, bot: str, seat0: str | None) -> list[dict[str, Any]]:
     """One match of ``bench.round_lengths`` (its seed and bots): its rounds at the valve."""
-    seed = hashlib.sha256(f"round-lengths/{index}".encode()).digest()[:16]
-    kinds = [seat0 or bot, bot, bot, bot]
-    bots = [make_bot(kinds[seat], index * 10 + seat) for seat in range(4)]
-    for seat, b in enumerate(bots):
-        b.setup(CONTRACT, seat)
-    rng = random.Random(index)
-    state = GameState.new_game(CONTRACT, 4, seed)
+    state, bots, rng = start_match(CONTRACT, bot, index, seat0)
     found = []
     while not state.is_terminal():
         seat = state.to_act[0]
