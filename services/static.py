@@ -34,8 +34,7 @@ _TYPES = {
     ".png": "image/png",
     ".ico": "image/x-icon",
 }
-PAGE_CACHE = "no-cache"
-ASSET_CACHE = "no-cache"
+CACHE = "no-cache"
 
 
 @dataclass(frozen=True)
@@ -60,10 +59,10 @@ def load_assets(folder: Traversable | None = None) -> dict[str, Asset]:
     return assets
 
 
-def _answer(request: web.Request, asset: Asset, cache: str) -> web.Response:
+def _answer(request: web.Request, asset: Asset) -> web.Response:
     headers = {
         "Content-Security-Policy": CSP,
-        "Cache-Control": cache,
+        "Cache-Control": CACHE,
         "ETag": asset.etag,
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
@@ -79,13 +78,13 @@ def add_routes(app: web.Application, folder: Traversable | None = None) -> None:
     assets = load_assets(folder)
 
     async def page(request: web.Request) -> web.Response:
-        return _answer(request, assets["index.html"], PAGE_CACHE)
+        return _answer(request, assets["index.html"])
 
     async def static(request: web.Request) -> web.Response:
         asset = assets.get(request.match_info["name"])
         if asset is None:
             raise web.HTTPNotFound()
-        return _answer(request, asset, ASSET_CACHE)
+        return _answer(request, asset)
 
     app.router.add_get("/", page)
     app.router.add_get("/static/{name}", static)

@@ -2,7 +2,9 @@
 // how many of them the hand holds now, all at once (no card in two melds), computed
 // here from the hand and the rule set (docs/RULES.md, "Melds"): "2 groups: you have 1".
 
-const NATURAL_RANKS = "A23456789TJQK";
+import { isJoker, rankOf, suitOf, SUITS } from "./cards.js";
+
+const SUIT_CODES = Object.keys(SUITS);
 
 // the most requirements the hand fills at once: a small exact search over the melds
 // each requirement could take (bounded: past BUDGET nodes the best found so far stands)
@@ -22,8 +24,8 @@ function countsOf(codes) {
   const naturals = new Map();
   let jokers = 0;
   for (const code of codes) {
-    if (code === "JK") { jokers += 1; continue; }
-    const key = `${NATURAL_RANKS.indexOf(code[0]) + 1}${code[1]}`;
+    if (isJoker(code)) { jokers += 1; continue; }
+    const key = `${rankOf(code)}${suitOf(code)}`;
     naturals.set(key, (naturals.get(key) || 0) + 1);
   }
   return { naturals, jokers };
@@ -34,7 +36,7 @@ function setChoices(hand, size, r) {
   const out = [];
   const fewest = Math.max(r.minNaturals, size - Math.min(r.maxJokers, hand.jokers));
   for (let rank = 1; rank <= 13; rank++) {
-    const have = ["C", "D", "H", "S"].map((s) => [`${rank}${s}`, hand.naturals.get(`${rank}${s}`) || 0]).filter(([, n]) => n > 0);
+    const have = SUIT_CODES.map((s) => [`${rank}${s}`, hand.naturals.get(`${rank}${s}`) || 0]).filter(([, n]) => n > 0);
     if (!have.length) continue;
     // per suit, how many of its naturals to take (at most one each when suits are distinct)
     const pick = (i, left, chosen) => {
@@ -61,7 +63,7 @@ function setChoices(hand, size, r) {
 function runChoices(hand, size, r) {
   const out = [];
   const top = r.aceHigh ? 14 : 13;
-  for (const suit of ["C", "D", "H", "S"]) {
+  for (const suit of SUIT_CODES) {
     for (let start = 1; start + size - 1 <= top; start++) {
       const held = [];
       let gaps = 0;
