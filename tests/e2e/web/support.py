@@ -94,6 +94,18 @@ def last_card(tab: Tab) -> str | None:
     return ".hand [data-moves~=discard] >> nth=-1"
 
 
+def draw_or_discard(tab: Tab) -> None:
+    """One step of a plain turn: draw from the stock, else discard the last card that may
+    go, else wait a moment for the table to move."""
+    if tab.visible("#draw-stock"):
+        tab.click("#draw-stock")
+    elif tab.visible(".hand [data-moves~=discard]"):
+        if tab.click(".hand [data-moves~=discard] >> nth=-1"):
+            tab.click("#discard")
+    else:
+        tab.page.wait_for_timeout(30)
+
+
 def play_through(
     tab: Tab,
     *,
@@ -126,6 +138,8 @@ def play_through(
         if stop_after is not None and done.moves >= stop_after:
             return done
         if tab.visible("#continue"):
+            if until is not None and tab.visible(until):
+                return done  # (it showed after the check above: "Next round" is in it)
             tab.shot("round-end")
             done.rounds_seen += 1
             done.summaries.append(tab.page.locator("#round-end").inner_text())

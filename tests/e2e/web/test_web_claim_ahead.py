@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, start_game
+from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, draw_or_discard, start_game
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -40,6 +40,7 @@ def test_the_prompt_says_a_player_ahead_has_claimed(tab: Tab) -> None:
     page = tab.page
     start_game(tab, "contract", 4, extra=SEEDED, mayi="ask")
     prompts = 0
+    ahead: list[int] = []
     for _ in range(1500):
         if tab.visible("#round-end") or tab.visible("#game-end"):
             break
@@ -52,13 +53,8 @@ def test_the_prompt_says_a_player_ahead_has_claimed(tab: Tab) -> None:
             if ahead:
                 break
             tab.click("#pass-claim")
-        elif tab.visible("#draw-stock"):
-            tab.click("#draw-stock")
-        elif tab.visible(".hand [data-moves~=discard]"):
-            if tab.click(".hand [data-moves~=discard] >> nth=-1"):
-                tab.click("#discard")
         else:
-            page.wait_for_timeout(30)
+            draw_or_discard(tab)
     else:
         raise AssertionError("the game did not end")
     assert ahead, f"no prompt with a claimant ahead in {prompts} prompts"
