@@ -38,7 +38,7 @@ from clients.training.actions import (
     choices,
 )
 from clients.training.decisions import forced_pass
-from clients.training.observation import ObservationLayout, encode
+from clients.training.observation import Encoder, ObservationLayout
 from engine.actions import Discard, PassClaim
 from engine.events import EventType
 from engine.game import GameState, Phase
@@ -138,6 +138,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._mask: NDArray[np.int8] = self._no_actions  # the selected seat's (read-only)
         self._info_agent: str | None = None  # the seat whose info holds its mask
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        # each seat's observations, built incrementally (the same bytes as encode's)
+        self._encoders = [Encoder(self.observation_layout) for _ in range(seats)]
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -285,8 +287,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         sit = self._situation
         if current is None or sit is None:
             sit = Situation.from_state(game, seat)
-        obs = encode(
-            self.observation_layout,
+        obs = self._encoders[seat](
             sit,
             self.memories[seat],
             current.layout_features if current is not None else (),
