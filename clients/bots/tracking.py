@@ -70,28 +70,34 @@ class TableMemory:
     _own_top: int | None = None  # its own last discard, while it has not looked since
 
     def observe(self, sit: Situation) -> None:
-        deal = (sit.round_number, sit.exhaustions)
-        top = sit.discard_top
-        if deal[0] != self.deal[0]:
+        # (every decision of a training environment's seat: hence the plain locals)
+        round_number, exhaustions = sit.round_number, sit.exhaustions
+        deal = self.deal
+        if round_number != deal[0]:
             self.held = {}
             self.thrown = {}
             self._restart(sit)
-        elif deal != self.deal or sit.stock_size > self.stock_size:
+            self.deal = (round_number, exhaustions)
+        elif exhaustions != deal[1] or sit.stock_size > self.stock_size:
             self._restart(sit)  # the pile but its top went back into the stock
+            self.deal = (round_number, exhaustions)
         else:
-            self._reconcile(sit, top)
+            self._reconcile(sit, sit.discard_top)
         self._own_top = None
-        self.deal = deal
         self.stock_size = sit.stock_size
         self.sizes = sit.hand_sizes
         self._note_thrown(sit)
-        if not self.held:
+        held = self.held
+        if not held:
             return
-        shown = {c.id for c in sit.hand} | set(self.pile) | _table_ids(sit.table)
-        for seat in list(self.held):
-            self.held[seat] -= shown
-            if not self.held[seat]:
-                del self.held[seat]
+        shown = set(self.pile)
+        shown.update([c.id for c in sit.hand])
+        shown |= _table_ids(sit.table)
+        for seat in list(held):
+            cards = held[seat]
+            cards -= shown
+            if not cards:
+                del held[seat]
 
     def discarded(self, card_id: int) -> None:
         """The seat's own discard: on top of the pile now."""
@@ -134,9 +140,13 @@ class TableMemory:
                 kept, added = same, False
             else:
                 kept, added = max(0, min(len(pile), size - 1 - self.unknown)), True
-        removed = pile[kept:]
-        self.pile = pile[:kept] + ([top.id] if added and top is not None else [])
-        if len(self.pile) + self.unknown != size:  # not what a pile can do: start over
+        removed = pile[kept:] if kept < len(pile) else None
+        if removed is not None or added:
+            pile = pile[:kept]
+            if added and top is not None:
+                pile.append(top.id)
+            self.pile = pile
+        if len(pile) + self.unknown != size:  # not what a pile can do: start over
             self._restart(sit)
             return
         if not removed:

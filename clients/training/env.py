@@ -51,6 +51,7 @@ REWARDS = ("score", "placement")
 EPISODES = ("game", "round")
 _PASS = PassClaim()
 _ROUND_ENDED = EventType.ROUND_ENDED
+_INT8 = np.dtype(np.int8)
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -190,7 +191,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         assert self._choices is not None and action is not None
         typed = self._choices.action(int(action))
         seat = self._selected
-        if isinstance(typed, Discard):
+        if type(typed) is Discard:
             self.memories[seat].discarded(typed.card)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -200,7 +201,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._accumulate_rewards()
 
     def _apply(self, seat: int, typed: Any) -> None:
-        before = self.game
+        before = self._game
+        assert before is not None
         after, events = before.apply_action(seat, typed)
         self._game = after
         for e in events:
@@ -226,7 +228,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
     def _settle(self) -> None:
         """Pass for the seats that need not be asked, then select the next decision."""
         while True:
-            game = self.game
+            game = self._game
+            assert game is not None
             if all(self.terminations.values()) or game.is_terminal():
                 self.terminations = dict.fromkeys(self.agents, True)
                 self._choices = None
@@ -270,7 +273,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
             self._info_agent = None
         if current is not None:
             # (read-only: frombuffer of bytes; shared by infos and observe until the step)
-            self._mask = np.frombuffer(bytes(current.mask), dtype=np.int8)
+            self._mask = np.frombuffer(bytes(current.mask), _INT8)
             agent = self.agent_selection
             infos[agent] = {
                 "action_mask": self._mask,
@@ -282,11 +285,10 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
     # ------------------------------------------------------------------ views
     def observe(self, agent: str) -> Obs:
         seat = self._seat_of[agent]
-        game = self.game
         current = self._choices if seat == self._selected else None
         sit = self._situation
         if current is None or sit is None:
-            sit = Situation.from_state(game, seat)
+            sit = Situation.from_state(self.game, seat)
         obs = self._encoders[seat](
             sit,
             self.memories[seat],

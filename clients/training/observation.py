@@ -22,8 +22,7 @@ from numpy.typing import NDArray
 
 from clients.bots.base import Situation
 from clients.bots.tracking import TableMemory
-from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
-from engine.cards import MAX_DECKS, MAX_JOKERS
+from clients.training.actions import CARD_TYPES, LAYOUT_FEATURES, TYPE_OF_ID
 from engine.melds import Meld
 from engine.rulesets import MeldKind, RuleSet
 
@@ -76,13 +75,7 @@ class ObservationLayout:
         return out
 
 
-def _type_of_id(decks: int) -> tuple[int, ...]:
-    """Card id -> type, for a game of ``decks`` decks (jokers after the naturals)."""
-    naturals = decks * 52
-    return tuple(i % 52 if i < naturals else JOKER_TYPE for i in range(naturals + MAX_JOKERS))
-
-
-_TYPES = {decks: _type_of_id(decks) for decks in range(1, MAX_DECKS + 1)}
+_TYPES = TYPE_OF_ID
 
 
 _SCORE_BYTES = bytes(
@@ -91,6 +84,7 @@ _SCORE_BYTES = bytes(
 )  # score // 8 clipped to int8, as its byte, for scores in -1024..1023 (offset 1024)
 _RUN = MeldKind.RUN
 _ZEROS = bytes(CARD_TYPES)
+_INT8 = np.dtype(np.int8)
 _SET = MeldKind.SET
 
 
@@ -327,7 +321,7 @@ class Encoder:
             if end > at:
                 vec[at:end] = bytes(end - at)
             self._layouts = shown
-        return np.frombuffer(bytes(vec), dtype=np.int8)
+        return np.frombuffer(bytes(vec), _INT8)
 
     def _pile_moved(
         self, old: list[int], new: list[int], pile_at: int, type_of: tuple[int, ...]
