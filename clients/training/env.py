@@ -52,6 +52,7 @@ EPISODES = ("game", "round")
 _PASS = PassClaim()
 _ROUND_ENDED = EventType.ROUND_ENDED
 _INT8 = np.dtype(np.int8)
+_GAME_OVER = Phase.GAME_OVER
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -138,6 +139,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._no_actions.flags.writeable = False  # (one array, shared by every idle seat)
         self._mask: NDArray[np.int8] = self._no_actions  # the selected seat's (read-only)
         self._info_agent: str | None = None  # the seat whose info holds its mask
+        self._rewarded = False
+        self._ended = False
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
         # each seat's observations, built incrementally (the same bytes as encode's)
         self._encoders = [Encoder(self.observation_layout) for _ in range(seats)]
@@ -162,6 +165,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self.memories = [TableMemory() for _ in range(self.seats)]
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewarded = False  # whether a reward was paid since the rewards were reset
+        self._ended = False  # whether the episode ended (every seat terminated)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -194,11 +199,14 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         if type(typed) is Discard:
             self.memories[seat].discarded(typed.card)
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if self._rewarded:  # (else every reward is still 0.0: nothing to reset or add)
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewarded = False
         self.steps += 1
         self._apply(seat, typed)
         self._settle()
-        self._accumulate_rewards()
+        if self._rewarded:
+            self._accumulate_rewards()
 
     def _apply(self, seat: int, typed: Any) -> None:
         before = self._game
@@ -212,6 +220,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
 
     def _round_ended(self, before: tuple[int, ...], after: GameState) -> None:
         ends = after.is_terminal() or self.episode == "round"
+        self._rewarded = True
         if self.reward_mode == "score":
             deltas = [a - b for a, b in zip(after.scores, before, strict=True)]
             mean = sum(deltas) / len(deltas)
@@ -224,13 +233,14 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
                 self.rewards[self.possible_agents[seat]] += better / (self.seats - 1)
         if ends:
             self.terminations = dict.fromkeys(self.agents, True)
+            self._ended = True
 
     def _settle(self) -> None:
         """Pass for the seats that need not be asked, then select the next decision."""
         while True:
             game = self._game
             assert game is not None
-            if all(self.terminations.values()) or game.is_terminal():
+            if self._ended or game.phase is _GAME_OVER:
                 self.terminations = dict.fromkeys(self.agents, True)
                 self._choices = None
                 self.agent_selection = self.possible_agents[self._selected_or(game)]
