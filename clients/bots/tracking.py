@@ -183,15 +183,15 @@ class TableMemory:
 
     def _taker(self, sit: Situation) -> int | None:
         """The opponent who took from the pile since the last look, when it is clear."""
-        others = [s for s in range(sit.seats) if s != sit.seat]
-        if len(others) == 1:
-            return others[0]
+        if sit.seats == 2:
+            return 1 - sit.seat  # the one opponent
         if not sit.rules.may_i:
             # only the seat after a discarder may draw its discard, and between two looks
             # only this seat's own discard can leave the part of the pile it watched
             return (sit.seat + 1) % sit.seats
         if len(self.sizes) != len(sit.hand_sizes):
             return None
+        others = [s for s in range(sit.seats) if s != sit.seat]
         growth = {s: sit.hand_sizes[s] - self.sizes[s] for s in others}
         most = max(growth.values())
         leaders = [s for s, g in growth.items() if g == most]
