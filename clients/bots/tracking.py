@@ -79,28 +79,34 @@ class TableMemory:
         )
 
     def observe(self, sit: Situation) -> None:
-        deal = (sit.round_number, sit.exhaustions)
-        top = sit.discard_top
-        if deal[0] != self.deal[0]:
+        # (every decision of a training environment's seat: hence the plain locals)
+        round_number, exhaustions = sit.round_number, sit.exhaustions
+        deal = self.deal
+        if round_number != deal[0]:
             self.held = {}
             self.thrown = {}
             self._restart(sit)
-        elif deal != self.deal or sit.stock_size > self.stock_size:
+            self.deal = (round_number, exhaustions)
+        elif exhaustions != deal[1] or sit.stock_size > self.stock_size:
             self._restart(sit)  # the pile but its top went back into the stock
+            self.deal = (round_number, exhaustions)
         else:
-            self._reconcile(sit, top)
+            self._reconcile(sit, sit.discard_top)
         self._own_top = None
-        self.deal = deal
         self.stock_size = sit.stock_size
         self.sizes = sit.hand_sizes
         self._note_thrown(sit)
-        if not self.held:
+        held = self.held
+        if not held:
             return
-        shown = {c.id for c in sit.hand} | set(self.pile) | _table_ids(sit.table)
-        for seat in list(self.held):
-            self.held[seat] -= shown
-            if not self.held[seat]:
-                del self.held[seat]
+        shown = set(self.pile)
+        shown.update([c.id for c in sit.hand])
+        shown |= _table_ids(sit.table)
+        for seat in list(held):
+            cards = held[seat]
+            cards -= shown
+            if not cards:
+                del held[seat]
 
     def discarded(self, card_id: int) -> None:
         """The seat's own discard: on top of the pile now."""
@@ -143,9 +149,13 @@ class TableMemory:
                 kept, added = same, False
             else:
                 kept, added = max(0, min(len(pile), size - 1 - self.unknown)), True
-        removed = pile[kept:]
-        self.pile = pile[:kept] + ([top.id] if added and top is not None else [])
-        if len(self.pile) + self.unknown != size:  # not what a pile can do: start over
+        removed = pile[kept:] if kept < len(pile) else None
+        if removed is not None or added:
+            pile = pile[:kept]
+            if added and top is not None:
+                pile.append(top.id)
+            self.pile = pile
+        if len(pile) + self.unknown != size:  # not what a pile can do: start over
             self._restart(sit)
             return
         if not removed:
@@ -182,15 +192,15 @@ class TableMemory:
 
     def _taker(self, sit: Situation) -> int | None:
         """The opponent who took from the pile since the last look, when it is clear."""
-        others = [s for s in range(sit.seats) if s != sit.seat]
-        if len(others) == 1:
-            return others[0]
+        if sit.seats == 2:
+            return 1 - sit.seat  # the one opponent
         if not sit.rules.may_i:
             # only the seat after a discarder may draw its discard, and between two looks
             # only this seat's own discard can leave the part of the pile it watched
             return (sit.seat + 1) % sit.seats
         if len(self.sizes) != len(sit.hand_sizes):
             return None
+        others = [s for s in range(sit.seats) if s != sit.seat]
         growth = {s: sit.hand_sizes[s] - self.sizes[s] for s in others}
         most = max(growth.values())
         leaders = [s for s, g in growth.items() if g == most]

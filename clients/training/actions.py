@@ -44,7 +44,7 @@ from engine.actions import (
     PassClaim,
     SwapJoker,
 )
-from engine.cards import JOKER_RANK, Card
+from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
 from engine.melds import End, Meld
 from engine.rulesets import MeldKind, RuleSet
 from engine.solver import Selection, best_selection
@@ -53,6 +53,7 @@ __all__ = [
     "CARD_TYPES",
     "JOKER_TYPE",
     "LAYOUT_FEATURES",
+    "TYPE_OF_ID",
     "ActionLayout",
     "Choices",
     "Truncation",
@@ -74,6 +75,16 @@ def card_type(c: Card) -> int:
     """The type of a card: what the two decks' copies share (the joker is one type)."""
     # (a natural's id is deck * 52 + its type: docs/RULES.md's id layout)
     return JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52
+
+
+def _type_of_id(decks: int) -> tuple[int, ...]:
+    """Card id -> type, for a game of ``decks`` decks (jokers after the naturals)."""
+    naturals = decks * 52
+    return tuple(i % 52 if i < naturals else JOKER_TYPE for i in range(naturals + MAX_JOKERS))
+
+
+#: card id -> :func:`card_type`, by the number of decks (the hot paths' table)
+TYPE_OF_ID = {decks: _type_of_id(decks) for decks in range(1, MAX_DECKS + 1)}
 
 
 def default_slots(rules: RuleSet) -> int:
@@ -262,21 +273,18 @@ def choices(
     mask = bytearray(layout.size)
     actions: dict[int, Action] = {}
     features: list[tuple[int, ...]] = []
-    types: dict[int, int] | None = None  # card id -> type, for this hand
+    types = TYPE_OF_ID[rules.decks]  # card id -> type
     slots = layout.slots
+    discard = layout.DISCARD
     for action in legal:
         kind = type(action)
         if kind is Discard:
-            if types is None:
-                types = {c.id: JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in hand}
-            index = layout.DISCARD + types[action.card]  # type: ignore[union-attr]
+            index = discard + types[action.card]  # type: ignore[union-attr]
         elif kind is LayOff:
             assert isinstance(action, LayOff)
             if action.meld >= slots:
                 truncation.slots += 1
                 continue
-            if types is None:
-                types = {c.id: JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in hand}
             end = 1 if action.end is End.HIGH else 0
             index = layout.lay_off + (types[action.card] * slots + action.meld) * 2 + end
         elif kind is Draw:
@@ -293,8 +301,6 @@ def choices(
             if action.meld >= slots:
                 truncation.slots += 1
                 continue
-            if types is None:
-                types = {c.id: JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in hand}
             index = layout.swap + types[action.card] * slots + action.meld
         elif kind is ExtraMeld:
             assert isinstance(action, ExtraMeld)

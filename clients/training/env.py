@@ -38,7 +38,7 @@ from clients.training.actions import (
     choices,
 )
 from clients.training.decisions import forced_pass
-from clients.training.observation import ObservationLayout, encode
+from clients.training.observation import Encoder, ObservationLayout
 from engine.actions import Discard, PassClaim
 from engine.events import EventType
 from engine.game import GameState, Phase
@@ -51,6 +51,8 @@ REWARDS = ("score", "placement")
 EPISODES = ("game", "round")
 _PASS = PassClaim()
 _ROUND_ENDED = EventType.ROUND_ENDED
+_INT8 = np.dtype(np.int8)
+_GAME_OVER = Phase.GAME_OVER
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -137,7 +139,11 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._no_actions.flags.writeable = False  # (one array, shared by every idle seat)
         self._mask: NDArray[np.int8] = self._no_actions  # the selected seat's (read-only)
         self._info_agent: str | None = None  # the seat whose info holds its mask
+        self._rewarded = False
+        self._ended = False
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        # each seat's observations, built incrementally (the same bytes as encode's)
+        self._encoders = [Encoder(self.observation_layout) for _ in range(seats)]
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -159,6 +165,8 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self.memories = [TableMemory() for _ in range(self.seats)]
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewarded = False  # whether a reward was paid since the rewards were reset
+        self._ended = False  # whether the episode ended (every seat terminated)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -188,17 +196,21 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         assert self._choices is not None and action is not None
         typed = self._choices.action(int(action))
         seat = self._selected
-        if isinstance(typed, Discard):
+        if type(typed) is Discard:
             self.memories[seat].discarded(typed.card)
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if self._rewarded:  # (else every reward is still 0.0: nothing to reset or add)
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewarded = False
         self.steps += 1
         self._apply(seat, typed)
         self._settle()
-        self._accumulate_rewards()
+        if self._rewarded:
+            self._accumulate_rewards()
 
     def _apply(self, seat: int, typed: Any) -> None:
-        before = self.game
+        before = self._game
+        assert before is not None
         after, events = before.apply_action(seat, typed)
         self._game = after
         for e in events:
@@ -208,6 +220,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
 
     def _round_ended(self, before: tuple[int, ...], after: GameState) -> None:
         ends = after.is_terminal() or self.episode == "round"
+        self._rewarded = True
         if self.reward_mode == "score":
             deltas = [a - b for a, b in zip(after.scores, before, strict=True)]
             mean = sum(deltas) / len(deltas)
@@ -220,12 +233,14 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
                 self.rewards[self.possible_agents[seat]] += better / (self.seats - 1)
         if ends:
             self.terminations = dict.fromkeys(self.agents, True)
+            self._ended = True
 
     def _settle(self) -> None:
         """Pass for the seats that need not be asked, then select the next decision."""
         while True:
-            game = self.game
-            if all(self.terminations.values()) or game.is_terminal():
+            game = self._game
+            assert game is not None
+            if self._ended or game.phase is _GAME_OVER:
                 self.terminations = dict.fromkeys(self.agents, True)
                 self._choices = None
                 self.agent_selection = self.possible_agents[self._selected_or(game)]
@@ -268,7 +283,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
             self._info_agent = None
         if current is not None:
             # (read-only: frombuffer of bytes; shared by infos and observe until the step)
-            self._mask = np.frombuffer(bytes(current.mask), dtype=np.int8)
+            self._mask = np.frombuffer(bytes(current.mask), _INT8)
             agent = self.agent_selection
             infos[agent] = {
                 "action_mask": self._mask,
@@ -280,13 +295,11 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
     # ------------------------------------------------------------------ views
     def observe(self, agent: str) -> Obs:
         seat = self._seat_of[agent]
-        game = self.game
         current = self._choices if seat == self._selected else None
         sit = self._situation
         if current is None or sit is None:
-            sit = Situation.from_state(game, seat)
-        obs = encode(
-            self.observation_layout,
+            sit = Situation.from_state(self.game, seat)
+        obs = self._encoders[seat](
             sit,
             self.memories[seat],
             current.layout_features if current is not None else (),

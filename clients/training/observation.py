@@ -22,12 +22,11 @@ from numpy.typing import NDArray
 
 from clients.bots.base import Situation
 from clients.bots.tracking import TableMemory
-from clients.training.actions import CARD_TYPES, JOKER_TYPE, LAYOUT_FEATURES
-from engine.cards import MAX_DECKS, MAX_JOKERS
+from clients.training.actions import CARD_TYPES, LAYOUT_FEATURES, TYPE_OF_ID
 from engine.melds import Meld
 from engine.rulesets import MeldKind, RuleSet
 
-__all__ = ["PHASES", "ObservationLayout", "encode"]
+__all__ = ["PHASES", "Encoder", "ObservationLayout", "encode"]
 
 PHASES = ("draw", "play", "claim", "game_over")
 SLOT_FEATURES = 7  # present, is a run, rank, suit + 1, length, jokers, owner (relative) + 1
@@ -76,13 +75,7 @@ class ObservationLayout:
         return out
 
 
-def _type_of_id(decks: int) -> tuple[int, ...]:
-    """Card id -> type, for a game of ``decks`` decks (jokers after the naturals)."""
-    naturals = decks * 52
-    return tuple(i % 52 if i < naturals else JOKER_TYPE for i in range(naturals + MAX_JOKERS))
-
-
-_TYPES = {decks: _type_of_id(decks) for decks in range(1, MAX_DECKS + 1)}
+_TYPES = TYPE_OF_ID
 
 
 _SCORE_BYTES = bytes(
@@ -90,6 +83,8 @@ _SCORE_BYTES = bytes(
     for v in (s // 8 for s in range(-128 * 8, 128 * 8))
 )  # score // 8 clipped to int8, as its byte, for scores in -1024..1023 (offset 1024)
 _RUN = MeldKind.RUN
+_ZEROS = bytes(CARD_TYPES)
+_INT8 = np.dtype(np.int8)
 _SET = MeldKind.SET
 
 
@@ -107,7 +102,8 @@ def _contract_scalars(rules: RuleSet) -> tuple[tuple[bytes, bytes], ...]:
         tail = [int(contract.discards)]
         for need in contract.melds[:MAX_CONTRACT_MELDS]:
             tail.extend((1 if need.kind is _SET else 2, min(127, need.size)))
-        out.append((bytes((rules.rounds,)), bytes(tail)))
+        # (padded: the scalars block is written whole, over the last round's)
+        out.append((bytes((rules.rounds,)), bytes(tail).ljust(1 + 2 * MAX_CONTRACT_MELDS, b"\0")))
     return tuple(out)
 
 
@@ -189,70 +185,160 @@ def encode(
     memory: TableMemory,
     layout_features: Sequence[tuple[int, ...]] = (),
 ) -> NDArray[np.int8]:
-    """``sit``'s seat's observation.  (Written into a bytearray, each number as its
-    int8's byte, and viewed as int8 once: a step's hot path, hence the local names and
-    the tables computed once per rule set.)"""
-    (hand_at, pile_at, known_at, table_at, top_at, blocked_at, slots_at, seats_at, scalars_at,
-     layouts_at) = shape.offsets  # fmt: skip
-    vec = bytearray(shape.size)
-    rules: RuleSet = sit.rules
-    type_of = _TYPES[rules.decks]
-    seats = sit.seats
-    me = sit.seat
-    for c in sit.hand:
-        vec[hand_at + type_of[c.id]] += 1
-    for cid in memory.pile:
-        vec[pile_at + type_of[cid]] += 1
-    for seat, held in memory.held.items():
-        r = (seat - me) % seats
-        if r == 0:
-            continue
-        at = known_at + (r - 1) * CARD_TYPES
-        for cid in held:
-            vec[at + type_of[cid]] += 1
-    if sit.discard_top is not None:
-        vec[top_at + type_of[sit.discard_top.id]] = 1
-    if sit.taken_from_discard is not None:
-        vec[blocked_at + type_of[sit.taken_from_discard]] = 1
-    table = sit.table
-    if table:
-        plane, slot_bytes = _table_bytes(table, me, seats, shape.slots, type_of)
-        vec[table_at : table_at + CARD_TYPES] = plane
-        vec[slots_at : slots_at + len(slot_bytes)] = slot_bytes
-    sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
-    key = (me, seats, current, sizes or len(sit.hand), opened, scores)
-    block = _SEATS.get(key)
-    if block is None:
-        block = _seats_bytes(me, seats, current, sizes, len(sit.hand), opened, scores)
-        if len(_SEATS) >= _SEATS_KEPT:
-            _SEATS.clear()
-        _SEATS[key] = block
-    vec[seats_at : seats_at + len(block)] = block
-    cached = _CONTRACT_SCALARS.get(id(rules))
-    if cached is None or cached[0] is not rules:
-        cached = _CONTRACT_SCALARS[id(rules)] = (rules, _contract_scalars(rules))
-    round_number = sit.round_number
-    rounds, tail = cached[1][round_number - 1]
-    stock, pile, unknown = sit.stock_size, sit.discard_size, memory.unknown
-    turns = sit.turns_completed // 2
-    scalars = (
-        bytes((round_number,))
-        + rounds
-        + _PHASE_BYTES[sit.phase]
-        + bytes(
-            (
-                stock if stock < 127 else 127,
-                pile if pile < 127 else 127,
-                unknown if unknown < 127 else 127,
-                int(sit.laid_this_turn),
-                turns if turns < 127 else 127,
+    """``sit``'s seat's observation (a fresh :class:`Encoder`'s: one seat's repeated
+    observations are cheaper through one kept encoder)."""
+    return Encoder(shape)(sit, memory, layout_features)
+
+
+class Encoder:
+    """Builds one seat's observations, one after another: the vector is kept between
+    calls and only the blocks whose inputs changed are written again (the hand by its
+    tuple's identity, the pile's plane by the cards that left and joined the pile's
+    list, the table by its tuple's identity); each call hands out a fresh read-only
+    copy.  What it returns is :func:`encode`'s, whatever it was asked before."""
+
+    __slots__ = ("_blocked", "_hand", "_held", "_layouts", "_pile", "_table", "_top", "_vec",
+                 "shape")  # fmt: skip
+
+    def __init__(self, shape: ObservationLayout) -> None:
+        self.shape = shape
+        self._vec = bytearray(shape.size)
+        self._hand: tuple[object, ...] | None = None  # the hand its block shows
+        self._pile: list[int] = []  # the pile list its plane counts
+        self._held = False  # whether the opponents' block holds any card
+        self._top = -1  # the index set in the top's block (-1: none)
+        self._blocked = -1
+        self._table: Sequence[Meld] = ()  # the table its blocks show
+        self._layouts = 0  # candidates written
+
+    def __call__(
+        self,
+        sit: Situation,
+        memory: TableMemory,
+        layout_features: Sequence[tuple[int, ...]] = (),
+    ) -> NDArray[np.int8]:
+        """(A step's hot path: hence the local names and the tables computed once per
+        rule set.)"""
+        shape = self.shape
+        (hand_at, pile_at, known_at, table_at, top_at, blocked_at, slots_at, seats_at,
+         scalars_at, layouts_at) = shape.offsets  # fmt: skip
+        vec = self._vec
+        rules: RuleSet = sit.rules
+        type_of = _TYPES[rules.decks]
+        seats = sit.seats
+        me = sit.seat
+        hand = sit.hand
+        if hand is not self._hand:
+            vec[hand_at : hand_at + CARD_TYPES] = _ZEROS
+            for c in hand:
+                vec[hand_at + type_of[c.id]] += 1
+            self._hand = hand
+        pile = memory.pile
+        old = self._pile
+        if pile != old:
+            self._pile_moved(old, pile, pile_at, type_of)
+            self._pile = pile[:]
+        held = memory.held
+        if held or self._held:
+            vec[known_at : known_at + CARD_TYPES * (seats - 1)] = bytes(CARD_TYPES * (seats - 1))
+            for seat, cards in held.items():
+                r = (seat - me) % seats
+                if r == 0:
+                    continue
+                at = known_at + (r - 1) * CARD_TYPES
+                for cid in cards:
+                    vec[at + type_of[cid]] += 1
+            self._held = bool(held)
+        top = sit.discard_top
+        index = -1 if top is None else top_at + type_of[top.id]
+        if index != self._top:
+            if self._top >= 0:
+                vec[self._top] = 0
+            if index >= 0:
+                vec[index] = 1
+            self._top = index
+        taken = sit.taken_from_discard
+        index = -1 if taken is None else blocked_at + type_of[taken]
+        if index != self._blocked:
+            if self._blocked >= 0:
+                vec[self._blocked] = 0
+            if index >= 0:
+                vec[index] = 1
+            self._blocked = index
+        table = sit.table
+        if table is not self._table:
+            before = self._table
+            if table:
+                plane, slot_bytes = _table_bytes(table, me, seats, shape.slots, type_of)
+            else:
+                plane, slot_bytes = _ZEROS, b""
+            vec[table_at : table_at + CARD_TYPES] = plane
+            vec[slots_at : slots_at + len(slot_bytes)] = slot_bytes
+            shown = min(len(before), shape.slots) * SLOT_FEATURES
+            if shown > len(slot_bytes):
+                at = slots_at + len(slot_bytes)
+                vec[at : slots_at + shown] = bytes(shown - len(slot_bytes))
+            self._table = table
+        sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
+        key = (me, seats, current, sizes or len(hand), opened, scores)
+        block = _SEATS.get(key)
+        if block is None:
+            block = _seats_bytes(me, seats, current, sizes, len(hand), opened, scores)
+            if len(_SEATS) >= _SEATS_KEPT:
+                _SEATS.clear()
+            _SEATS[key] = block
+        vec[seats_at : seats_at + len(block)] = block
+        cached = _CONTRACT_SCALARS.get(id(rules))
+        if cached is None or cached[0] is not rules:
+            cached = _CONTRACT_SCALARS[id(rules)] = (rules, _contract_scalars(rules))
+        round_number = sit.round_number
+        rounds, tail = cached[1][round_number - 1]
+        stock, pile_size, unknown = sit.stock_size, sit.discard_size, memory.unknown
+        turns = sit.turns_completed // 2
+        scalars = (
+            bytes((round_number,))
+            + rounds
+            + _PHASE_BYTES[sit.phase]
+            + bytes(
+                (
+                    stock if stock < 127 else 127,
+                    pile_size if pile_size < 127 else 127,
+                    unknown if unknown < 127 else 127,
+                    int(sit.laid_this_turn),
+                    turns if turns < 127 else 127,
+                )
             )
+            + tail
         )
-        + tail
-    )
-    vec[scalars_at : scalars_at + len(scalars)] = scalars
-    at = layouts_at
-    for features in layout_features[: shape.layouts]:
-        vec[at : at + LAYOUT_FEATURES] = bytes(features)
-        at += LAYOUT_FEATURES
-    return np.frombuffer(vec, dtype=np.int8)
+        vec[scalars_at : scalars_at + len(scalars)] = scalars
+        shown = min(len(layout_features), shape.layouts)
+        if shown or self._layouts:
+            at = layouts_at
+            for features in layout_features[:shown]:
+                vec[at : at + LAYOUT_FEATURES] = bytes(features)
+                at += LAYOUT_FEATURES
+            end = layouts_at + self._layouts * LAYOUT_FEATURES
+            if end > at:
+                vec[at:end] = bytes(end - at)
+            self._layouts = shown
+        return np.frombuffer(bytes(vec), _INT8)
+
+    def _pile_moved(
+        self, old: list[int], new: list[int], pile_at: int, type_of: tuple[int, ...]
+    ) -> None:
+        """Count the cards that left the pile's list and those that joined it: cards leave
+        and join at its top, so the lists share a bottom part, found in a few tries
+        (else the whole plane is counted again)."""
+        vec = self._vec
+        n = min(len(old), len(new))
+        k = n
+        while k > n - 3 and k > 0 and old[:k] != new[:k]:
+            k -= 1
+        if k > 0 and k > n - 3:
+            for cid in old[k:]:
+                vec[pile_at + type_of[cid]] -= 1
+        else:
+            k = 0
+            vec[pile_at : pile_at + CARD_TYPES] = _ZEROS
+        for cid in new[k:]:
+            vec[pile_at + type_of[cid]] += 1

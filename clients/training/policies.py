@@ -31,7 +31,7 @@ from clients.training.actions import (
     index_of,
 )
 from clients.training.env import GlintwickEnv, Obs
-from clients.training.observation import ObservationLayout, encode
+from clients.training.observation import Encoder, ObservationLayout
 from engine.actions import Action, Discard, PassClaim
 from engine.rulesets import RuleSet
 
@@ -97,7 +97,7 @@ class PolicyBot(Bot):
         self.policy = self.make_policy()
         self.memory = TableMemory()
         self.truncation = Truncation()
-        self._layouts: tuple[ActionLayout, ObservationLayout] | None = None
+        self._layouts: tuple[ActionLayout, Encoder] | None = None
 
     @abstractmethod
     def make_policy(self) -> Policy:
@@ -116,9 +116,9 @@ class PolicyBot(Bot):
             actions = ActionLayout.for_rules(rules, self.layouts)
             self._layouts = (
                 actions,
-                ObservationLayout(situation.seats, actions.slots, self.layouts),
+                Encoder(ObservationLayout(situation.seats, actions.slots, self.layouts)),
             )
-        action_layout, observation_layout = self._layouts
+        action_layout, encoder = self._layouts
         self.memory.observe(situation)
         contract = rules.contracts[situation.round_number - 1]
         blocked = situation.taken_from_discard if contract.discards else None
@@ -132,7 +132,7 @@ class PolicyBot(Bot):
             self.truncation,
         )
         mask = np.frombuffer(bytes(found.mask), dtype=np.int8)
-        observation = encode(observation_layout, situation, self.memory, found.layout_features)
+        observation = encoder(situation, self.memory, found.layout_features)
         index = self.policy.act({"observation": observation, "action_mask": mask}, rng)
         chosen = found.actions.get(index, legal[0])
         if isinstance(chosen, Discard):
