@@ -23,6 +23,7 @@ from services.store.base import (
     RateRefusedError,
     Snapshot,
     Write,
+    answer_later,
 )
 
 #: limit calls between two sweeps of the expired rate-limit cells and bounded sets
@@ -42,12 +43,6 @@ class _Game:
     responses: dict[str, bytes] = field(default_factory=dict)
     expires_at: float | None = None
     deadline: float | None = None
-
-
-def _time_out(waiter: asyncio.Future[bool]) -> None:
-    """A log wait's time is up: it answers no entries (unless woken first)."""
-    if not waiter.done():
-        waiter.set_result(False)
 
 
 class MemoryStore(GameStore):
@@ -182,13 +177,10 @@ class MemoryStore(GameStore):
         items = self._log_after(game_id, after_version)
         if items:
             return items
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[bool] = loop.create_future()
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         waiters = self._waiters.setdefault(game_id, {})
         waiters[waiter] = None
-        # (a timer that answers False, not asyncio.timeout: no cancel to tell apart
-        # from the caller's, and a tenth of its cost, paid on every wait of a session)
-        timer = loop.call_later(timeout, _time_out, waiter)
+        timer = answer_later(waiter, timeout, False)
         try:
             if not await waiter:
                 return []

@@ -373,9 +373,13 @@ class PlayStream:
             session.seat = seat
             self._unreachable.pop((game_id, seat), None)
             session.ready.set_result(seat)
+            # (the store's log reader reads the game while a session follows it, and
+            # no longer: services/store/redis/log_reader.py)
+            self._ctx.store.follow(game_id)
             try:
                 final = await self._play(session, seat, loaded, start, request.prompts_only)
             finally:
+                self._ctx.store.unfollow(game_id)
                 if hold is not None:
                     await hold.release()
             closed = pb.PlayClosed()
