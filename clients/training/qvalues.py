@@ -1,0 +1,238 @@
+"""Rollout values of expert's closed-hand discards, and a linear model fitted to them.
+
+Approximate policy iteration, one step (issue 31; :mod:`clients.bots.learned` plays the
+result).  ``generate`` plays games with ``expert`` in every seat; at a seat's closed-hand
+discard (not in contract's rounds of groups only, which the turn cap ends) it takes
+expert's best ``kinds`` discard kinds that leave the fewest ``missing`` and plays each in
+the same ``worlds`` determinized worlds (:func:`clients.bots.search.sample_world`: what
+the seat has seen, the unseen cards dealt at random) to the end of the round, ``expert``
+in every seat, scoring the seat's round penalty.  Expert's move is played in the game
+itself, so the decisions are those expert meets.  One JSON line per decision: the
+candidates' features (:func:`clients.bots.learned.discard_features`) and their values
+per world (expert's first).
+
+``fit`` solves ridge least squares for weights ``w`` with ``features · w`` ≈ value,
+both centred within each decision (so only differences between a decision's candidates
+count: the pairwise Q differences), and reports how often the model's choice differs
+from expert's and the rollout saving of its choice, on held-out decisions::
+
+    python -m clients.training.qvalues generate --ruleset contract --seats 4 \\
+        --games 4 --seed 9200 --out q-contract.jsonl
+    python -m clients.training.qvalues fit q-contract.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from clients.bots.base import Situation
+from clients.bots.expert import ExpertBot, capped_round
+from clients.bots.learned import (
+    CONTEXT,
+    FEATURES,
+    context_features,
+    discard_candidates,
+    discard_features,
+)
+from clients.bots.search import SearchBot, decision_kind, sample_world
+from clients.turn import engine_turn
+from engine.actions import Action, Discard
+from engine.game import GameState
+from engine.rulesets import PRESETS, RuleSet
+
+__all__ = ["Recorder", "fit", "generate"]
+
+
+class Recorder(SearchBot):
+    """Plays ``expert``; at closed-hand discards records every candidate's rollout values."""
+
+    name = "recorder"
+    max_kinds = 4
+
+    def __init__(self, seed: int, out: TextIO, worlds: int) -> None:
+        super().__init__(seed)
+        self.out = out
+        self.worlds = worlds
+        self._feats: list[list[float]] = []
+        self._kind = "discard"
+        self.recorded = 0
+
+    def candidates(
+        self, sit: Situation, legal: Sequence[Action], base_action: Action, base: ExpertBot
+    ) -> list[Action]:
+        self._kind = "discard"
+        if (
+            sit.phase != "play"
+            or sit.opened
+            or capped_round(sit)
+            or not isinstance(base_action, Discard)
+        ):
+            found = super().candidates(sit, legal, base_action, base)
+            if len(found) != 2 or decision_kind(found[0]) == "discard":
+                return []
+            self._kind = decision_kind(found[0])
+            self._feats = [context_features(sit)]
+            return found
+        discards = [a for a in legal if isinstance(a, Discard)]
+        options = discard_candidates(sit, discards, base.seen(sit))
+        fewest = options[0][2]
+        by_id = {c.id: c for c in sit.hand}
+        mine = by_id[base_action.card].kind
+        info = {c.kind: (c, m, live) for _, c, m, live in options if m == fewest}
+        if mine not in info or len(info) < 2:
+            return []
+        ranked = [a for a in base.ranked_discards(sit, discards) if by_id[a.card].kind in info]
+        rest = [a for a in ranked if by_id[a.card].kind != mine][: self.max_kinds - 1]
+        chosen = [base_action, *rest]
+        self._feats = [discard_features(sit, *info[by_id[a.card].kind]) for a in chosen]
+        return list(chosen)
+
+    def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
+        values: list[list[float]] = [[] for _ in candidates]
+        for _ in range(self.worlds):
+            world = sample_world(sit, self.memory, self.random)
+            if world is None:
+                break
+            for i, action in enumerate(candidates):
+                values[i].append(self._rollout(world, sit.seat, action, base))
+        if values[0]:
+            row = {
+                "kind": self._kind,
+                "rules": sit.rules.name,
+                "seats": sit.seats,
+                "round": sit.round_number,
+                "features": self._feats,
+                "values": values,
+            }
+            self.out.write(json.dumps(row) + "\n")
+            self.out.flush()
+            self.recorded += 1
+        return candidates[0]
+
+
+def generate(
+    rules: RuleSet, seats: int, games: int, seed: int, worlds: int, out: TextIO, every: int = 1
+) -> dict[str, float]:
+    """Play ``games`` expert games from ``seed`` on, recording each seat's closed discards
+    (every ``every``-th of them, by the seat's decision count)."""
+    started = time.process_time()
+    recorded = rollouts = 0
+    for g in range(games):
+        bots = [Recorder(seed * 100 + g * 10 + s, out, worlds) for s in range(seats)]
+        for s, b in enumerate(bots):
+            b.setup(rules, s)
+        state = GameState.new_game(rules, seats, f"qvalues:{seed}:{g}".encode())
+        rng = random.Random(g)
+        while not state.is_terminal():
+            seat = state.to_act[0]
+            bot = bots[seat]
+            bot.worlds = worlds if bot.decisions % every == 0 else 0
+            state, _, _ = engine_turn(state, seat, bot, rng)
+        recorded += sum(b.recorded for b in bots)
+        rollouts += sum(b.rollouts for b in bots)
+    cpu = time.process_time() - started
+    return {"decisions": recorded, "rollouts": rollouts, "cpu_s": round(cpu, 1)}
+
+
+def _load(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        with path.open() as f:
+            rows.extend(json.loads(line) for line in f if line.strip())
+    return rows
+
+
+def fit(
+    rows: Sequence[dict[str, Any]], ridge: float = 1.0, test_share: float = 0.25
+) -> dict[str, Any]:
+    """Per kind of decision, weights from the first ``1 - test_share`` of its rows; on the
+    rest, how often the model's choice differs from expert's and the mean rollout saving
+    over expert's (points per decision; positive: the model's choice lost fewer points).
+
+    Discards: ``features · w`` ≈ value, both centred within each decision (a ranking).
+    Two-way decisions (claim, draw, lay): ``context · w`` ≈ the challenger's saving."""
+    out: dict[str, Any] = {}
+    for kind in ("discard", "claim", "draw", "lay"):
+        mine = [r for r in rows if r.get("kind", "discard") == kind]
+        if len(mine) >= 8:
+            out[kind] = _fit_kind(mine, kind == "discard", ridge, test_share)
+    return out
+
+
+def _fit_kind(
+    rows: Sequence[dict[str, Any]], ranking: bool, ridge: float, test_share: float
+) -> dict[str, Any]:
+    split = int(len(rows) * (1 - test_share))
+    xs, ys = [], []
+    for row in rows[:split]:
+        x, q = _arrays(row)
+        if ranking:
+            xs.append(x - x.mean(axis=0))
+            ys.append(q - q.mean())
+        else:
+            xs.append(x)
+            ys.append(q[:1] - q[1:])
+    x_all, y_all = np.concatenate(xs), np.concatenate(ys)
+    w = np.linalg.solve(x_all.T @ x_all + ridge * np.eye(x_all.shape[1]), x_all.T @ y_all)
+    changed, saving = 0, []
+    for row in rows[split:]:
+        x, q = _arrays(row)
+        pick = int(np.argmin(x @ w)) if ranking else int(float(x[0] @ w) > 0)
+        changed += pick != 0
+        saving.append(q[0] - q[pick])
+    hindsight = [float(_arrays(r)[1][0] - _arrays(r)[1].min()) for r in rows]
+    gains = [float(_arrays(r)[1][0] - _arrays(r)[1][1:].mean()) for r in rows]
+    names = FEATURES if ranking else CONTEXT
+    return {
+        "decisions": len(rows),
+        "weights": {n: round(float(v), 3) for n, v in zip(names, w, strict=True)},
+        "mean_gain_of_others": float(np.mean(gains)),
+        "test_changed": changed / max(1, len(rows) - split),
+        "test_saving": float(np.mean(saving)) if saving else 0.0,
+        "test_saving_se": float(np.std(saving) / np.sqrt(len(saving))) if saving else 0.0,
+        "best_in_hindsight": float(np.mean(hindsight)),
+    }
+
+
+def _arrays(row: dict[str, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """A row's features and its candidates' mean values (expert's first)."""
+    x = np.asarray(row["features"], dtype=np.float64)
+    q = np.asarray(row["values"], dtype=np.float64).mean(axis=1)
+    return x, q
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    gen = sub.add_parser("generate")
+    gen.add_argument("--ruleset", default="contract", choices=sorted(PRESETS))
+    gen.add_argument("--seats", type=int, default=4)
+    gen.add_argument("--games", type=int, default=1)
+    gen.add_argument("--seed", type=int, default=9200)
+    gen.add_argument("--worlds", type=int, default=8)
+    gen.add_argument("--every", type=int, default=1)
+    gen.add_argument("--out", type=Path, required=True)
+    fitter = sub.add_parser("fit")
+    fitter.add_argument("paths", type=Path, nargs="+")
+    fitter.add_argument("--ridge", type=float, default=1.0)
+    args = parser.parse_args()
+    if args.command == "generate":
+        with args.out.open("a") as out:
+            report = generate(
+                PRESETS[args.ruleset], args.seats, args.games, args.seed, args.worlds, out, args.every
+            )
+        print(json.dumps(report))
+    else:
+        print(json.dumps(fit(_load(args.paths), args.ridge), indent=1))
+
+
+if __name__ == "__main__":
+    main()
