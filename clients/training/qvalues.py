@@ -227,7 +227,13 @@ def main() -> None:
     if args.command == "generate":
         with args.out.open("a") as out:
             report = generate(
-                PRESETS[args.ruleset], args.seats, args.games, args.seed, args.worlds, out, args.every
+                PRESETS[args.ruleset],
+                args.seats,
+                args.games,
+                args.seed,
+                args.worlds,
+                out,
+                args.every,
             )
         print(json.dumps(report))
     else:
