@@ -51,6 +51,8 @@ FEATURES: tuple[str, ...] = (
     "suit_near",
     "stock",
     "penalty_stock",
+    "missing_late",
+    "missing_stock",
 )
 
 
@@ -100,6 +102,8 @@ def discard_features(sit: Situation, c: Card, missing: int, live: int) -> list[f
         float(near),
         stock,
         penalty * (1 - stock),
+        missing * late,
+        missing * (1 - stock),
     ]
 
 
@@ -150,6 +154,7 @@ TWO_WAY: dict[tuple[str, str, int], tuple[float, ...]] = {}
 class LearnedBot(ExpertBot):
     name = "learned"
     margin: float = 0.0  # points the model must save over expert's discard to overrule it
+    spread: int = 0  # also weigh discards leaving up to this many more missing
     two_way_margin: float = 1.0  # ... over expert's claim, draw or lay
     weights: dict[tuple[str, int], tuple[float, ...]] = WEIGHTS
     two_way: dict[tuple[str, str, int], tuple[float, ...]] = TWO_WAY
@@ -182,7 +187,9 @@ class LearnedBot(ExpertBot):
         def value(c: Card, m: int, live: int) -> float:
             return sum(a * b for a, b in zip(w, discard_features(sit, c, m, live), strict=True))
 
-        values = {c.kind: value(c, m, live) for _, c, m, live in options if m == fewest}
+        values = {
+            c.kind: value(c, m, live) for _, c, m, live in options if m <= fewest + self.spread
+        }
         if mine not in values:
             return expert
         best = min(values, key=lambda k: (values[k], k != mine))

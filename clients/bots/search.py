@@ -279,11 +279,22 @@ class SearchBot(Bot):
             tally[1] += 1
         return candidates[best]
 
-    def _rollout(self, world: GameState, seat: int, action: Action, base: ExpertBot) -> float:
+    def _rollout(
+        self,
+        world: GameState,
+        seat: int,
+        action: Action,
+        base: ExpertBot,
+        others: Sequence[ExpertBot] | None = None,
+    ) -> float:
         """The seat's penalty for the round in ``world`` if it plays ``action`` now, every
-        seat then playing ``expert`` (with what this seat remembers of the discards)."""
+        seat then playing ``expert`` (with what this seat remembers of the discards, or
+        copies of ``others``, each seat's own expert, where given)."""
         self.rollouts += 1
-        players = [base.clone() for _ in range(world.seats)]
+        players = [
+            base.clone() if others is None or s == seat else others[s].clone()
+            for s in range(world.seats)
+        ]
         players[seat].remember(action)
         for s, bot in enumerate(players):
             bot.seat = s

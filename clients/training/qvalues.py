@@ -24,6 +24,7 @@ from expert's and the rollout saving of its choice, on held-out decisions::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import time
@@ -56,6 +57,9 @@ class Recorder(SearchBot):
 
     name = "recorder"
     max_kinds = 4
+    discards = True  # record closed-hand discards (else the two-way decisions only)
+    spread = 0  # discards leaving up to this many more missing than the fewest ...
+    wide = 2  # ... at most this many of them, the costliest first
 
     def __init__(self, seed: int, out: TextIO, worlds: int) -> None:
         super().__init__(seed)
@@ -64,6 +68,9 @@ class Recorder(SearchBot):
         self._feats: list[list[float]] = []
         self._kind = "discard"
         self.recorded = 0
+        #: the true state and every seat's recorder, when values come from the hidden
+        #: hands as they are (the stock reshuffled) rather than from sampled worlds
+        self.truth: tuple[GameState, Sequence[Recorder]] | None = None
 
     def candidates(
         self, sit: Situation, legal: Sequence[Action], base_action: Action, base: ExpertBot
@@ -81,28 +88,47 @@ class Recorder(SearchBot):
             self._kind = decision_kind(found[0])
             self._feats = [context_features(sit)]
             return found
+        if not self.discards:
+            return []
         discards = [a for a in legal if isinstance(a, Discard)]
         options = discard_candidates(sit, discards, base.seen(sit))
         fewest = options[0][2]
         by_id = {c.id: c for c in sit.hand}
         mine = by_id[base_action.card].kind
-        info = {c.kind: (c, m, live) for _, c, m, live in options if m == fewest}
+        info = {c.kind: (c, m, live) for _, c, m, live in options if m <= fewest + self.spread}
         if mine not in info or len(info) < 2:
             return []
         ranked = [a for a in base.ranked_discards(sit, discards) if by_id[a.card].kind in info]
-        rest = [a for a in ranked if by_id[a.card].kind != mine][: self.max_kinds - 1]
-        chosen = [base_action, *rest]
+        near = [a for a in ranked if info[by_id[a.card].kind][1] == fewest]
+        rest = [a for a in near if by_id[a.card].kind != mine][: self.max_kinds - 1]
+        # a wider look: the costliest cards whose discard leaves one card more missing
+        further = [a for a in ranked if info[by_id[a.card].kind][1] > fewest]
+        further.sort(key=lambda a: -sit.rules.penalty(by_id[a.card]))
+        chosen = [base_action, *rest, *further[: self.wide]]
         self._feats = [discard_features(sit, *info[by_id[a.card].kind]) for a in chosen]
         return list(chosen)
+
+    def _reshuffled(self, state: GameState) -> GameState:
+        """The true state with the stock in a random order (and new reshuffles): the
+        hidden hands as they are, the future drawn afresh."""
+        stock = list(state.stock)
+        self.random.shuffle(stock)
+        seed = self.random.getrandbits(64).to_bytes(8, "big")
+        return dataclasses.replace(state, stock=tuple(stock), seed=seed)
 
     def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
         values: list[list[float]] = [[] for _ in candidates]
         for _ in range(self.worlds):
-            world = sample_world(sit, self.memory, self.random)
+            if self.truth is None:
+                world = sample_world(sit, self.memory, self.random)
+                others = None
+            else:
+                world = self._reshuffled(self.truth[0])
+                others = [bot.base for bot in self.truth[1]]
             if world is None:
                 break
             for i, action in enumerate(candidates):
-                values[i].append(self._rollout(world, sit.seat, action, base))
+                values[i].append(self._rollout(world, sit.seat, action, base, others))
         if values[0]:
             row = {
                 "kind": self._kind,
@@ -119,7 +145,16 @@ class Recorder(SearchBot):
 
 
 def generate(
-    rules: RuleSet, seats: int, games: int, seed: int, worlds: int, out: TextIO, every: int = 1
+    rules: RuleSet,
+    seats: int,
+    games: int,
+    seed: int,
+    worlds: int,
+    out: TextIO,
+    every: int = 1,
+    discards: bool = True,
+    spread: int = 0,
+    truth: bool = False,
 ) -> dict[str, float]:
     """Play ``games`` expert games from ``seed`` on, recording each seat's closed discards
     (every ``every``-th of them, by the seat's decision count)."""
@@ -129,12 +164,16 @@ def generate(
         bots = [Recorder(seed * 100 + g * 10 + s, out, worlds) for s in range(seats)]
         for s, b in enumerate(bots):
             b.setup(rules, s)
+            b.discards = discards
+            b.spread = spread
         state = GameState.new_game(rules, seats, f"qvalues:{seed}:{g}".encode())
         rng = random.Random(g)
         while not state.is_terminal():
             seat = state.to_act[0]
             bot = bots[seat]
             bot.worlds = worlds if bot.decisions % every == 0 else 0
+            if truth:
+                bot.truth = (state, bots)
             state, _, _ = engine_turn(state, seat, bot, rng)
         recorded += sum(b.recorded for b in bots)
         rollouts += sum(b.rollouts for b in bots)
@@ -150,29 +189,29 @@ def _load(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def fit(
-    rows: Sequence[dict[str, Any]], ridge: float = 1.0, test_share: float = 0.25
-) -> dict[str, Any]:
-    """Per kind of decision, weights from the first ``1 - test_share`` of its rows; on the
-    rest, how often the model's choice differs from expert's and the mean rollout saving
-    over expert's (points per decision; positive: the model's choice lost fewer points).
+#: the predicted savings (points) from which the model overrules expert, as evaluated
+MARGINS = (0.0, 1.0, 2.0, 4.0)
 
-    Discards: ``features · w`` ≈ value, both centred within each decision (a ranking).
-    Two-way decisions (claim, draw, lay): ``context · w`` ≈ the challenger's saving."""
+
+def fit(rows: Sequence[dict[str, Any]], ridge: float = 1.0, folds: int = 5) -> dict[str, Any]:
+    """Per kind of decision, weights from all its rows, and by ``folds``-fold cross-
+    validation (contiguous blocks: games apart) for each margin of :data:`MARGINS`: the
+    share of decisions where the model overrules expert and the mean rollout saving over
+    expert's move per decision (positive: the model's choice lost fewer points), with its
+    standard error.  Discards: ``features · w`` ≈ value, both centred within each
+    decision (a ranking); two-way decisions (claim, draw, lay): ``context · w`` ≈ the
+    challenger's saving."""
     out: dict[str, Any] = {}
     for kind in ("discard", "claim", "draw", "lay"):
         mine = [r for r in rows if r.get("kind", "discard") == kind]
-        if len(mine) >= 8:
-            out[kind] = _fit_kind(mine, kind == "discard", ridge, test_share)
+        if len(mine) >= 2 * folds:
+            out[kind] = _fit_kind(mine, kind == "discard", ridge, folds)
     return out
 
 
-def _fit_kind(
-    rows: Sequence[dict[str, Any]], ranking: bool, ridge: float, test_share: float
-) -> dict[str, Any]:
-    split = int(len(rows) * (1 - test_share))
+def _weights(rows: Sequence[dict[str, Any]], ranking: bool, ridge: float) -> np.ndarray[Any, Any]:
     xs, ys = [], []
-    for row in rows[:split]:
+    for row in rows:
         x, q = _arrays(row)
         if ranking:
             xs.append(x - x.mean(axis=0))
@@ -181,30 +220,57 @@ def _fit_kind(
             xs.append(x)
             ys.append(q[:1] - q[1:])
     x_all, y_all = np.concatenate(xs), np.concatenate(ys)
-    w = np.linalg.solve(x_all.T @ x_all + ridge * np.eye(x_all.shape[1]), x_all.T @ y_all)
-    changed, saving = 0, []
-    for row in rows[split:]:
-        x, q = _arrays(row)
-        pick = int(np.argmin(x @ w)) if ranking else int(float(x[0] @ w) > 0)
-        changed += pick != 0
-        saving.append(q[0] - q[pick])
+    eye = ridge * np.eye(x_all.shape[1])
+    return np.asarray(np.linalg.solve(x_all.T @ x_all + eye, x_all.T @ y_all))
+
+
+def _fit_kind(
+    rows: Sequence[dict[str, Any]], ranking: bool, ridge: float, folds: int
+) -> dict[str, Any]:
+    savings: dict[float, list[float]] = {m: [] for m in MARGINS}
+    for k in range(folds):
+        lo, hi = len(rows) * k // folds, len(rows) * (k + 1) // folds
+        w = _weights([*rows[:lo], *rows[hi:]], ranking, ridge)
+        for row in rows[lo:hi]:
+            x, q = _arrays(row)
+            if ranking:
+                pred = x @ w
+                pick, gain = int(np.argmin(pred)), float(pred[0] - pred.min())
+            else:
+                pick, gain = 1, float(x[0] @ w)
+            for m in MARGINS:
+                chosen = pick if gain > m else 0
+                savings[m].append(float(q[0] - q[chosen]))
+    names = FEATURES if ranking else CONTEXT
     hindsight = [float(_arrays(r)[1][0] - _arrays(r)[1].min()) for r in rows]
     gains = [float(_arrays(r)[1][0] - _arrays(r)[1][1:].mean()) for r in rows]
-    names = FEATURES if ranking else CONTEXT
     return {
         "decisions": len(rows),
-        "weights": {n: round(float(v), 3) for n, v in zip(names, w, strict=True)},
-        "mean_gain_of_others": float(np.mean(gains)),
-        "test_changed": changed / max(1, len(rows) - split),
-        "test_saving": float(np.mean(saving)) if saving else 0.0,
-        "test_saving_se": float(np.std(saving) / np.sqrt(len(saving))) if saving else 0.0,
-        "best_in_hindsight": float(np.mean(hindsight)),
+        "weights": {
+            n: round(float(v), 3)
+            for n, v in zip(names, _weights(rows, ranking, ridge), strict=True)
+        },
+        "mean_gain_of_others": round(float(np.mean(gains)), 2),
+        "best_in_hindsight": round(float(np.mean(hindsight)), 2),
+        "cross_validated": {
+            f"margin {m:g}": {
+                "overruled": round(float(np.mean([s != 0 for s in v])), 3),
+                "saving": round(float(np.mean(v)), 3),
+                "se": round(float(np.std(v) / np.sqrt(len(v))), 3),
+            }
+            for m, v in savings.items()
+        },
     }
 
 
 def _arrays(row: dict[str, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """A row's features and its candidates' mean values (expert's first)."""
+    """A row's features and its candidates' mean values (expert's first).  A discard row
+    recorded before the last features were added is padded with zeros: those are
+    products of ``missing``, the same for every candidate of such a row (fewest missing
+    only), so centred they are zero."""
     x = np.asarray(row["features"], dtype=np.float64)
+    if row.get("kind", "discard") == "discard" and x.shape[1] < len(FEATURES):
+        x = np.pad(x, ((0, 0), (0, len(FEATURES) - x.shape[1])))
     q = np.asarray(row["values"], dtype=np.float64).mean(axis=1)
     return x, q
 
@@ -220,9 +286,13 @@ def main() -> None:
     gen.add_argument("--worlds", type=int, default=8)
     gen.add_argument("--every", type=int, default=1)
     gen.add_argument("--out", type=Path, required=True)
+    gen.add_argument("--no-discards", action="store_true", help="two-way decisions only")
+    gen.add_argument("--truth", action="store_true", help="the hidden hands as they are")
+    gen.add_argument("--spread", type=int, default=0, help="discards up to N more missing")
     fitter = sub.add_parser("fit")
     fitter.add_argument("paths", type=Path, nargs="+")
     fitter.add_argument("--ridge", type=float, default=1.0)
+    fitter.add_argument("--folds", type=int, default=5)
     args = parser.parse_args()
     if args.command == "generate":
         with args.out.open("a") as out:
@@ -234,10 +304,13 @@ def main() -> None:
                 args.worlds,
                 out,
                 args.every,
+                not args.no_discards,
+                args.spread,
+                args.truth,
             )
         print(json.dumps(report))
     else:
-        print(json.dumps(fit(_load(args.paths), args.ridge), indent=1))
+        print(json.dumps(fit(_load(args.paths), args.ridge, args.folds), indent=1))
 
 
 if __name__ == "__main__":
