@@ -72,10 +72,11 @@ def test_a_weighted_game_is_well_within_the_budget() -> None:
     assert cpu / len(moves) < 0.05  # far below 1 s a decision
 
 
-def test_the_recorder_plays_expert_and_records_paired_values() -> None:
+@pytest.mark.parametrize("truth", [False, True], ids=["sampled", "truth"])
+def test_the_recorder_plays_expert_and_records_paired_values(truth: bool) -> None:
     short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
     out = io.StringIO()
-    report = generate(short, 2, 1, 9200, 2, out, every=2)
+    report = generate(short, 2, 1, 9200, 2, out, every=2, spread=1, truth=truth)
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert rows and report["decisions"] == len(rows)
     for row in rows:
@@ -95,4 +96,4 @@ def test_the_fit_recovers_a_planted_preference() -> None:
         rows.append({"kind": "discard", "features": feats, "values": values})
     found = fit(rows)["discard"]
     assert found["weights"]["penalty"] == pytest.approx(-10, abs=1.5)
-    assert found["test_saving"] > 0
+    assert found["cross_validated"]["margin 0"]["saving"] > 0
