@@ -193,20 +193,40 @@ def _load(paths: Sequence[Path]) -> list[dict[str, Any]]:
 MARGINS = (0.0, 1.0, 2.0, 4.0)
 
 
-def fit(rows: Sequence[dict[str, Any]], ridge: float = 1.0, folds: int = 5) -> dict[str, Any]:
+def fit(
+    rows: Sequence[dict[str, Any]], ridge: float = 1.0, folds: int = 5, spread: int | None = None
+) -> dict[str, Any]:
     """Per kind of decision, weights from all its rows, and by ``folds``-fold cross-
     validation (contiguous blocks: games apart) for each margin of :data:`MARGINS`: the
     share of decisions where the model overrules expert and the mean rollout saving over
     expert's move per decision (positive: the model's choice lost fewer points), with its
     standard error.  Discards: ``features · w`` ≈ value, both centred within each
     decision (a ranking); two-way decisions (claim, draw, lay): ``context · w`` ≈ the
-    challenger's saving."""
+    challenger's saving.  ``spread``: keep only the discards leaving at most that many more
+    ``missing`` than expert's (None: every candidate recorded)."""
     out: dict[str, Any] = {}
+    if spread is not None:
+        rows = [_narrow(r, spread) for r in rows]
     for kind in ("discard", "claim", "draw", "lay"):
         mine = [r for r in rows if r.get("kind", "discard") == kind]
+        mine = [r for r in mine if len(r["values"]) > 1]
         if len(mine) >= 2 * folds:
             out[kind] = _fit_kind(mine, kind == "discard", ridge, folds)
     return out
+
+
+def _narrow(row: dict[str, Any], spread: int) -> dict[str, Any]:
+    """A discard row without the candidates leaving more than ``spread`` more missing."""
+    if row.get("kind", "discard") != "discard":
+        return row
+    at = FEATURES.index("missing")
+    fewest = row["features"][0][at]
+    keep = [i for i, f in enumerate(row["features"]) if f[at] <= fewest + spread]
+    return {
+        **row,
+        "features": [row["features"][i] for i in keep],
+        "values": [row["values"][i] for i in keep],
+    }
 
 
 def _weights(rows: Sequence[dict[str, Any]], ranking: bool, ridge: float) -> np.ndarray[Any, Any]:
@@ -293,6 +313,7 @@ def main() -> None:
     fitter.add_argument("paths", type=Path, nargs="+")
     fitter.add_argument("--ridge", type=float, default=1.0)
     fitter.add_argument("--folds", type=int, default=5)
+    fitter.add_argument("--spread", type=int, default=None, help="discards up to N more missing")
     args = parser.parse_args()
     if args.command == "generate":
         with args.out.open("a") as out:
@@ -310,7 +331,7 @@ def main() -> None:
             )
         print(json.dumps(report))
     else:
-        print(json.dumps(fit(_load(args.paths), args.ridge, args.folds), indent=1))
+        print(json.dumps(fit(_load(args.paths), args.ridge, args.folds, args.spread), indent=1))
 
 
 if __name__ == "__main__":
