@@ -34,6 +34,7 @@ __all__ = [
     "LearnedBot",
     "context_features",
     "discard_candidates",
+    "discard_choices",
     "discard_features",
 ]
 
@@ -70,6 +71,38 @@ def discard_candidates(
         rest = tuple(x for x in sit.hand if x is not c)
         judged[c.kind] = (action, c, *live_outs(rest, sit, seen))
     return sorted(judged.values(), key=lambda t: (t[2], -t[3], t[1].id))
+
+
+def discard_choices(
+    sit: Situation,
+    discards: Sequence[Discard],
+    chosen: Discard,
+    bot: ExpertBot,
+    spread: int = 0,
+    kinds: int = 4,
+    wide: int = 2,
+) -> list[tuple[Discard, list[float]]]:
+    """The closed-hand discards the model weighs, each with its features, expert's choice
+    ``chosen`` first: expert's ``kinds`` best kinds among those leaving the fewest
+    ``missing`` and, with a ``spread``, the ``wide`` costliest leaving up to ``spread``
+    more.  The recorder values exactly these and the bot chooses among exactly these, so
+    the model never judges a candidate unlike those it was fitted on.  Empty when there
+    is no choice."""
+    options = discard_candidates(sit, discards, bot.seen(sit))
+    fewest = options[0][2]
+    by_id = {c.id: c for c in sit.hand}
+    mine = by_id[chosen.card].kind
+    info = {c.kind: (c, m, live) for _, c, m, live in options if m <= fewest + spread}
+    if mine not in info or len(info) < 2:
+        return []
+    ranked = [a for a in bot.ranked_discards(sit, discards) if by_id[a.card].kind in info]
+    near = [a for a in ranked if info[by_id[a.card].kind][1] == fewest]
+    rest = [a for a in near if by_id[a.card].kind != mine][: kinds - 1]
+    # a wider look: the costliest cards whose discard leaves more missing
+    further = [a for a in ranked if info[by_id[a.card].kind][1] > fewest]
+    further.sort(key=lambda a: -sit.rules.penalty(by_id[a.card]))
+    picked = [chosen, *rest, *further[:wide]]
+    return [(a, discard_features(sit, *info[by_id[a.card].kind])) for a in picked]
 
 
 def discard_features(sit: Situation, c: Card, missing: int, live: int) -> list[float]:
@@ -155,6 +188,8 @@ class LearnedBot(ExpertBot):
     name = "learned"
     margin: float = 0.0  # points the model must save over expert's discard to overrule it
     spread: int = 0  # also weigh discards leaving up to this many more missing
+    kinds: int = 4  # expert's best this many kinds among those leaving the fewest missing
+    wide: int = 2  # the costliest this many leaving more (with a spread)
     two_way_margin: float = 1.0  # ... over expert's claim, draw or lay
     weights: dict[tuple[str, int], tuple[float, ...]] = WEIGHTS
     two_way: dict[tuple[str, str, int], tuple[float, ...]] = TWO_WAY
@@ -179,20 +214,9 @@ class LearnedBot(ExpertBot):
         w = self.weights.get((sit.rules.name, sit.seats))
         if w is None:
             return expert
-        options = discard_candidates(sit, discards, seen)
-        fewest = options[0][2]
-        by_id = {c.id: c for c in sit.hand}
-        mine = by_id[expert.card].kind
-
-        def value(c: Card, m: int, live: int) -> float:
-            return sum(a * b for a, b in zip(w, discard_features(sit, c, m, live), strict=True))
-
-        values = {
-            c.kind: value(c, m, live) for _, c, m, live in options if m <= fewest + self.spread
-        }
-        if mine not in values:
+        choices = discard_choices(sit, discards, expert, self, self.spread, self.kinds, self.wide)
+        if not choices:
             return expert
-        best = min(values, key=lambda k: (values[k], k != mine))
-        if values[mine] - values[best] < self.margin or best == mine:
-            return expert
-        return next(a for a, c, _, _ in options if c.kind == best)
+        values = [sum(a * b for a, b in zip(w, f, strict=True)) for _, f in choices]
+        best = min(range(len(values)), key=values.__getitem__)
+        return choices[best][0] if values[0] - values[best] > self.margin else expert

@@ -40,8 +40,7 @@ from clients.bots.learned import (
     CONTEXT,
     FEATURES,
     context_features,
-    discard_candidates,
-    discard_features,
+    discard_choices,
 )
 from clients.bots.search import SearchBot, decision_kind, sample_world
 from clients.turn import engine_turn
@@ -91,22 +90,11 @@ class Recorder(SearchBot):
         if not self.discards:
             return []
         discards = [a for a in legal if isinstance(a, Discard)]
-        options = discard_candidates(sit, discards, base.seen(sit))
-        fewest = options[0][2]
-        by_id = {c.id: c for c in sit.hand}
-        mine = by_id[base_action.card].kind
-        info = {c.kind: (c, m, live) for _, c, m, live in options if m <= fewest + self.spread}
-        if mine not in info or len(info) < 2:
-            return []
-        ranked = [a for a in base.ranked_discards(sit, discards) if by_id[a.card].kind in info]
-        near = [a for a in ranked if info[by_id[a.card].kind][1] == fewest]
-        rest = [a for a in near if by_id[a.card].kind != mine][: self.max_kinds - 1]
-        # a wider look: the costliest cards whose discard leaves one card more missing
-        further = [a for a in ranked if info[by_id[a.card].kind][1] > fewest]
-        further.sort(key=lambda a: -sit.rules.penalty(by_id[a.card]))
-        chosen = [base_action, *rest, *further[: self.wide]]
-        self._feats = [discard_features(sit, *info[by_id[a.card].kind]) for a in chosen]
-        return list(chosen)
+        choices = discard_choices(
+            sit, discards, base_action, base, self.spread, self.max_kinds, self.wide
+        )
+        self._feats = [f for _, f in choices]
+        return [a for a, _ in choices]
 
     def _reshuffled(self, state: GameState) -> GameState:
         """The true state with the stock in a random order (and new reshuffles): the
