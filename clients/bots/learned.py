@@ -79,15 +79,16 @@ def discard_choices(
     chosen: Discard,
     bot: ExpertBot,
     spread: int = 0,
-    kinds: int = 4,
+    kinds: int | None = 4,
     wide: int = 2,
 ) -> list[tuple[Discard, list[float]]]:
     """The closed-hand discards the model weighs, each with its features, expert's choice
     ``chosen`` first: expert's ``kinds`` best kinds among those leaving the fewest
     ``missing`` and, with a ``spread``, the ``wide`` costliest leaving up to ``spread``
-    more.  The recorder values exactly these and the bot chooses among exactly these, so
-    the model never judges a candidate unlike those it was fitted on.  Empty when there
-    is no choice."""
+    more (``kinds`` None: every kind within ``spread``, as the first variants chose).  The
+    recorder values exactly these and the bot chooses among exactly these, so the model
+    never judges a candidate unlike those it was fitted on.  Empty when there is no
+    choice."""
     options = discard_candidates(sit, discards, bot.seen(sit))
     fewest = options[0][2]
     by_id = {c.id: c for c in sit.hand}
@@ -97,11 +98,11 @@ def discard_choices(
         return []
     ranked = [a for a in bot.ranked_discards(sit, discards) if by_id[a.card].kind in info]
     near = [a for a in ranked if info[by_id[a.card].kind][1] == fewest]
-    rest = [a for a in near if by_id[a.card].kind != mine][: kinds - 1]
+    rest = [a for a in near if by_id[a.card].kind != mine][: None if kinds is None else kinds - 1]
     # a wider look: the costliest cards whose discard leaves more missing
     further = [a for a in ranked if info[by_id[a.card].kind][1] > fewest]
     further.sort(key=lambda a: -sit.rules.penalty(by_id[a.card]))
-    picked = [chosen, *rest, *further[:wide]]
+    picked = [chosen, *rest, *further[: None if kinds is None else wide]]
     return [(a, discard_features(sit, *info[by_id[a.card].kind])) for a in picked]
 
 
@@ -188,7 +189,7 @@ class LearnedBot(ExpertBot):
     name = "learned"
     margin: float = 0.0  # points the model must save over expert's discard to overrule it
     spread: int = 0  # also weigh discards leaving up to this many more missing
-    kinds: int = 4  # expert's best this many kinds among those leaving the fewest missing
+    kinds: int | None = 4  # expert's best this many kinds of those leaving the fewest missing
     wide: int = 2  # the costliest this many leaving more (with a spread)
     two_way_margin: float = 1.0  # ... over expert's claim, draw or lay
     weights: dict[tuple[str, int], tuple[float, ...]] = WEIGHTS
@@ -219,4 +220,6 @@ class LearnedBot(ExpertBot):
             return expert
         values = [sum(a * b for a, b in zip(w, f, strict=True)) for _, f in choices]
         best = min(range(len(values)), key=values.__getitem__)
-        return choices[best][0] if values[0] - values[best] > self.margin else expert
+        if best == 0 or values[0] - values[best] < self.margin:
+            return expert
+        return choices[best][0]

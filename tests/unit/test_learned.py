@@ -17,6 +17,7 @@ import pytest
 from clients.bots.base import Bot
 from clients.bots.expert import ExpertBot
 from clients.bots.learned import CONTEXT, FEATURES, LearnedBot
+from clients.bots.tried import NearBot, SampledBot, WideBot
 from clients.training.qvalues import fit, generate
 from clients.turn import engine_turn
 from engine.actions import Action
@@ -97,3 +98,14 @@ def test_the_fit_recovers_a_planted_preference() -> None:
     found = fit(rows)["discard"]
     assert found["weights"]["penalty"] == pytest.approx(-10, abs=1.5)
     assert found["cross_validated"]["margin 0"]["saving"] > 0
+
+
+@pytest.mark.parametrize("make", [SampledBot, WideBot, NearBot], ids=lambda b: b.name)
+def test_the_measured_variants_play_their_own_legal_moves_the_same_for_a_seed(
+    make: type[LearnedBot],
+) -> None:
+    short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
+    seeds = [f"variant:{i}".encode() for i in range(2)]
+    moves = [_moves(short, make, s, 4) for s in seeds]
+    assert moves == [_moves(short, make, s, 4) for s in seeds]
+    assert moves != [_moves(short, ExpertBot, s, 4) for s in seeds]
