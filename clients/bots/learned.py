@@ -212,14 +212,26 @@ class LearnedBot(ExpertBot):
         self, sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]
     ) -> Discard:
         expert = super()._closed_discard(sit, discards, seen)
-        w = self.weights.get((sit.rules.name, sit.seats))
+        return self._overrule(sit, discards, expert, self.weights, self.margin)
+
+    def _overrule(
+        self,
+        sit: Situation,
+        discards: Sequence[Discard],
+        chosen: Discard,
+        weights: dict[tuple[str, int], tuple[float, ...]],
+        margin: float,
+    ) -> Discard:
+        """``chosen`` unless the model of ``weights`` values another candidate at least
+        ``margin`` points lower."""
+        w = weights.get((sit.rules.name, sit.seats))
         if w is None:
-            return expert
-        choices = discard_choices(sit, discards, expert, self, self.spread, self.kinds, self.wide)
+            return chosen
+        choices = discard_choices(sit, discards, chosen, self, self.spread, self.kinds, self.wide)
         if not choices:
-            return expert
+            return chosen
         values = [sum(a * b for a, b in zip(w, f, strict=True)) for _, f in choices]
         best = min(range(len(values)), key=values.__getitem__)
-        if best == 0 or values[0] - values[best] < self.margin:
-            return expert
+        if best == 0 or values[0] - values[best] < margin:
+            return chosen
         return choices[best][0]

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from clients.bots import resolve
 from clients.bots.base import Situation
 from clients.bots.expert import ExpertBot, capped_round
 from clients.bots.learned import (
@@ -60,8 +61,11 @@ class Recorder(SearchBot):
     spread = 0  # discards leaving up to this many more missing than the fewest ...
     wide = 2  # ... at most this many of them, the costliest first
 
-    def __init__(self, seed: int, out: TextIO, worlds: int) -> None:
+    def __init__(
+        self, seed: int, out: TextIO, worlds: int, policy: type[ExpertBot] = ExpertBot
+    ) -> None:
         super().__init__(seed)
+        self.base = policy(seed)  # the policy played and rolled out (expert: step one)
         self.out = out
         self.worlds = worlds
         self._feats: list[list[float]] = []
@@ -143,13 +147,14 @@ def generate(
     discards: bool = True,
     spread: int = 0,
     truth: bool = False,
+    policy: type[ExpertBot] = ExpertBot,
 ) -> dict[str, float]:
     """Play ``games`` expert games from ``seed`` on, recording each seat's closed discards
     (every ``every``-th of them, by the seat's decision count)."""
     started = time.process_time()
     recorded = rollouts = 0
     for g in range(games):
-        bots = [Recorder(seed * 100 + g * 10 + s, out, worlds) for s in range(seats)]
+        bots = [Recorder(seed * 100 + g * 10 + s, out, worlds, policy) for s in range(seats)]
         for s, b in enumerate(bots):
             b.setup(rules, s)
             b.discards = discards
@@ -283,6 +288,13 @@ def _arrays(row: dict[str, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, 
     return x, q
 
 
+def _policy(spec: str) -> type[ExpertBot]:
+    found = resolve(spec)
+    if not issubclass(found, ExpertBot):
+        raise SystemExit(f"--policy {spec}: not an expert-based bot")
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -295,6 +307,7 @@ def main() -> None:
     gen.add_argument("--every", type=int, default=1)
     gen.add_argument("--out", type=Path, required=True)
     gen.add_argument("--no-discards", action="store_true", help="two-way decisions only")
+    gen.add_argument("--policy", default="expert", help="the bot played and rolled out")
     gen.add_argument("--truth", action="store_true", help="the hidden hands as they are")
     gen.add_argument("--spread", type=int, default=0, help="discards up to N more missing")
     fitter = sub.add_parser("fit")
@@ -316,6 +329,7 @@ def main() -> None:
                 not args.no_discards,
                 args.spread,
                 args.truth,
+                _policy(args.policy),
             )
         print(json.dumps(report))
     else:
