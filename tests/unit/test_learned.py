@@ -19,25 +19,13 @@ from clients.bots.expert import ExpertBot
 from clients.bots.learned import CONTEXT, FEATURES, LearnedBot
 from clients.bots.tried import NearBot, SampledBot, WideBot
 from clients.training.qvalues import fit, generate
-from clients.turn import engine_turn
 from engine.actions import Action
-from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
+from tests.support.playouts import bot_moves
 
 
 def _moves(rules: RuleSet, make: type[Bot], seed: bytes, seats: int = 0) -> list[Action]:
-    seats = seats or rules.min_players
-    bots = [make(s) for s in range(seats)]
-    for s, bot in enumerate(bots):
-        bot.setup(rules, s)
-    state = GameState.new_game(rules, seats, seed)
-    rng = random.Random(0)
-    out = []
-    while not state.is_terminal():
-        seat = state.to_act[0]
-        state, action, _ = engine_turn(state, seat, bots[seat], rng)  # refuses illegal moves
-        out.append(action)
-    return out
+    return bot_moves(rules, seats or rules.min_players, make, seed)
 
 
 def _weighted(rules: RuleSet, seats: int) -> type[LearnedBot]:
