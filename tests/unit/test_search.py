@@ -7,7 +7,7 @@ import copy
 import dataclasses
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -279,7 +279,14 @@ class Scripted(SearchBot):
     worlds = 8
     values: list[tuple[float, float]] = []  # noqa: RUF012
 
-    def _rollout(self, world: GameState, seat: int, action: Action, base: ExpertBot) -> float:
+    def _rollout(
+        self,
+        world: GameState,
+        seat: int,
+        action: Action,
+        base: ExpertBot,
+        others: Sequence[ExpertBot] | None = None,
+    ) -> float:
         self.rollouts += 1
         expert, challenger = self.values[(self.rollouts - 1) // 2]
         return expert if self.rollouts % 2 else challenger
