@@ -21,7 +21,8 @@ ratios (this tree / the other).
   streams, prompts only, each tree's server in a process of its own, on one real Redis
   and on the memory store, played by this tree's client (which asks for results in
   prompts: a server that does not know the field ignores it); the messages per move,
-  and the floor (a bare grpc.aio stream, one EVALSHA a message) in the same pairs.
+  and the floor (a bare grpc.aio stream, one EVALSHA a message) in the same pairs;
+  Redis's own CPU per move (INFO cpu) in the Redis runs.
 """
 
 from __future__ import annotations
@@ -180,6 +181,10 @@ def submit(other: Path, pairs: int, seconds: float, concurrency: int) -> dict[st
     return out
 
 
+#: the figures of each Play run, per move
+PER_MOVE = ("cpu_us_per_move", "redis_cpu_us_per_move", "received_per_move", "sent_per_move")
+
+
 def play_server(other: Path, pairs: int, games: int) -> dict[str, Any]:
     from bench.bench_floor import _a_prompt, _floor, _glintwick, floor_server
 
@@ -216,7 +221,7 @@ def play_server(other: Path, pairs: int, games: int) -> dict[str, Any]:
     for name, measured in runs.items():
         out[name] = {
             key: round(float(statistics.median(m[key] for m in measured)), 2)
-            for key in ("cpu_us_per_move", "received_per_move", "sent_per_move")
+            for key in PER_MOVE
             if key in measured[0]
         }
         out[name]["cpu_us_range"] = [m["cpu_us_per_move"] for m in measured]

@@ -147,19 +147,28 @@ def _commands_per_move(
     return {name: round(count, 2) for name, count in sorted(counts.items()) if count > 0}
 
 
+def _redis_cpu(client: redis.Redis) -> float:
+    """Redis's own CPU time so far, in seconds (INFO cpu: its main thread and the rest)."""
+    cpu = cast(dict[str, Any], client.info("cpu"))
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
 def _glintwick(server: Server, stats: redis.Redis, seeds: list[bytes]) -> dict[str, Any]:
     """One run of the games on Play streams: the server's CPU, the Redis commands and
-    the messages, per move (from the games' creation on: their play alone)."""
+    Redis's own CPU (whatever the server's store: the memory store's runs show Redis
+    idle), and the messages, per move (from the games' creation on: their play alone)."""
     before: dict[str, Any] = {}
 
     def started() -> None:
         before["commands"] = _commands(stats)
+        before["redis_cpu"] = _redis_cpu(stats)
         before["cpu"] = cpu_seconds(server.pid)
 
     played = asyncio.run(_play(server.target, seeds, prompts_only=True, on_started=started))
     moves = played["moves"]
     return {
         "cpu_us_per_move": _cpu_us(server.pid, before["cpu"], moves),
+        "redis_cpu_us_per_move": round(1e6 * (_redis_cpu(stats) - before["redis_cpu"]) / moves, 1),
         "redis_commands": _commands_per_move(before["commands"], _commands(stats), moves),
         "sent_per_move": played["sent_per_move"],
         "received_per_move": played["received_per_move"],
@@ -207,6 +216,7 @@ def run(games: int = 6, repeats: int = 3) -> dict[str, Any]:
         "act_bytes": pb.PlayRequest(act=act).ByteSize(),
         "glintwick_cpu_us_per_move": median("glintwick", "cpu_us_per_move"),
         "glintwick_cpu_us_range": [r["cpu_us_per_move"] for r in runs["glintwick"]],
+        "redis_cpu_us_per_move": median("glintwick", "redis_cpu_us_per_move"),
         "floor_cpu_us_per_move": median("floor", "cpu_us_per_move"),
         "floor_cpu_us_range": [r["cpu_us_per_move"] for r in runs["floor"]],
         "sent_per_move": median("glintwick", "sent_per_move"),

@@ -245,9 +245,19 @@ def action_to_pb(action: Action) -> pb.Action:
 
 def view_to_pb(view: PublicView, game_id: str, version: int, deadline: float) -> pb.View:
     """A view's message (a seat's or a spectator's), from the engine's typed view."""
-    message = pb.View(game_id=game_id, version=version, deadline_unix=deadline)
-    _fill_view(message, view)
+    message = pb.View()
+    fill_view_pb(message, view, game_id, version, deadline)
     return message
+
+
+def fill_view_pb(
+    message: pb.View, view: PublicView, game_id: str, version: int, deadline: float
+) -> None:
+    """:func:`view_to_pb` written into ``message`` (an empty one)."""
+    message.game_id = game_id
+    message.version = version
+    message.deadline_unix = deadline
+    _fill_view(message, view)
 
 
 # The typed view's fields are set one by one: upb looks every keyword argument up by
@@ -555,6 +565,28 @@ def _set_value(target: Value, value: Any) -> None:
 
 def legal_actions_to_pb(actions: Sequence[Action]) -> list[pb.Action]:
     return [action_to_pb(a) for a in actions]
+
+
+#: an action's message, by action (actions are values: a card id, a source, a meld), for
+#: :func:`extend_actions`; read-only, copied into the messages that carry them
+_ACTION_MESSAGES: dict[Action, pb.Action] = {}
+_ACTION_MESSAGES_MAX = 8192
+
+
+def extend_actions(field: Any, actions: Sequence[Action]) -> None:
+    """Append ``actions``' messages to ``field`` (a repeated Action field, a prompt's
+    legal actions say): the messages of actions seen before are copied, not built again
+    (a prompt lists the same draws and discards over and over)."""
+    messages = []
+    cache = _ACTION_MESSAGES
+    for action in actions:
+        message = cache.get(action)
+        if message is None:
+            message = action_to_pb(action)
+            if len(cache) < _ACTION_MESSAGES_MAX:
+                cache[action] = message
+        messages.append(message)
+    field.extend(messages)
 
 
 def replay_events(replay: pb.Replay) -> list[Event]:

@@ -60,7 +60,7 @@ from engine.cards import Card, full_deck
 from engine.game import GameState, Phase
 from engine.rulesets import RuleSet
 
-__all__ = ["SearchBot", "TableMemory", "sample_world"]
+__all__ = ["SearchBot", "TableMemory", "challenger", "decision_kind", "sample_world"]
 
 _PILE = Draw(DrawSource.DISCARD)
 _STOCK = Draw(DrawSource.STOCK)
@@ -213,31 +213,19 @@ class SearchBot(Bot):
         """Expert's move first, then the challengers worth a search (none: no search)."""
         if not self.search_capped and capped_round(sit):
             return []
-        if sit.phase == "claim":
-            # before opening, a claim expert makes against passing; once open expert
-            # never claims (measured: a claim's penalty card stays to the end)
-            if self.search_claims and base_action == Claim() and not sit.opened:
-                return [base_action, PassClaim()]
-            return []
-        if sit.phase == "draw":
-            if not self.search_draws or _PILE not in legal or _STOCK not in legal:
-                return []
-            if base_action == _PILE:
-                return [_PILE, _STOCK]
-            top = sit.discard_top
-            if top is not None and _of_use(top, sit):
-                return [_STOCK, _PILE]
-            return []
+        other = challenger(sit, legal, base_action, base)
+        if other is not None:
+            wanted = {
+                "claim": self.search_claims,
+                "draw": self.search_draws,
+                "lay": self.search_lay,
+            }[decision_kind(base_action)]
+            return [base_action, other] if wanted else []
         if sit.phase != "play":
             return []
         discards = [a for a in legal if isinstance(a, Discard)]
         if not discards:
             return []
-        if isinstance(base_action, LayContract):
-            if not self.search_lay:
-                return []
-            # hold the contract a turn: expert's discard of the closed hand
-            return [base_action, base.ranked_discards(sit, discards)[0]]
         if not isinstance(base_action, Discard):
             return []
         which = self.search_discards.get(sit.rules.name, "none")
@@ -272,7 +260,7 @@ class SearchBot(Bot):
             for i, action in enumerate(candidates):
                 values[i].append(self._rollout(world, sit.seat, action, base))
         self.searched += 1
-        tally = self.kinds.setdefault(_kind(candidates[0]), [0, 0])
+        tally = self.kinds.setdefault(decision_kind(candidates[0]), [0, 0])
         tally[0] += 1
         best, best_gain = 0, 0.0
         for i in range(1, len(candidates)):
@@ -291,11 +279,22 @@ class SearchBot(Bot):
             tally[1] += 1
         return candidates[best]
 
-    def _rollout(self, world: GameState, seat: int, action: Action, base: ExpertBot) -> float:
+    def _rollout(
+        self,
+        world: GameState,
+        seat: int,
+        action: Action,
+        base: ExpertBot,
+        others: Sequence[ExpertBot] | None = None,
+    ) -> float:
         """The seat's penalty for the round in ``world`` if it plays ``action`` now, every
-        seat then playing ``expert`` (with what this seat remembers of the discards)."""
+        seat then playing ``expert`` (with what this seat remembers of the discards, or
+        copies of ``others``, each seat's own expert, where given)."""
         self.rollouts += 1
-        players = [base.clone() for _ in range(world.seats)]
+        players = [
+            base.clone() if others is None or s == seat else others[s].clone()
+            for s in range(world.seats)
+        ]
         players[seat].remember(action)
         for s, bot in enumerate(players):
             bot.seat = s
@@ -316,7 +315,31 @@ def _gains(base: Sequence[float], other: Sequence[float]) -> list[float]:
     return [b - v for b, v in zip(base, other, strict=True)]
 
 
-def _kind(action: Action) -> str:
+def challenger(
+    sit: Situation, legal: Sequence[Action], base_action: Action, base: ExpertBot
+) -> Action | None:
+    """The other side of a two-way decision worth a second look, or None: passing a May I?
+    expert makes before opening (once open expert never claims: a claim's penalty card
+    stays to the end); the stock against the pile expert takes, or the pile when its top
+    is of use (:func:`_of_use`); holding the contract a turn (expert's closed discard)
+    against laying it."""
+    if sit.phase == "claim":
+        return PassClaim() if base_action == Claim() and not sit.opened else None
+    if sit.phase == "draw":
+        if _PILE not in legal or _STOCK not in legal:
+            return None
+        if base_action == _PILE:
+            return _STOCK
+        top = sit.discard_top
+        return _PILE if top is not None and _of_use(top, sit) else None
+    if sit.phase == "play" and isinstance(base_action, LayContract):
+        discards = [a for a in legal if isinstance(a, Discard)]
+        return base.ranked_discards(sit, discards)[0] if discards else None
+    return None
+
+
+def decision_kind(action: Action) -> str:
+    """The kind of decision an action answers: claim, draw, lay or discard."""
     if isinstance(action, Claim | PassClaim):
         return "claim"
     if isinstance(action, Draw):

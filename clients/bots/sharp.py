@@ -51,15 +51,7 @@ class SharpBot(ExpertBot):
 
     def clone(self) -> Self:
         twin = super().clone()
-        twin.memory = TableMemory(
-            deal=self.memory.deal,
-            stock_size=self.memory.stock_size,
-            sizes=self.memory.sizes,
-            pile=list(self.memory.pile),
-            unknown=self.memory.unknown,
-            held={s: set(c) for s, c in self.memory.held.items()},
-            thrown={s: set(c) for s, c in self.memory.thrown.items()},
-        )
+        twin.memory = self.memory.copy()
         return twin
 
     def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:

@@ -24,7 +24,7 @@ Both ``search`` (its sampled worlds deal ``held`` cards to their holders) and th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from clients.bots.base import Situation
 from engine.cards import Card
@@ -68,6 +68,15 @@ class TableMemory:
     held: dict[int, set[int]] = field(default_factory=dict)
     thrown: dict[int, set[int]] = field(default_factory=dict)
     _own_top: int | None = None  # its own last discard, while it has not looked since
+
+    def copy(self) -> TableMemory:
+        """An independent twin: the same knowledge, no container shared."""
+        return replace(
+            self,
+            pile=list(self.pile),
+            held={s: set(c) for s, c in self.held.items()},
+            thrown={s: set(c) for s, c in self.thrown.items()},
+        )
 
     def observe(self, sit: Situation) -> None:
         # (every decision of a training environment's seat: hence the plain locals)

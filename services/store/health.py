@@ -255,6 +255,12 @@ class MonitoredStore(GameStore):
     async def held(self, key: str) -> list[str]:
         return await self._call(self.inner.held(key), self._key("hold", key))
 
+    def follow(self, game_id: str) -> None:
+        self.inner.follow(game_id)
+
+    def unfollow(self, game_id: str) -> None:
+        self.inner.unfollow(game_id)
+
     def part_of_game(self, game_id: str) -> str:
         return self.inner.part_of_game(game_id)
 

@@ -23,6 +23,7 @@ from services.store.base import (
     RateRefusedError,
     Snapshot,
     Write,
+    answer_later,
 )
 
 #: limit calls between two sweeps of the expired rate-limit cells and bounded sets
@@ -60,7 +61,7 @@ class MemoryStore(GameStore):
         # game woke every session of every game at each move: O(sessions) a move), in
         # the order they came (a dict as an ordered set), as the condition woke them: the
         # sessions of one game send a move's messages in the order they subscribed
-        self._waiters: dict[str, dict[asyncio.Future[None], None]] = {}
+        self._waiters: dict[str, dict[asyncio.Future[bool], None]] = {}
         self._expiries: list[tuple[float, str]] = []  # a heap: (expires at, game id)
         self._ttl = finished_ttl
         self._clock = clock
@@ -133,7 +134,7 @@ class MemoryStore(GameStore):
     def _wake(self, game_id: str) -> None:
         for waiter in self._waiters.pop(game_id, ()):
             if not waiter.done():
-                waiter.set_result(None)
+                waiter.set_result(True)
 
     def _index(self, game_id: str, write: Write) -> None:
         """A write's deadline, bot-turn and lobby index entries (create and commit alike)."""
@@ -163,6 +164,9 @@ class MemoryStore(GameStore):
         return None if game is None else game.responses.get(key)
 
     async def read_log(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
+        return self._log_after(game_id, after_version, limit)
+
+    def _log_after(self, game_id: str, after_version: int, limit: int = 1000) -> list[LogItem]:
         game = self._live(game_id)
         if game is None:
             return []
@@ -170,22 +174,22 @@ class MemoryStore(GameStore):
         return game.log[after_version : after_version + limit]
 
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
-        items = await self.read_log(game_id, after_version)
+        items = self._log_after(game_id, after_version)
         if items:
             return items
-        waiter = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         waiters = self._waiters.setdefault(game_id, {})
         waiters[waiter] = None
-        try:  # (asyncio.timeout: see StoreMonitor.run on wait_for and cancels)
-            async with asyncio.timeout(timeout):
-                await waiter
-        except TimeoutError:
-            return []
+        timer = answer_later(waiter, timeout, False)
+        try:
+            if not await waiter:
+                return []
         finally:
+            timer.cancel()
             waiters.pop(waiter, None)
             if not waiters and self._waiters.get(game_id) is waiters:
                 del self._waiters[game_id]
-        return await self.read_log(game_id, after_version)
+        return self._log_after(game_id, after_version)
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         due = [

@@ -45,7 +45,7 @@ from .moves import submit_action
 from .quotas import admit, hold_stream
 from .records import Loaded, table_full
 from .streams import StreamStart, deal_events, shutting_down, stream_start
-from .views import view_of
+from .views import fill_view, view_of
 
 log = structlog.get_logger("glintwick.play")
 
@@ -68,6 +68,10 @@ WAITING = -3
 WAITING_RECHECK = 0.5
 #: :meth:`PlayStream._judge_prompt`'s answer when it sent the prompt
 PROMPTED = -4
+#: :meth:`PlayStream._prompt`'s answer when the game is over at the version judged (a
+#: session of prompts only learns the game's end so, without decoding each entry: the
+#: entry that ends a game is its log's last, and the state after it is over)
+ENDED = -5
 #: how long an act's result waits for the prompt it rides in (results_in_prompts) before
 #: it goes alone: the session judges the act's version as soon as the log has it, so
 #: only a log read that stalls (a store failing over) ever lets this pass
@@ -369,9 +373,13 @@ class PlayStream:
             session.seat = seat
             self._unreachable.pop((game_id, seat), None)
             session.ready.set_result(seat)
+            # (the store's log reader reads the game while a session follows it, and
+            # no longer: services/store/redis/log_reader.py)
+            self._ctx.store.follow(game_id)
             try:
                 final = await self._play(session, seat, loaded, start, request.prompts_only)
             finally:
+                self._ctx.store.unfollow(game_id)
                 if hold is not None:
                     await hold.release()
             closed = pb.PlayClosed()
@@ -430,7 +438,8 @@ class PlayStream:
     ) -> Loaded | None:
         """The watch's loop (:func:`.watch._stream`), with a prompt after each version
         the seat may act at (and no events when ``prompts_only``: the log still drives
-        the session, its entries only read for their versions and the game's end).
+        the session, its entries only read for their versions, not decoded: the game's
+        end is the state's, judged at the newest version for the prompt).
         The game at its end when it is over (its final view closes the session)."""
         ctx, game_id = self._ctx, session.game_id
 
@@ -448,25 +457,30 @@ class PlayStream:
         prompted = -1
         if skip == 0 and version - 1 == loaded.version:
             prompted = await self._prompt(session, seat, version - 1, loaded, message)
+            if prompted == ENDED:  # (and ``last`` below)
+                prompted = version - 1
         last = loaded.version if loaded.state.is_terminal() else None
         while last is None or version <= last:
             behind = prompted == BEHIND
             waiting = prompted == WAITING
             recheck = BEHIND_RECHECK if behind else WAITING_RECHECK if waiting else None
             items = await _log_after(ctx, game_id, version - 1, recheck)
-            for item in items:
+            if prompts_only and items:
+                version, skip = items[-1].version + 1, 0
+            for item in () if prompts_only else items:
                 entry = spb.LogEntry.FromString(item.entry)
-                if not prompts_only:
-                    first = skip if item.version == version else 0
-                    for index in range(first, len(entry.events)):
-                        event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
-                        await self._send(message(event=convert.place_event(event, index)))
+                first = skip if item.version == version else 0
+                for index in range(first, len(entry.events)):
+                    event = codec.stored_event_to_pb(entry.events[index], seat, item.version)
+                    await self._send(message(event=convert.place_event(event, index)))
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
             if (items or behind or waiting) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
-                if prompted == BEHIND and not behind:  # (logged once, not every recheck)
+                if prompted == ENDED:
+                    prompted = last = version - 1
+                elif prompted == BEHIND and not behind:  # (logged once, not every recheck)
                     log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
             if not items and last is None and await ctx.store.load(game_id) is None:
                 return None  # expired from the store
@@ -495,7 +509,8 @@ class PlayStream:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them; BEHIND when the game's
-        record is not at ``version`` yet; WAITING while a seat is free).  The result of
+        record is not at ``version`` yet; WAITING while a seat is free; ENDED when the
+        game is over at ``version``).  The result of
         the seat's act that led to ``version``, if held for it, rides in the prompt (else
         goes alone)."""
         carried = await self._judge(session, version)
@@ -527,17 +542,21 @@ class PlayStream:
         if loaded.version != version:
             return -1
         state = loaded.state
-        if state.is_terminal() or seat not in state.to_act:
+        if state.is_terminal():
+            return ENDED
+        if seat not in state.to_act:
             return version
-        prompt = pb.PlayPrompt(
-            version=version,
-            view=view_of(loaded, seat),
-            legal_actions=convert.legal_actions_to_pb(state.legal_actions(seat)),
-            deadline_unix=loaded.record.deadline_unix,
-        )
+        # (built in place: a prompt given to the response's constructor is copied, view
+        # and all)
+        response = message()
+        prompt = response.prompt
+        prompt.version = version
+        fill_view(prompt.view, loaded, seat)
+        convert.extend_actions(prompt.legal_actions, state.legal_actions(seat))
+        prompt.deadline_unix = loaded.record.deadline_unix
         if carried is not None:
             prompt.result.CopyFrom(carried)
-        await self._send(message(prompt=prompt))
+        await self._send(response)
         return PROMPTED
 
     # ------------------------------------------------------------------ the server's messages

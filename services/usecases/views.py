@@ -13,10 +13,18 @@ from .records import Loaded, table_full
 
 def view_of(loaded: Loaded, seat: int | None) -> pb.View:
     """The view of ``seat`` (None: a spectator's)."""
+    message = pb.View()
+    fill_view(message, loaded, seat)
+    return message
+
+
+def fill_view(message: pb.View, loaded: Loaded, seat: int | None) -> None:
+    """:func:`view_of` written into ``message`` (an empty one: a prompt's, say, rather
+    than a copy of a new one)."""
     state = loaded.state
     view = build_seat_view(state, seat) if seat is not None else build_spectator_view(state)
-    return convert.view_to_pb(
-        view, loaded.record.game_id, loaded.version, loaded.record.deadline_unix
+    convert.fill_view_pb(
+        message, view, loaded.record.game_id, loaded.version, loaded.record.deadline_unix
     )
 
 

@@ -231,6 +231,35 @@ async def test_cancelled_and_timed_out_waiters_leave_nothing_behind(
         assert [i.entry for i in await waiter] == [b"back"]
 
 
+async def test_a_followed_game_stays_read_past_linger_and_leaves_with_its_last_session(
+    redis_store: RedisStore, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game that sessions follow stays in the read between their waits however long
+    (no wake needed when one comes back); after the last session's unfollow it leaves
+    the read at once, not LINGER later (a game with no session is never read)."""
+    monkeypatch.setattr(log_reader, "LINGER", 0.2)
+    async with replicas(redis_url) as (_, writing):
+        for game in ("f", "other"):
+            await writing.create(game, Write(b"0"))
+        redis_store.follow("f")
+        redis_store.follow("f")  # (two seats' sessions)
+        assert await redis_store.wait_log("f", 0, timeout=0.05) == []
+        waiter = asyncio.create_task(redis_store.wait_log("other", 0, timeout=30))
+        await until(lambda: set(reading(redis_store)) == {"f", "other"})
+        await asyncio.sleep(0.5)  # past LINGER, nobody waiting on "f": still read
+        assert await writing.commit("other", 1, Write(b"1", entry=LogItem(1, b"o1")))
+        assert [i.entry for i in await waiter] == [b"o1"]
+        waiter = asyncio.create_task(redis_store.wait_log("other", 1, timeout=30))
+        await until(lambda: set(reading(redis_store)) == {"f", "other"})
+        redis_store.unfollow("f")
+        assert "f" in redis_store._readers[0].followed  # (one session left)
+        redis_store.unfollow("f")
+        assert "f" not in redis_store._readers[0].followed
+        assert await writing.commit("other", 2, Write(b"2", entry=LogItem(2, b"o2")))
+        assert [i.entry for i in await waiter] == [b"o2"]
+        await until(lambda: "f" not in reading(redis_store) and bool(reading(redis_store)))
+
+
 async def test_a_killed_redis_fails_the_waiters_and_the_reader_comes_back(
     tmp_path: Path,
 ) -> None:

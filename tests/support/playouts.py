@@ -116,3 +116,18 @@ def iter_states(
     for seat, action in actions:
         state, events = state.apply_action(seat, action)
         yield state, events
+
+
+def bot_moves(rules: RuleSet, seats: int, make: type[Bot], seed: bytes) -> list[Action]:
+    """Every action of a whole game with a ``make`` bot (seeded by its seat) in each seat."""
+    bots = [make(s) for s in range(seats)]
+    for s, bot in enumerate(bots):
+        bot.setup(rules, s)
+    state = GameState.new_game(rules, seats, seed)
+    rng = random.Random(0)
+    out = []
+    while not state.is_terminal():
+        seat = state.to_act[0]
+        state, action, _ = engine_turn(state, seat, bots[seat], rng)  # refuses illegal moves
+        out.append(action)
+    return out

@@ -11,25 +11,12 @@ import pytest
 from clients.bots.base import Bot, Situation
 from clients.bots.expert import ExpertBot
 from clients.bots.racer import RacerBot, racing
-from clients.turn import engine_turn
-from engine.actions import Action, Discard
+from engine.actions import Discard
 from engine.cards import cards_from_codes
-from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
+from tests.support.playouts import bot_moves
 
-
-def _moves(rules: RuleSet, seats: int, make: type[Bot], seed: bytes) -> list[Action]:
-    bots = [make(s) for s in range(seats)]
-    for s, bot in enumerate(bots):
-        bot.setup(rules, s)
-    state = GameState.new_game(rules, seats, seed)
-    rng = random.Random(0)
-    out = []
-    while not state.is_terminal():
-        seat = state.to_act[0]
-        state, action, _ = engine_turn(state, seat, bots[seat], rng)
-        out.append(action)
-    return out
+_moves = bot_moves
 
 
 @pytest.mark.parametrize(("rules", "seats"), [(WHISKERTRAIL, 2), (CONTRACT, 4)])

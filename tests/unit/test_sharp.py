@@ -73,3 +73,18 @@ def test_its_memory_notes_who_threw_each_discard_it_saw() -> None:
     draw = draw._replace(hand_sizes=(3, 10), opened_seats=(False,) * 2, scores=(0, 0))
     memory.observe(draw)
     assert memory.thrown == {1: {top.id}}
+
+
+def test_a_clone_knows_what_it_knew_and_shares_nothing_with_it() -> None:
+    bot = SharpBot(seed=3)
+    memory = bot.memory
+    memory.pile, memory.unknown = [5, 9], 2
+    memory.held, memory.thrown = {1: {7}}, {2: {11}}
+    memory.discarded(13)  # its own discard on top: remembered as its own until it looks
+    twin = bot.clone()
+    assert twin.memory == memory and twin.memory is not memory
+    assert twin.memory._own_top == 13
+    twin.memory.pile.append(21)
+    twin.memory.held[1].add(22)
+    twin.memory.thrown[2].add(23)
+    assert memory.pile == [5, 9, 13] and memory.held == {1: {7}} and memory.thrown == {2: {11}}

@@ -14,25 +14,14 @@ from clients.bots.base import Bot, Situation
 from clients.bots.deep import DeepBot
 from clients.bots.expert import ExpertBot
 from clients.bots.tried import MixBot, OpenLowBot
-from clients.turn import engine_turn
 from engine.actions import Action, Draw, DrawSource
 from engine.cards import cards_from_codes
-from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
+from tests.support.playouts import bot_moves
 
 
 def _moves(rules: RuleSet, make: type[Bot], seed: bytes) -> list[Action]:
-    bots = [make(s) for s in range(rules.min_players)]
-    for s, bot in enumerate(bots):
-        bot.setup(rules, s)
-    state = GameState.new_game(rules, rules.min_players, seed)
-    rng = random.Random(0)
-    out = []
-    while not state.is_terminal():
-        seat = state.to_act[0]
-        state, action, _ = engine_turn(state, seat, bots[seat], rng)
-        out.append(action)
-    return out
+    return bot_moves(rules, rules.min_players, make, seed)
 
 
 class _Zero(MixBot):

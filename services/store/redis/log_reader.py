@@ -21,14 +21,19 @@ version) adds an entry to the shard's wake stream (one per read in flight, whoev
 asks), so that the read returns at once and is issued again with the game in it.
 Every read names explicit ids (a game's last version delivered, ``<v>-1``; the last
 wake entry), never ``$``, so nothing committed between a waiter's read and the
-reader's next ``XREAD`` is missed.  A game stays in the read set ``LINGER`` seconds
-after its last waiter left (at its last version delivered): a session that comes
-back after each move finds its game there and needs no wake.  A commit through any
-replica lands in the game's log stream, so it reaches every replica's reader at
-once.  A commit of this process reaches its waiters at once, without a read
-(:meth:`ShardReader.committed`), and after a read that brought entries the reader
-waits ``REREAD_DELAY`` before the next: that read carries the moves of other
-processes only, all those of that while at once.  When a reader's connection fails, its waiters get
+reader's next ``XREAD`` is missed.  A game that sessions of this process follow
+(:meth:`ShardReader.follow`, a Play session from its start to its end) stays in the
+read set between their waits (at its last version delivered): a session that comes
+back after each move finds its game there and needs no wake; after the last
+session's :meth:`ShardReader.unfollow` it leaves the read set at once.  A game that
+no session follows (a watch's) stays ``LINGER`` seconds after its last waiter
+left.  A commit through any replica lands in the game's log stream, so it reaches
+every replica's reader at once.  A commit of this process reaches its waiters at
+once, without a read (:meth:`ShardReader.committed`), and after a read that brought
+entries the reader waits ``REREAD_DELAY`` before the next: that read carries the
+moves of other processes only, all those of that while at once; ``REREAD_OWN_DELAY``
+after a read that brought only this process's own commits (its waiters had them
+already).  When a reader's connection fails, its waiters get
 :class:`StoreUnavailableError`, and it reconnects with a backoff (on a cluster, to
 the node that serves the slot by then: after a failover, the promoted replica).
 
@@ -72,6 +77,12 @@ WAKE_TTL_MS = 60_000
 #: committed`), so the read only carries other processes' moves, and one read then
 #: answers every entry of that while rather than one XREAD per move
 REREAD_DELAY = 0.005
+#: the wait instead after a read that brought nothing this process had not delivered
+#: itself (its own commits only, :meth:`ShardReader.committed`): one process alone on
+#: its Redis reads about REREAD_OWN_DELAY / REREAD_DELAY times fewer XREADs, each
+#: naming every followed game; another process's move then reaches the sessions at
+#: most this late
+REREAD_OWN_DELAY = 0.025
 
 
 @dataclass(eq=False)
@@ -92,6 +103,7 @@ class Followed:
     key: str
     cursor: int
     waiters: set[Waiter] = field(default_factory=set)
+    committed: int = 0  # the newest version this process committed (and delivered)
     idle_since: float | None = None  # when its last waiter left (monotonic clock)
 
 
@@ -131,6 +143,8 @@ class ShardReader:
         self.confirm_key = index_key(shard, f"confirm:{secrets.token_hex(8)}")
         self._wake_id = "0-0"  # the last wake entry read
         self.followed: dict[str, Followed] = {}  # game id → its waiters and cursor
+        # the games a session of this process follows (store.follow): how many sessions
+        self._sessions: dict[str, int] = {}
         self._by_key: dict[str, str] = {}  # log key → game id, of the followed games
         # the XREAD in flight: game id → the version it reads after (None: none is)
         self.in_flight: dict[str, int] | None = None
@@ -176,6 +190,7 @@ class ShardReader:
         followed = self.followed.get(game_id)
         if followed is None:
             return
+        followed.committed = max(followed.committed, item.version)
         for waiter in list(followed.waiters):
             if waiter.after == item.version - 1:
                 followed.waiters.discard(waiter)
@@ -185,6 +200,23 @@ class ShardReader:
             followed.cursor = max(followed.cursor, item.version)
             if followed.idle_since is None:
                 followed.idle_since = time.monotonic()
+
+    def follow(self, game_id: str) -> None:
+        """A session follows the game: it stays in the read set between its waits."""
+        self._sessions[game_id] = self._sessions.get(game_id, 0) + 1
+
+    def unfollow(self, game_id: str) -> None:
+        """A session's end: after the game's last, the game leaves the read set at once
+        if nobody waits on it (no LINGER: its sessions are over)."""
+        left = self._sessions.get(game_id, 0) - 1
+        if left > 0:
+            self._sessions[game_id] = left
+            return
+        self._sessions.pop(game_id, None)
+        followed = self.followed.get(game_id)
+        if followed is not None and not followed.waiters:
+            del self.followed[game_id]
+            del self._by_key[followed.key]
 
     def unregister(self, game_id: str, waiter: Waiter) -> None:
         future = waiter.future
@@ -219,8 +251,10 @@ class ShardReader:
     def _read_set(self) -> dict[str, int]:
         """The games to read (dropping those idle past LINGER): game id → cursor."""
         now = time.monotonic()
+        sessions = self._sessions
         for game_id, followed in list(self.followed.items()):
-            if followed.idle_since is not None and now - followed.idle_since > LINGER:
+            idle_since = followed.idle_since
+            if idle_since is not None and now - idle_since > LINGER and game_id not in sessions:
                 del self.followed[game_id]
                 del self._by_key[followed.key]
         return {game_id: followed.cursor for game_id, followed in self.followed.items()}
@@ -269,12 +303,13 @@ class ShardReader:
             backoff = 0.05
             if isinstance(answer, dict):  # (RESP3: a map)
                 answer = list(answer.items())
+            fresh = False
             for key, rows in answer or ():
-                self._deliver(text(key), rows, reading)
+                fresh = self._deliver(text(key), rows, reading) or fresh
             if answer and REREAD_DELAY > 0:
                 self._rereading = True
                 try:
-                    await asyncio.sleep(REREAD_DELAY)
+                    await asyncio.sleep(REREAD_DELAY if fresh else REREAD_OWN_DELAY)
                 finally:
                     self._rereading = False
 
@@ -298,15 +333,17 @@ class ShardReader:
             if int(confirmed) >= self._link.ack_replicas:
                 return
 
-    def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> None:
+    def _deliver(self, key: str, rows: list[Any], reading: dict[str, int]) -> bool:
+        """Hand a read's rows of ``key`` to their waiters; whether they held an entry this
+        process had not committed itself (a wake's: whether it woke the read for a waiter)."""
         if key == self.wake_key:
             if rows:
                 self._wake_id = text(rows[-1][0])
-            return
+            return bool(rows)
         game_id = self._by_key.get(key)
         followed = self.followed.get(game_id) if game_id is not None else None
         if followed is None or game_id is None or not rows:
-            return
+            return False
         items = log_items(rows)
         read_after, last = reading[game_id], items[-1].version
         for waiter in list(followed.waiters):
@@ -319,6 +356,7 @@ class ShardReader:
         followed.cursor = min((w.after for w in followed.waiters), default=last)
         if not followed.waiters and followed.idle_since is None:
             followed.idle_since = time.monotonic()
+        return last > followed.committed
 
     def fail_waiters(self, error: StoreUnavailableError) -> None:
         for followed in self.followed.values():

@@ -65,6 +65,7 @@ from services.store.base import (
     Snapshot,
     StoreUnavailableError,
     Write,
+    answer_later,
 )
 
 from .connections import ClusterClient
@@ -298,13 +299,23 @@ class RedisStore(GameStore):
         then answers the moves of every game at once, not one a game)."""
         return shard_of(game_id) if self._cluster is not None else 0
 
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
-        if self._closed:
-            raise StoreUnavailableError("the store is closed")
+    def _reader(self, game_id: str) -> ShardReader:
         shard = self._reader_shard(game_id)
         reader = self._readers.get(shard)
         if reader is None:
             reader = self._readers[shard] = ShardReader(self._link, shard)
+        return reader
+
+    def follow(self, game_id: str) -> None:
+        self._reader(game_id).follow(game_id)
+
+    def unfollow(self, game_id: str) -> None:
+        self._reader(game_id).unfollow(game_id)
+
+    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+        if self._closed:
+            raise StoreUnavailableError("the store is closed")
+        reader = self._reader(game_id)
         # registered before the read: an entry committed after the read is the reader's
         waiter = reader.register(game_id, after_version)
         try:
@@ -315,11 +326,11 @@ class RedisStore(GameStore):
                 if items:
                     return items
                 cancel_if_asked()
+            timer = answer_later(waiter.future, timeout, [])
             try:
-                async with asyncio.timeout(timeout):  # (not wait_for: see StoreMonitor.run)
-                    return await waiter.future
-            except TimeoutError:
-                return []
+                return await waiter.future
+            finally:
+                timer.cancel()
         finally:
             reader.unregister(game_id, waiter)
 

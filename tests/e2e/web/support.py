@@ -21,10 +21,13 @@ from typing import Any
 import pytest
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Page, Response  # noqa: E402
+from playwright.sync_api import Page, Response, ViewportSize  # noqa: E402
 
 ROOT = Path(__file__).parents[3]
 CHROMIUM = "/usr/bin/chromium"
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 375, "height": 667}  # portrait
+SIZES: dict[str, ViewportSize] = {"desktop": DESKTOP, "phone": PHONE}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 #: each test's screenshots and the server's log (another tree's run: build/web-tree/)
 SHOTS = ROOT / "build" / ("web-tree" if os.environ.get("GLINTWICK_WEB_TREE") else "web")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from tests.e2e.web.support import NEEDS_CHROMIUM, ROOT, Tab, start_game
+from tests.e2e.web.support import NEEDS_CHROMIUM, ROOT, SIZES, Tab, start_game
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -26,8 +26,6 @@ RECORD = bool(os.environ.get("GLINTWICK_RECORD_GOLDENS"))
 CHANNEL_TOLERANCE = 48
 #: the share of pixels that may differ
 PIXEL_TOLERANCE = 0.004
-
-SIZES = {"desktop": (1280, 800), "phone": (375, 667)}
 
 
 def differing(golden: Image.Image, shot: Image.Image) -> float:
@@ -56,8 +54,7 @@ def compare(tab: Tab, name: str) -> None:
 
 @pytest.mark.parametrize("size", sorted(SIZES))
 def test_the_contract_table(tab: Tab, size: str) -> None:
-    width, height = SIZES[size]
-    tab.page.set_viewport_size({"width": width, "height": height})
+    tab.page.set_viewport_size(SIZES[size])
     start_game(tab, "contract", 4, extra="&seed=676f6c64656e", mayi="ask")
     tab.page.wait_for_selector("#contract-progress")
     compare(tab, f"contract-{size}")
@@ -69,8 +66,7 @@ def test_the_contract_table(tab: Tab, size: str) -> None:
 
 @pytest.mark.parametrize("size", sorted(SIZES))
 def test_the_whiskertrail_table(tab: Tab, size: str) -> None:
-    width, height = SIZES[size]
-    tab.page.set_viewport_size({"width": width, "height": height})
+    tab.page.set_viewport_size(SIZES[size])
     start_game(tab, "whiskertrail", 3, extra="&seed=676f6c64656e32")
     tab.page.wait_for_selector("#contract-progress")
     compare(tab, f"whiskertrail-{size}")

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from tests.e2e.web.screens import axe_violations
-from tests.e2e.web.support import NEEDS_CHROMIUM, ROOT, Tab, start_game
+from tests.e2e.web.support import DESKTOP, NEEDS_CHROMIUM, PHONE, ROOT, Tab, start_game
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -62,14 +62,14 @@ def test_the_page_recomputes_the_documented_shuffle(tab: Tab) -> None:
 def test_no_serious_accessibility_violations(tab: Tab) -> None:
     """The start screen, the table at desktop and phone sizes (the round summary and the
     final standings: test_web_summary.py)."""
-    tab.page.set_viewport_size({"width": 1280, "height": 800})
+    tab.page.set_viewport_size(DESKTOP)
     tab.page.goto(f"{tab.base}/?pace=0")
     tab.page.wait_for_selector("#play-bots")
     screens = {"start": axe_violations(tab)}
     start_game(tab, "contract", 4)
     tab.page.wait_for_selector(".hand button")
     screens["table"] = axe_violations(tab)
-    tab.page.set_viewport_size({"width": 375, "height": 667})  # a phone
+    tab.page.set_viewport_size(PHONE)
     tab.shot("phone")
     screens["phone"] = axe_violations(tab)
     bad = {name: found for name, found in screens.items() if found}

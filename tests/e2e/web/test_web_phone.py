@@ -6,16 +6,12 @@ screen, and every control is a touch target of at least 44×44 px.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, start_game
-
-if TYPE_CHECKING:
-    from playwright.sync_api import ViewportSize
+from tests.e2e.web.support import NEEDS_CHROMIUM, PHONE, Tab, start_game
 
 pytestmark = NEEDS_CHROMIUM
 
-PHONE: ViewportSize = {"width": 375, "height": 667}
 #: the smallest touch target (WCAG 2.5.5), in CSS pixels
 TARGET = 44
 

@@ -7,15 +7,11 @@ serious or critical violation on it or on the standings, at desktop and phone si
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tests.e2e.web.screens import axe_violations, play_to_the_summary
-from tests.e2e.web.support import NEEDS_CHROMIUM, Tab, play_through, start_game
+from tests.e2e.web.support import DESKTOP, NEEDS_CHROMIUM, PHONE, Tab, play_through, start_game
 
 pytestmark = NEEDS_CHROMIUM
-
-DESKTOP: Any = {"width": 1280, "height": 800}
-PHONE: Any = {"width": 375, "height": 667}
 
 
 def summary(tab: Tab) -> str:
