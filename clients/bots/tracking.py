@@ -184,7 +184,7 @@ class TableMemory:
         if not elsewhere.isdisjoint(pile):
             pile = [i for i in pile if i not in elsewhere]
         # (a new list whenever it differs: the one it had may be kept when it does not)
-        known = pile + [top.id] if top is not None and top.id not in pile else pile
+        known = [*pile, top.id] if top is not None and top.id not in pile else pile
         if top is not None and known[-1] != top.id:
             self._restart(sit)
             return
