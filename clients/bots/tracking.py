@@ -179,9 +179,12 @@ class TableMemory:
         pile = self.pile
         if pile and self._own_top == pile[-1]:
             pile = pile[:-1]  # taken by the next seat, or not: unknown
-        elsewhere = {c.id for c in sit.hand} | _table_ids(sit.table)  # (hand: its own pile draw)
-        pile = [i for i in pile if i not in elsewhere]
-        known = [*pile, top.id] if top is not None and top.id not in pile else list(pile)
+        elsewhere = {c.id for c in sit.hand}  # (its own pile draw)
+        elsewhere |= _table_ids(sit.table)
+        if not elsewhere.isdisjoint(pile):
+            pile = [i for i in pile if i not in elsewhere]
+        # (a new list whenever it differs: the one it had may be kept when it does not)
+        known = [*pile, top.id] if top is not None and top.id not in pile else pile
         if top is not None and known[-1] != top.id:
             self._restart(sit)
             return

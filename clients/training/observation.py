@@ -205,7 +205,7 @@ class Encoder:
         self._vec = bytearray(shape.size)
         self._hand: tuple[object, ...] | None = None  # the hand its block shows
         self._pile: list[int] = []  # the pile list its plane counts
-        self._held = False  # whether the opponents' block holds any card
+        self._held: tuple[int, dict[int, set[int]]] = (-1, {})  # the seat, the cards shown
         self._top = -1  # the index set in the top's block (-1: none)
         self._blocked = -1
         self._table: Sequence[Meld] = ()  # the table its blocks show
@@ -239,7 +239,7 @@ class Encoder:
             self._pile_moved(old, pile, pile_at, type_of)
             self._pile = pile[:]
         held = memory.held
-        if held or self._held:
+        if me != self._held[0] or held != self._held[1]:
             vec[known_at : known_at + CARD_TYPES * (seats - 1)] = bytes(CARD_TYPES * (seats - 1))
             for seat, cards in held.items():
                 r = (seat - me) % seats
@@ -248,7 +248,7 @@ class Encoder:
                 at = known_at + (r - 1) * CARD_TYPES
                 for cid in cards:
                     vec[at + type_of[cid]] += 1
-            self._held = bool(held)
+            self._held = (me, {seat: set(cards) for seat, cards in held.items()})
         top = sit.discard_top
         index = -1 if top is None else top_at + type_of[top.id]
         if index != self._top:
