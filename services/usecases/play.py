@@ -258,7 +258,11 @@ class PlayStream:
 
     async def _act(self, act: pb.PlayAct) -> None:
         requested = act.seat if act.HasField("seat") else None
-        result = pb.PlayResult(request_id=act.request_id)
+        # (the result written inside its message: one given to the constructor is copied)
+        message = pb.PlayResponse(game_id=act.game_id)
+        result = message.result
+        result.SetInParent()
+        result.request_id = act.request_id
         session = await self._session_of(act.game_id, requested)
         seat = requested
         try:
@@ -282,7 +286,6 @@ class PlayStream:
         except Exception:
             log.exception("play_act_failed", game_id=act.game_id, request_id=act.request_id)
             result.error.CopyFrom(play_error(internal()))
-        message = pb.PlayResponse(game_id=act.game_id, result=result)
         if seat is not None:
             message.seat = seat
         if session is None or result.HasField("error") or not self._hold(session, message):
@@ -298,7 +301,8 @@ class PlayStream:
         version = message.result.version
         if not session.results_in_prompts or session.judged >= version or self._closed:
             return False
-        timer = asyncio.get_running_loop().call_later(
+        # (the session's loop: get_running_loop() costs a getpid() call on Python 3.11)
+        timer = session.ready.get_loop().call_later(
             HOLD_SECONDS, self._release_late, session, version
         )
         session.held[version] = (message, timer)
@@ -340,7 +344,10 @@ class PlayStream:
         one subscribed while the act waited: a subscribe that replaces the session
         the act was waiting for (a client resubscribing twice) leaves it the new one."""
         awaited: set[_Session] = set()
-        while waiting := [s for s in self._sessions.get(game_id, []) if s not in awaited]:
+        # (one already authenticated, or over, has nothing to await: most often all)
+        while waiting := [
+            s for s in self._sessions.get(game_id, ()) if not s.ready.done() and s not in awaited
+        ]:
             for session in waiting:
                 awaited.add(session)
                 with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -339,7 +339,10 @@ async def test_every_play_message_keeps_secrets(
         assert kinds["prompt"] > 10 and kinds["closed"] == 1, kinds
         # the probes were refused, not applied
         assert not any(i.startswith("probe") for i in ids)
-    final = sides[0].received[-1].closed.final_view
+    # (the session's close, not the seat's last message: the answer to an act sent with
+    # the last move, a probe say, may come after it)
+    closing = [m for m in sides[0].received if m.WhichOneof("kind") == "closed"]
+    final = closing[-1].closed.final_view
     assert [p.score for p in final.players] == list(mirror.state.scores)
     kinds = check_session(mirror, 1, sse, {}, "sse seat 1", prompts_only=prompts_only)
     assert kinds.get("snapshot") == 1 and kinds["closed"] == 1, kinds
