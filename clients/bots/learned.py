@@ -212,7 +212,7 @@ class LearnedBot(ExpertBot):
         self, sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]
     ) -> Discard:
         expert = super()._closed_discard(sit, discards, seen)
-        return self._overrule(sit, discards, expert, self.weights, self.margin)
+        return self._overrule(sit, discards, expert, self.weights, self.margin, self.kinds)
 
     def _overrule(
         self,
@@ -221,13 +221,14 @@ class LearnedBot(ExpertBot):
         chosen: Discard,
         weights: dict[tuple[str, int], tuple[float, ...]],
         margin: float,
+        kinds: int | None,
     ) -> Discard:
-        """``chosen`` unless the model of ``weights`` values another candidate at least
-        ``margin`` points lower."""
+        """``chosen`` unless the model of ``weights`` values another candidate (of
+        :func:`discard_choices` with ``kinds``) at least ``margin`` points lower."""
         w = weights.get((sit.rules.name, sit.seats))
         if w is None:
             return chosen
-        choices = discard_choices(sit, discards, chosen, self, self.spread, self.kinds, self.wide)
+        choices = discard_choices(sit, discards, chosen, self, self.spread, kinds, self.wide)
         if not choices:
             return chosen
         values = [sum(a * b for a, b in zip(w, f, strict=True)) for _, f in choices]
