@@ -49,7 +49,7 @@ from engine.actions import Action, Discard
 from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
 
-__all__ = ["Recorder", "fit", "generate"]
+__all__ = ["Recorder", "compare", "fit", "generate"]
 
 
 class Recorder(SearchBot):
@@ -60,6 +60,7 @@ class Recorder(SearchBot):
     discards = True  # record closed-hand discards (else the two-way decisions only)
     spread = 0  # discards leaving up to this many more missing than the fewest ...
     wide = 2  # ... at most this many of them, the costliest first
+    compare = False  # with truth: also record the values in sampled worlds ("sampled")
 
     def __init__(
         self, seed: int, out: TextIO, worlds: int, policy: type[ExpertBot] = ExpertBot
@@ -108,21 +109,33 @@ class Recorder(SearchBot):
         seed = self.random.getrandbits(64).to_bytes(8, "big")
         return dataclasses.replace(state, stock=tuple(stock), seed=seed)
 
-    def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
+    def _values(
+        self,
+        sit: Situation,
+        candidates: Sequence[Action],
+        base: ExpertBot,
+        truth: tuple[GameState, Sequence[Recorder]] | None,
+    ) -> list[list[float]]:
+        """Each candidate's round penalty in each world: sampled worlds, or the true state
+        with the stock reshuffled (``truth``)."""
         values: list[list[float]] = [[] for _ in candidates]
         for _ in range(self.worlds):
-            if self.truth is None:
+            if truth is None:
                 world = sample_world(sit, self.memory, self.random)
                 others = None
             else:
-                world = self._reshuffled(self.truth[0])
-                others = [bot.base for bot in self.truth[1]]
+                world = self._reshuffled(truth[0])
+                others = [bot.base for bot in truth[1]]
             if world is None:
                 break
             for i, action in enumerate(candidates):
                 values[i].append(self._rollout(world, sit.seat, action, base, others))
+        return values
+
+    def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
+        values = self._values(sit, candidates, base, self.truth)
         if values[0]:
-            row = {
+            row: dict[str, Any] = {
                 "kind": self._kind,
                 "rules": sit.rules.name,
                 "seats": sit.seats,
@@ -130,6 +143,8 @@ class Recorder(SearchBot):
                 "features": self._feats,
                 "values": values,
             }
+            if self.compare and self.truth is not None:
+                row["sampled"] = self._values(sit, candidates, base, None)
             self.out.write(json.dumps(row) + "\n")
             self.out.flush()
             self.recorded += 1
@@ -148,6 +163,7 @@ def generate(
     spread: int = 0,
     truth: bool = False,
     policy: type[ExpertBot] = ExpertBot,
+    compare: bool = False,
 ) -> dict[str, float]:
     """Play ``games`` expert games from ``seed`` on, recording each seat's closed discards
     (every ``every``-th of them, by the seat's decision count)."""
@@ -159,6 +175,7 @@ def generate(
             b.setup(rules, s)
             b.discards = discards
             b.spread = spread
+            b.compare = compare
         state = GameState.new_game(rules, seats, f"qvalues:{seed}:{g}".encode())
         rng = random.Random(g)
         while not state.is_terminal():
@@ -288,6 +305,34 @@ def _arrays(row: dict[str, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, 
     return x, q
 
 
+def compare(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """How far sampled worlds' values agree with the true hands' on the same decisions:
+    per challenger, its saving over expert's move both ways; the correlation, the share
+    of challengers the two put on the same side of expert's move, and the saving of the
+    sampled worlds' pick measured by the true hands (what a search in sampled worlds
+    gets)."""
+    pairs: list[tuple[float, float]] = []
+    picked: list[float] = []
+    for row in rows:
+        if "sampled" not in row:
+            continue
+        true = np.asarray(row["values"], dtype=np.float64).mean(axis=1)
+        seen = np.asarray(row["sampled"], dtype=np.float64).mean(axis=1)
+        pairs.extend((true[0] - true[i], seen[0] - seen[i]) for i in range(1, len(true)))
+        picked.append(float(true[0] - true[int(np.argmin(seen))]))
+    if not pairs:
+        return {"decisions": 0}
+    t, v = np.asarray(pairs).T
+    return {
+        "decisions": len(picked),
+        "challengers": len(pairs),
+        "correlation": round(float(np.corrcoef(t, v)[0, 1]), 3),
+        "same_side": round(float(np.mean(np.sign(t) == np.sign(v))), 3),
+        "sampled_pick_true_saving": round(float(np.mean(picked)), 3),
+        "se": round(float(np.std(picked) / np.sqrt(len(picked))), 3),
+    }
+
+
 def _policy(spec: str) -> type[ExpertBot]:
     found = resolve(spec)
     if not issubclass(found, ExpertBot):
@@ -308,6 +353,7 @@ def main() -> None:
     gen.add_argument("--out", type=Path, required=True)
     gen.add_argument("--no-discards", action="store_true", help="two-way decisions only")
     gen.add_argument("--policy", default="expert", help="the bot played and rolled out")
+    gen.add_argument("--compare", action="store_true", help="with --truth: sampled values too")
     gen.add_argument("--truth", action="store_true", help="the hidden hands as they are")
     gen.add_argument("--spread", type=int, default=0, help="discards up to N more missing")
     fitter = sub.add_parser("fit")
@@ -315,6 +361,8 @@ def main() -> None:
     fitter.add_argument("--ridge", type=float, default=1.0)
     fitter.add_argument("--folds", type=int, default=5)
     fitter.add_argument("--spread", type=int, default=None, help="discards up to N more missing")
+    comparer = sub.add_parser("compare")
+    comparer.add_argument("paths", type=Path, nargs="+")
     args = parser.parse_args()
     if args.command == "generate":
         with args.out.open("a") as out:
@@ -330,8 +378,11 @@ def main() -> None:
                 args.spread,
                 args.truth,
                 _policy(args.policy),
+                args.compare,
             )
         print(json.dumps(report))
+    elif args.command == "compare":
+        print(json.dumps(compare(_load(args.paths))))
     else:
         print(json.dumps(fit(_load(args.paths), args.ridge, args.folds, args.spread), indent=1))
 
