@@ -305,32 +305,52 @@ def _arrays(row: dict[str, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, 
     return x, q
 
 
-def compare(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """How far sampled worlds' values agree with the true hands' on the same decisions:
-    per challenger, its saving over expert's move both ways; the correlation, the share
-    of challengers the two put on the same side of expert's move, and the saving of the
-    sampled worlds' pick measured by the true hands (what a search in sampled worlds
-    gets)."""
-    pairs: list[tuple[float, float]] = []
+def compare(rows: Sequence[dict[str, Any]], kind: str = "discard") -> dict[str, float]:
+    """How far sampled worlds' values agree with the true hands' on the same decisions of
+    ``kind``: per challenger, its saving over expert's move both ways; their correlation,
+    each estimate's split-half reliability (the share of it that is signal, Spearman-
+    Brown over the two halves of the worlds) and the correlation corrected for both
+    noises; the share put on the same side of expert's move; and the saving of the
+    sampled worlds' pick measured by the true hands (what a search in them gets)."""
+    pairs: list[tuple[float, ...]] = []
     picked: list[float] = []
     for row in rows:
-        if "sampled" not in row:
+        if "sampled" not in row or row.get("kind", "discard") != kind:
             continue
-        true = np.asarray(row["values"], dtype=np.float64).mean(axis=1)
-        seen = np.asarray(row["sampled"], dtype=np.float64).mean(axis=1)
-        pairs.extend((true[0] - true[i], seen[0] - seen[i]) for i in range(1, len(true)))
-        picked.append(float(true[0] - true[int(np.argmin(seen))]))
-    if not pairs:
+        true = np.asarray(row["values"], dtype=np.float64)
+        seen = np.asarray(row["sampled"], dtype=np.float64)
+        if min(true.shape[1], seen.shape[1]) < 2:
+            continue
+        for i in range(1, len(true)):
+            t, v = true[0] - true[i], seen[0] - seen[i]
+            ht, hv = len(t) // 2, len(v) // 2
+            pairs.append(
+                (t.mean(), v.mean(), t[:ht].mean(), t[ht:].mean(), v[:hv].mean(), v[hv:].mean())
+            )
+        picked.append(float(true[0].mean() - true[int(np.argmin(seen.mean(axis=1)))].mean()))
+    if len(pairs) < 3:
         return {"decisions": 0}
-    t, v = np.asarray(pairs).T
+    t, v, t1, t2, v1, v2 = np.asarray(pairs).T
+    with np.errstate(invalid="ignore", divide="ignore"):  # a constant column: nan
+        r = float(np.corrcoef(t, v)[0, 1])
+        rt, rv = (_reliability(a, b) for a, b in ((t1, t2), (v1, v2)))
     return {
         "decisions": len(picked),
         "challengers": len(pairs),
-        "correlation": round(float(np.corrcoef(t, v)[0, 1]), 3),
+        "correlation": round(r, 3),
+        "reliability_true": round(rt, 3),
+        "reliability_sampled": round(rv, 3),
+        "corrected": round(r / np.sqrt(rt * rv), 3) if rt > 0 and rv > 0 else float("nan"),
         "same_side": round(float(np.mean(np.sign(t) == np.sign(v))), 3),
         "sampled_pick_true_saving": round(float(np.mean(picked)), 3),
         "se": round(float(np.std(picked) / np.sqrt(len(picked))), 3),
     }
+
+
+def _reliability(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float:
+    """Spearman-Brown: the reliability of the mean of two halves that correlate so."""
+    r = float(np.corrcoef(a, b)[0, 1])
+    return 2 * r / (1 + r)
 
 
 def _policy(spec: str) -> type[ExpertBot]:
@@ -382,7 +402,8 @@ def main() -> None:
             )
         print(json.dumps(report))
     elif args.command == "compare":
-        print(json.dumps(compare(_load(args.paths))))
+        rows = _load(args.paths)
+        print(json.dumps({k: compare(rows, k) for k in ("discard", "claim", "draw", "lay")}))
     else:
         print(json.dumps(fit(_load(args.paths), args.ridge, args.folds, args.spread), indent=1))
 
