@@ -1,24 +1,27 @@
-"""Rollout values of expert's closed-hand discards, and a linear model fitted to them.
+"""Rollout values of expert's decisions, and a linear model fitted to them.
 
-Approximate policy iteration, one step (issue 31; :mod:`clients.bots.learned` plays the
-result).  ``generate`` plays games with ``expert`` in every seat; at a seat's closed-hand
-discard (not in contract's rounds of groups only, which the turn cap ends) it takes
-expert's best ``kinds`` discard kinds that leave the fewest ``missing`` and plays each in
-the same ``worlds`` determinized worlds (:func:`clients.bots.search.sample_world`: what
-the seat has seen, the unseen cards dealt at random) to the end of the round, ``expert``
-in every seat, scoring the seat's round penalty.  Expert's move is played in the game
-itself, so the decisions are those expert meets.  One JSON line per decision: the
-candidates' features (:func:`clients.bots.learned.discard_features`) and their values
-per world (expert's first).
+Approximate policy iteration (issue 31; :mod:`clients.bots.learned` plays the result).
+``generate`` plays games with ``--policy`` (``expert``) in every seat; at a seat's
+closed-hand discard (not in contract's rounds of groups only, which the turn cap ends)
+it takes the candidates of :func:`clients.bots.learned.discard_choices` (``--spread``:
+also discards leaving more ``missing``), and at the two-way decisions ``search`` weighs
+(:func:`clients.bots.search.challenger`) the policy's move and its challenger, and plays
+each in the same ``worlds`` to the end of the round, the policy in every seat, scoring
+the seat's round penalty.  Worlds are sampled from what the seat has seen
+(:func:`clients.bots.search.sample_world`) or, ``--truth``, the true state with the
+stock reshuffled and every seat's own bot; ``--compare`` records both.  The policy's
+move is played in the game itself, so the decisions are those it meets.  One JSON line
+per decision: its kind, the candidates' features and their values per world (the
+policy's first).
 
 ``fit`` solves ridge least squares for weights ``w`` with ``features · w`` ≈ value,
-both centred within each decision (so only differences between a decision's candidates
-count: the pairwise Q differences), and reports how often the model's choice differs
-from expert's and the rollout saving of its choice, on held-out decisions::
+centred within each decision for discards (the pairwise differences), and
+cross-validates the saving over the policy's move of overruling it above a margin;
+``compare`` measures how sampled worlds' values agree with the true hands'::
 
-    python -m clients.training.qvalues generate --ruleset contract --seats 4 \\
-        --games 4 --seed 9200 --out q-contract.jsonl
-    python -m clients.training.qvalues fit q-contract.jsonl
+    python -m clients.training.qvalues generate --ruleset whiskertrail --seats 4 \
+        --games 2 --seed 9220 --worlds 8 --truth --spread 1 --out w4.jsonl
+    python -m clients.training.qvalues fit w4.jsonl --spread 0
 """
 
 from __future__ import annotations
