@@ -1,18 +1,22 @@
 """``learned``: expert with closed-hand discards ranked by a linear model of rollout values.
 
-Approximate policy iteration, one step (issue 31): offline, without the play-time budget,
+Approximate policy iteration (issue 31): offline, without the play-time budget,
 :mod:`clients.training.qvalues` plays ``expert`` games and, at each closed-hand discard,
-values expert's best few discard kinds by rollouts to the end of the round in many
-determinized worlds (:func:`clients.bots.search.sample_world`, the same worlds for every
-candidate: common random numbers), ``expert`` in every seat afterwards.  A linear model
-of a few features of each candidate (:func:`discard_features`) is fitted to those values
-within each decision (least squares on the values centred per decision: the pairwise
-differences), and this bot plays expert, except that among the closed-hand discards
-that leave the fewest ``missing`` it throws the one the model values lowest — when the
-model's saving over expert's own choice is at least ``margin`` points.
+values the candidates of :func:`discard_choices` (expert's best kinds leaving the fewest
+``missing``; with a ``spread`` also the costliest leaving more) by rollouts to the end of
+the round in the same worlds for every candidate (common random numbers): sampled as
+``search`` samples them, or the true hidden hands with the stock reshuffled.  A linear
+model of each candidate's features (:func:`discard_features`) is fitted to those values
+centred per decision (the pairwise differences).  This bot plays expert, except that
+among those candidates it throws the one the model values lowest when the model's
+saving over expert's choice is at least ``margin`` points; likewise, with ``two_way``
+weights (:func:`context_features`), it may pass a claim, switch pile and stock or hold
+the contract.  :meth:`LearnedBot._overrule` applies a model to any base move (a second
+step over a learned policy).
 
 Cost: expert's solver calls plus a dot product per candidate (no search at play time).
-The weights are constants below, per rule set and table size (None: expert's move).
+With no weights for the table (the defaults: none) it is ``expert`` move for move; the
+measured fits are the classes of :mod:`clients.bots.tried` (docs/BOTS.md).
 """
 
 from __future__ import annotations
@@ -212,7 +216,7 @@ class LearnedBot(ExpertBot):
         self, sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]
     ) -> Discard:
         expert = super()._closed_discard(sit, discards, seen)
-        return self._overrule(sit, discards, expert, self.weights, self.margin)
+        return self._overrule(sit, discards, expert, self.weights, self.margin, self.kinds)
 
     def _overrule(
         self,
@@ -221,13 +225,14 @@ class LearnedBot(ExpertBot):
         chosen: Discard,
         weights: dict[tuple[str, int], tuple[float, ...]],
         margin: float,
+        kinds: int | None,
     ) -> Discard:
-        """``chosen`` unless the model of ``weights`` values another candidate at least
-        ``margin`` points lower."""
+        """``chosen`` unless the model of ``weights`` values another candidate (of
+        :func:`discard_choices` with ``kinds``) at least ``margin`` points lower."""
         w = weights.get((sit.rules.name, sit.seats))
         if w is None:
             return chosen
-        choices = discard_choices(sit, discards, chosen, self, self.spread, self.kinds, self.wide)
+        choices = discard_choices(sit, discards, chosen, self, self.spread, kinds, self.wide)
         if not choices:
             return chosen
         values = [sum(a * b for a, b in zip(w, f, strict=True)) for _, f in choices]

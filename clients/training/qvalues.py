@@ -1,24 +1,27 @@
-"""Rollout values of expert's closed-hand discards, and a linear model fitted to them.
+"""Rollout values of expert's decisions, and a linear model fitted to them.
 
-Approximate policy iteration, one step (issue 31; :mod:`clients.bots.learned` plays the
-result).  ``generate`` plays games with ``expert`` in every seat; at a seat's closed-hand
-discard (not in contract's rounds of groups only, which the turn cap ends) it takes
-expert's best ``kinds`` discard kinds that leave the fewest ``missing`` and plays each in
-the same ``worlds`` determinized worlds (:func:`clients.bots.search.sample_world`: what
-the seat has seen, the unseen cards dealt at random) to the end of the round, ``expert``
-in every seat, scoring the seat's round penalty.  Expert's move is played in the game
-itself, so the decisions are those expert meets.  One JSON line per decision: the
-candidates' features (:func:`clients.bots.learned.discard_features`) and their values
-per world (expert's first).
+Approximate policy iteration (issue 31; :mod:`clients.bots.learned` plays the result).
+``generate`` plays games with ``--policy`` (``expert``) in every seat; at a seat's
+closed-hand discard (not in contract's rounds of groups only, which the turn cap ends)
+it takes the candidates of :func:`clients.bots.learned.discard_choices` (``--spread``:
+also discards leaving more ``missing``), and at the two-way decisions ``search`` weighs
+(:func:`clients.bots.search.challenger`) the policy's move and its challenger, and plays
+each in the same ``worlds`` to the end of the round, the policy in every seat, scoring
+the seat's round penalty.  Worlds are sampled from what the seat has seen
+(:func:`clients.bots.search.sample_world`) or, ``--truth``, the true state with the
+stock reshuffled and every seat's own bot; ``--compare`` records both.  The policy's
+move is played in the game itself, so the decisions are those it meets.  One JSON line
+per decision: its kind, the candidates' features and their values per world (the
+policy's first).
 
 ``fit`` solves ridge least squares for weights ``w`` with ``features · w`` ≈ value,
-both centred within each decision (so only differences between a decision's candidates
-count: the pairwise Q differences), and reports how often the model's choice differs
-from expert's and the rollout saving of its choice, on held-out decisions::
+centred within each decision for discards (the pairwise differences), and
+cross-validates the saving over the policy's move of overruling it above a margin;
+``compare`` measures how sampled worlds' values agree with the true hands'::
 
-    python -m clients.training.qvalues generate --ruleset contract --seats 4 \\
-        --games 4 --seed 9200 --out q-contract.jsonl
-    python -m clients.training.qvalues fit q-contract.jsonl
+    python -m clients.training.qvalues generate --ruleset whiskertrail --seats 4 \
+        --games 2 --seed 9220 --worlds 8 --truth --spread 1 --out w4.jsonl
+    python -m clients.training.qvalues fit w4.jsonl --spread 0
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from engine.actions import Action, Discard
 from engine.game import GameState
 from engine.rulesets import PRESETS, RuleSet
 
-__all__ = ["Recorder", "fit", "generate"]
+__all__ = ["Recorder", "compare", "fit", "generate"]
 
 
 class Recorder(SearchBot):
@@ -60,6 +63,7 @@ class Recorder(SearchBot):
     discards = True  # record closed-hand discards (else the two-way decisions only)
     spread = 0  # discards leaving up to this many more missing than the fewest ...
     wide = 2  # ... at most this many of them, the costliest first
+    compare = False  # with truth: also record the values in sampled worlds ("sampled")
 
     def __init__(
         self, seed: int, out: TextIO, worlds: int, policy: type[ExpertBot] = ExpertBot
@@ -108,21 +112,33 @@ class Recorder(SearchBot):
         seed = self.random.getrandbits(64).to_bytes(8, "big")
         return dataclasses.replace(state, stock=tuple(stock), seed=seed)
 
-    def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
+    def _values(
+        self,
+        sit: Situation,
+        candidates: Sequence[Action],
+        base: ExpertBot,
+        truth: tuple[GameState, Sequence[Recorder]] | None,
+    ) -> list[list[float]]:
+        """Each candidate's round penalty in each world: sampled worlds, or the true state
+        with the stock reshuffled (``truth``)."""
         values: list[list[float]] = [[] for _ in candidates]
         for _ in range(self.worlds):
-            if self.truth is None:
+            if truth is None:
                 world = sample_world(sit, self.memory, self.random)
                 others = None
             else:
-                world = self._reshuffled(self.truth[0])
-                others = [bot.base for bot in self.truth[1]]
+                world = self._reshuffled(truth[0])
+                others = [bot.base for bot in truth[1]]
             if world is None:
                 break
             for i, action in enumerate(candidates):
                 values[i].append(self._rollout(world, sit.seat, action, base, others))
+        return values
+
+    def _search(self, sit: Situation, candidates: Sequence[Action], base: ExpertBot) -> Action:
+        values = self._values(sit, candidates, base, self.truth)
         if values[0]:
-            row = {
+            row: dict[str, Any] = {
                 "kind": self._kind,
                 "rules": sit.rules.name,
                 "seats": sit.seats,
@@ -130,6 +146,8 @@ class Recorder(SearchBot):
                 "features": self._feats,
                 "values": values,
             }
+            if self.compare and self.truth is not None:
+                row["sampled"] = self._values(sit, candidates, base, None)
             self.out.write(json.dumps(row) + "\n")
             self.out.flush()
             self.recorded += 1
@@ -148,6 +166,7 @@ def generate(
     spread: int = 0,
     truth: bool = False,
     policy: type[ExpertBot] = ExpertBot,
+    compare: bool = False,
 ) -> dict[str, float]:
     """Play ``games`` expert games from ``seed`` on, recording each seat's closed discards
     (every ``every``-th of them, by the seat's decision count)."""
@@ -159,6 +178,7 @@ def generate(
             b.setup(rules, s)
             b.discards = discards
             b.spread = spread
+            b.compare = compare
         state = GameState.new_game(rules, seats, f"qvalues:{seed}:{g}".encode())
         rng = random.Random(g)
         while not state.is_terminal():
@@ -288,6 +308,54 @@ def _arrays(row: dict[str, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, 
     return x, q
 
 
+def compare(rows: Sequence[dict[str, Any]], kind: str = "discard") -> dict[str, float]:
+    """How far sampled worlds' values agree with the true hands' on the same decisions of
+    ``kind``: per challenger, its saving over expert's move both ways; their correlation,
+    each estimate's split-half reliability (the share of it that is signal, Spearman-
+    Brown over the two halves of the worlds) and the correlation corrected for both
+    noises; the share put on the same side of expert's move; and the saving of the
+    sampled worlds' pick measured by the true hands (what a search in them gets)."""
+    pairs: list[tuple[float, ...]] = []
+    picked: list[float] = []
+    for row in rows:
+        if "sampled" not in row or row.get("kind", "discard") != kind:
+            continue
+        true = np.asarray(row["values"], dtype=np.float64)
+        seen = np.asarray(row["sampled"], dtype=np.float64)
+        if min(true.shape[1], seen.shape[1]) < 2:
+            continue
+        for i in range(1, len(true)):
+            t, v = true[0] - true[i], seen[0] - seen[i]
+            ht, hv = len(t) // 2, len(v) // 2
+            pairs.append(
+                (t.mean(), v.mean(), t[:ht].mean(), t[ht:].mean(), v[:hv].mean(), v[hv:].mean())
+            )
+        picked.append(float(true[0].mean() - true[int(np.argmin(seen.mean(axis=1)))].mean()))
+    if len(pairs) < 3:
+        return {"decisions": 0}
+    t, v, t1, t2, v1, v2 = np.asarray(pairs).T
+    with np.errstate(invalid="ignore", divide="ignore"):  # a constant column: nan
+        r = float(np.corrcoef(t, v)[0, 1])
+        rt, rv = (_reliability(a, b) for a, b in ((t1, t2), (v1, v2)))
+    return {
+        "decisions": len(picked),
+        "challengers": len(pairs),
+        "correlation": round(r, 3),
+        "reliability_true": round(rt, 3),
+        "reliability_sampled": round(rv, 3),
+        "corrected": round(r / np.sqrt(rt * rv), 3) if rt > 0 and rv > 0 else float("nan"),
+        "same_side": round(float(np.mean(np.sign(t) == np.sign(v))), 3),
+        "sampled_pick_true_saving": round(float(np.mean(picked)), 3),
+        "se": round(float(np.std(picked) / np.sqrt(len(picked))), 3),
+    }
+
+
+def _reliability(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float:
+    """Spearman-Brown: the reliability of the mean of two halves that correlate so."""
+    r = float(np.corrcoef(a, b)[0, 1])
+    return 2 * r / (1 + r)
+
+
 def _policy(spec: str) -> type[ExpertBot]:
     found = resolve(spec)
     if not issubclass(found, ExpertBot):
@@ -308,6 +376,7 @@ def main() -> None:
     gen.add_argument("--out", type=Path, required=True)
     gen.add_argument("--no-discards", action="store_true", help="two-way decisions only")
     gen.add_argument("--policy", default="expert", help="the bot played and rolled out")
+    gen.add_argument("--compare", action="store_true", help="with --truth: sampled values too")
     gen.add_argument("--truth", action="store_true", help="the hidden hands as they are")
     gen.add_argument("--spread", type=int, default=0, help="discards up to N more missing")
     fitter = sub.add_parser("fit")
@@ -315,6 +384,8 @@ def main() -> None:
     fitter.add_argument("--ridge", type=float, default=1.0)
     fitter.add_argument("--folds", type=int, default=5)
     fitter.add_argument("--spread", type=int, default=None, help="discards up to N more missing")
+    comparer = sub.add_parser("compare")
+    comparer.add_argument("paths", type=Path, nargs="+")
     args = parser.parse_args()
     if args.command == "generate":
         with args.out.open("a") as out:
@@ -330,8 +401,12 @@ def main() -> None:
                 args.spread,
                 args.truth,
                 _policy(args.policy),
+                args.compare,
             )
         print(json.dumps(report))
+    elif args.command == "compare":
+        rows = _load(args.paths)
+        print(json.dumps({k: compare(rows, k) for k in ("discard", "claim", "draw", "lay")}))
     else:
         print(json.dumps(fit(_load(args.paths), args.ridge, args.folds, args.spread), indent=1))
 

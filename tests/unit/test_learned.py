@@ -18,7 +18,7 @@ from clients.bots.base import Bot
 from clients.bots.expert import ExpertBot
 from clients.bots.learned import CONTEXT, FEATURES, LearnedBot
 from clients.bots.tried import NearBot, SampledBot, WideBot
-from clients.training.qvalues import fit, generate
+from clients.training.qvalues import compare, fit, generate
 from engine.actions import Action
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from tests.support.playouts import bot_moves
@@ -97,3 +97,28 @@ def test_the_measured_variants_play_their_own_legal_moves_the_same_for_a_seed(
     moves = [_moves(short, make, s, 4) for s in seeds]
     assert moves == [_moves(short, make, s, 4) for s in seeds]
     assert moves != [_moves(short, ExpertBot, s, 4) for s in seeds]
+
+
+def test_compare_sees_agreement_and_its_absence() -> None:
+    rng = random.Random(2)
+    rows = []
+    for _ in range(50):
+        values = [[rng.gauss(m, 1) for _ in range(4)] for m in (0, 5, -5)]
+        rows.append({"values": values, "sampled": values})
+    same = compare(rows)
+    assert same["correlation"] == pytest.approx(1.0)
+    assert same["reliability_true"] > 0.5 and same["corrected"] == pytest.approx(1.0, abs=0.3)
+    assert same["same_side"] == 1.0 and same["sampled_pick_true_saving"] > 0
+    flipped = compare([{**r, "sampled": [[-x for x in v] for v in r["values"]]} for r in rows])
+    assert flipped["correlation"] == pytest.approx(-1.0)
+    assert flipped["sampled_pick_true_saving"] < 0
+
+
+def test_the_recorder_compares_sampled_worlds_with_the_truth() -> None:
+    short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:2])
+    out = io.StringIO()
+    generate(short, 2, 1, 9201, 2, out, every=3, truth=True, compare=True)
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert rows and all(len(r["sampled"]) == len(r["values"]) for r in rows)
+    kinds = {r["kind"] for r in rows}
+    assert sum(compare(rows, k).get("decisions", 0) for k in kinds) <= len(rows)
