@@ -16,4 +16,4 @@ def hand_with(hand: tuple[Card, ...], *cards: Card) -> tuple[Card, ...]:
 
 def hand_without(hand: tuple[Card, ...], c: Card) -> tuple[Card, ...]:
     """``hand`` without the physical card ``c``."""
-    return tuple(x for x in hand if x is not c)
+    return tuple([x for x in hand if x is not c])  # (a list builds faster than a generator)
