@@ -10,7 +10,7 @@ from engine.errors import IllegalActionError, Reason
 from engine.events import Event, EventType
 from engine.game.hands import hand_with
 from engine.game.phase import Phase
-from engine.rulesets import RuleSet
+from engine.rulesets import MAX_SEATS, RuleSet
 
 if TYPE_CHECKING:
     from engine.game.state import GameState, Result
@@ -43,13 +43,21 @@ def discarder(state: GameState) -> int:
 
 def priority(seats: int, discarder: int) -> list[int]:
     """Who answers, best claim first: every other seat, in turn order after the discarder."""
-    return [(discarder + k) % seats for k in range(1, seats)]
+    return list(_ORDERS[seats][discarder])
+
+
+#: :func:`priority` of every game size and discarder, as tuples (read, never handed out)
+_ORDERS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple((by + k) % seats for k in range(1, seats)) for by in range(seats))
+    for seats in range(MAX_SEATS + 1)
+)
 
 
 def waiting(state: GameState) -> tuple[int, ...]:
     """The seats yet to answer, by priority (answers may come in any order)."""
     answers = state.claim_answers
-    return tuple(s for s in priority(state.seats, discarder(state)) if answers[s] is None)
+    order = _ORDERS[state.seats][(state.current - 1) % state.seats]
+    return tuple([s for s in order if answers[s] is None])
 
 
 def legal_answers(state: GameState, seat: int) -> list[Action]:
@@ -112,8 +120,8 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
     answers = list(state.claim_answers)
     answers[seat] = claim
     events = [Event(_CLAIM_ANSWERED, seat, {"claim": claim})]
-    order = priority(state.seats, by)
-    if any(answers[s] is None for s in order):
+    order = _ORDERS[state.seats][by]
+    if None in [answers[s] for s in order]:
         nxt = state.evolve(claim_answers=tuple(answers), action_count=state.action_count + 1)
         return nxt, events
     claimants = [s for s in order if answers[s]]
