@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 # Enum members as module constants: Python 3.11 reads ``Enum.MEMBER`` through
 # EnumType's ``__getattr__`` hook, ten times the cost of a global (the hot path).
 _DISCARD: Final = DrawSource.DISCARD
-_HIGH: Final = End.HIGH
-_LOW: Final = End.LOW
+# and values (an enum's ``.value`` is a property written in Python)
+_DISCARD_NAME: Final = DrawSource.DISCARD.value
+_STOCK_NAME: Final = DrawSource.STOCK.value  # (a draw not from the discard pile)
+_LOW_NAME: Final = End.LOW.value
+_HIGH_NAME: Final = End.HIGH.value
 _DISCARDED: Final = EventType.DISCARDED
 _DREW: Final = EventType.DREW
 _EXTRA_MELD: Final = EventType.EXTRA_MELD
@@ -156,7 +159,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
                 _DREW,
                 seat,
                 {
-                    "source": source.value,
+                    "source": _DISCARD_NAME,
                     "card": card_json(c),
                     "stock_size": len(state.stock),
                     "discard_size": len(discards),
@@ -190,7 +193,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
         Event(
             _DREW,
             seat,
-            {"source": source.value, "stock_size": len(stock), "discard_size": len(discards)},
+            {"source": _STOCK_NAME, "stock_size": len(stock), "discard_size": len(discards)},
             {seat: {"card": card_json(c)}},
         )
     )
@@ -392,7 +395,7 @@ def _lay_off(state: GameState, seat: int, action: LayOff) -> Result:
     if meld.kind is _SET:
         side: str | None = None
     else:
-        side = (_LOW if grown.rank < meld.rank else _HIGH).value
+        side = _LOW_NAME if grown.rank < meld.rank else _HIGH_NAME
     events = [
         Event(
             _LAID_OFF,
