@@ -166,7 +166,8 @@ def codes(cards: Sequence[Card]) -> list[str]:
 
 def card_json(c: Card) -> dict[str, Any]:
     """A card as views and events show it: ``{"id": 7, "code": "8C"}``."""
-    return {"id": c.id, "code": c.code}
+    rank = c.rank  # (Card.code, without a property's call: every event carries cards)
+    return {"id": c.id, "code": _NATURAL_CODES[c.suit * 13 + rank - 1] if rank else JOKER_CODE}
 
 
 def cards_json(cards: Iterable[Card]) -> list[dict[str, Any]]:

@@ -68,12 +68,38 @@ class EventType(StrEnum):
     GAME_ABANDONED = "game_abandoned"
 
 
-@dataclass(frozen=True, slots=True)
+_NO_SECRET: Any = object()
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Event:
     type: str
     seat: int | None
     public: Mapping[str, Any]
     secret: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __new__(
+        cls,
+        type: str,
+        seat: int | None,
+        public: Mapping[str, Any],
+        secret: Mapping[int, Mapping[str, Any]] = _NO_SECRET,
+    ) -> Event:
+        """What the dataclass's ``__init__`` would do (``secret`` defaults to a new
+        dict), but filled as a mutable twin and then made an Event by ``__class__``
+        assignment: the frozen class's four ``object.__setattr__`` calls cost several
+        times more, and every action makes events (the engine's hot path)."""
+        event = _EventDraft()
+        event.type = type
+        event.seat = seat
+        event.public = public
+        event.secret = {} if secret is _NO_SECRET else secret
+        event.__class__ = cls  # type: ignore[assignment]
+        return event  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy and pickle rebuild an event from its fields (by __new__, which needs them)
+        return (type(self), (self.type, self.seat, self.public, self.secret))
 
     def for_seat(self, viewer: int | None) -> dict[str, Any]:
         """The event as ``viewer`` may see it (None: a spectator, public payload only)."""
@@ -108,6 +134,16 @@ class Event:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidActionError(f"malformed event: {exc}") from exc
+
+
+class _EventDraft:
+    """Event's mutable twin (the same slots, in the same order): see ``Event.__new__``."""
+
+    __slots__ = Event.__slots__
+    type: str
+    seat: int | None
+    public: Mapping[str, Any]
+    secret: Mapping[int, Mapping[str, Any]]
 
 
 #: the event types that end a game (the last event of its last version)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from engine.cards import JOKER_RANK, NO_SUIT, SUITS, Card, card, cards_json
 from engine.errors import IllegalActionError, InvalidActionError, Reason, checked_int
@@ -254,6 +254,9 @@ def _lay_off_on_run(meld: Meld, c: Card, rules: RuleSet, end: End | None) -> Mel
     return Meld(MeldKind.RUN, (*meld.cards, c), meld.rank, meld.suit, meld.owner)
 
 
+_SET: Final = MeldKind.SET  # (Python 3.11 reads ``Enum.MEMBER`` through a slow hook)
+
+
 def layoff_ends(meld: Meld, c: Card, rules: RuleSet) -> tuple[End | None, ...]:
     """The ``end`` values with which ``c`` may be laid off on ``meld`` (empty: it does not
     fit), as ``legal_actions`` lists them: None where there is one way (a set, a natural
@@ -268,7 +271,7 @@ def layoff_ends(meld: Meld, c: Card, rules: RuleSet) -> tuple[End | None, ...]:
         most = rules.max_jokers_per_meld
         if most is not None and sum(1 for x in cards if x.rank == JOKER_RANK) >= most:
             return ()
-        if meld.kind is MeldKind.SET:
+        if meld.kind is _SET:
             if rules.set_max is not None and size >= rules.set_max:
                 return ()
             return _ONE_WAY
@@ -281,7 +284,7 @@ def layoff_ends(meld: Meld, c: Card, rules: RuleSet) -> tuple[End | None, ...]:
         if meld.rank + size - 1 < rules.highest_run_rank:
             return _HIGH_END
         return ()
-    if meld.kind is MeldKind.SET:
+    if meld.kind is _SET:
         if c.rank != meld.rank:
             return ()
         if rules.set_max is not None and size >= rules.set_max:

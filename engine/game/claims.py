@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engine.actions import Action, Claim, PassClaim
 from engine.cards import Card, card_json, cards_json
@@ -10,10 +10,21 @@ from engine.errors import IllegalActionError, Reason
 from engine.events import Event, EventType
 from engine.game.hands import hand_with
 from engine.game.phase import Phase
-from engine.rulesets import RuleSet
+from engine.rulesets import MAX_SEATS, RuleSet
 
 if TYPE_CHECKING:
     from engine.game.state import GameState, Result
+
+# Enum members as module constants: Python 3.11 reads ``Enum.MEMBER`` through
+# EnumType's ``__getattr__`` hook, ten times the cost of a global (the hot path).
+_CLAIM_ANSWERED: Final = EventType.CLAIM_ANSWERED
+_CLAIM_AWARDED: Final = EventType.CLAIM_AWARDED
+_CLAIM_WINDOW_CLOSED: Final = EventType.CLAIM_WINDOW_CLOSED
+_CLAIM_WINDOW_OPENED: Final = EventType.CLAIM_WINDOW_OPENED
+_TURN_STARTED: Final = EventType.TURN_STARTED
+_CLAIM_PHASE: Final = Phase.CLAIM
+_DRAW_PHASE: Final = Phase.DRAW
+_GAME_OVER: Final = Phase.GAME_OVER
 
 _CLAIM = Claim()
 _PASS = PassClaim()
@@ -32,13 +43,21 @@ def discarder(state: GameState) -> int:
 
 def priority(seats: int, discarder: int) -> list[int]:
     """Who answers, best claim first: every other seat, in turn order after the discarder."""
-    return [(discarder + k) % seats for k in range(1, seats)]
+    return list(_ORDERS[seats][discarder])
+
+
+#: :func:`priority` of every game size and discarder, as tuples (read, never handed out)
+_ORDERS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple((by + k) % seats for k in range(1, seats)) for by in range(seats))
+    for seats in range(MAX_SEATS + 1)
+)
 
 
 def waiting(state: GameState) -> tuple[int, ...]:
     """The seats yet to answer, by priority (answers may come in any order)."""
     answers = state.claim_answers
-    return tuple(s for s in priority(state.seats, discarder(state)) if answers[s] is None)
+    order = _ORDERS[state.seats][(state.current - 1) % state.seats]
+    return tuple([s for s in order if answers[s] is None])
 
 
 def legal_answers(state: GameState, seat: int) -> list[Action]:
@@ -62,13 +81,13 @@ def open_window(
     n = state.seats
     events.append(
         Event(
-            EventType.CLAIM_WINDOW_OPENED,
+            _CLAIM_WINDOW_OPENED,
             seat,
             {"card": card_json(discards[-1]), "seats": priority(n, seat)},
         )
     )
     nxt = state.evolve(
-        phase=Phase.CLAIM,
+        phase=_CLAIM_PHASE,
         current=(seat + 1) % n,
         hands=hands,
         discards=discards,
@@ -87,9 +106,9 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
     many as there are), then the seat after the discarder starts its turn."""
     claim = isinstance(action, Claim)
     phase = state.phase
-    if phase is Phase.GAME_OVER:
+    if phase is _GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
-    if phase is not Phase.CLAIM:
+    if phase is not _CLAIM_PHASE:
         raise IllegalActionError(Reason.NO_CLAIM_WINDOW, "no discard is open to claims")
     by = discarder(state)
     if seat == by:
@@ -100,9 +119,9 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
         raise IllegalActionError(Reason.CLAIM_STOCK_EMPTY, "no claims while the stock is empty")
     answers = list(state.claim_answers)
     answers[seat] = claim
-    events = [Event(EventType.CLAIM_ANSWERED, seat, {"claim": claim})]
-    order = priority(state.seats, by)
-    if any(answers[s] is None for s in order):
+    events = [Event(_CLAIM_ANSWERED, seat, {"claim": claim})]
+    order = _ORDERS[state.seats][by]
+    if None in [answers[s] for s in order]:
         nxt = state.evolve(claim_answers=tuple(answers), action_count=state.action_count + 1)
         return nxt, events
     claimants = [s for s in order if answers[s]]
@@ -122,7 +141,7 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
         hands = tuple(new_hands)
         events.append(
             Event(
-                EventType.CLAIM_AWARDED,
+                _CLAIM_AWARDED,
                 winner,
                 {"card": card_json(top), "penalty_cards": take},
                 {winner: {"penalty": cards_json(penalty)}},
@@ -130,14 +149,14 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
         )
     events.append(
         Event(
-            EventType.CLAIM_WINDOW_CLOSED,
+            _CLAIM_WINDOW_CLOSED,
             by,
             {"card": card_json(top), "winner": winner, "claimants": claimants},
         )
     )
-    events.append(Event(EventType.TURN_STARTED, state.current, {"round": state.round_number}))
+    events.append(Event(_TURN_STARTED, state.current, {"round": state.round_number}))
     nxt = state.evolve(
-        phase=Phase.DRAW,
+        phase=_DRAW_PHASE,
         hands=hands,
         stock=stock,
         discards=discards,
@@ -149,7 +168,7 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
 
 def view(state: GameState) -> dict[str, Any] | None:
     """The open window as every viewer sees it (answers are public as they come)."""
-    if state.phase is not Phase.CLAIM:
+    if state.phase is not _CLAIM_PHASE:
         return None
     by = discarder(state)
     return {

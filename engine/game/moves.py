@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from engine.actions import (
     Action,
@@ -28,8 +28,18 @@ from engine.rulesets import MeldKind, RuleSet
 if TYPE_CHECKING:
     from engine.game.state import GameState
 
-_DRAW_STOCK = Draw(DrawSource.STOCK)
-_DRAW_DISCARD = Draw(DrawSource.DISCARD)
+# Enum members as module constants: Python 3.11 reads ``Enum.MEMBER`` through
+# EnumType's ``__getattr__`` hook, ten times the cost of a global (the hot path).
+_DISCARD: Final = DrawSource.DISCARD
+_STOCK: Final = DrawSource.STOCK
+_RUN: Final = MeldKind.RUN
+_SET: Final = MeldKind.SET
+_CLAIM_PHASE: Final = Phase.CLAIM
+_DRAW_PHASE: Final = Phase.DRAW
+_GAME_OVER: Final = Phase.GAME_OVER
+
+_DRAW_STOCK = Draw(_STOCK)
+_DRAW_DISCARD = Draw(_DISCARD)
 _LAY_AUTO = LayContract()
 _END_TURN = EndTurn()
 # one Discard per card id, shared: actions are immutable values
@@ -40,11 +50,11 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Every legal action of ``seat`` now (:meth:`GameState.legal_actions`)."""
     state.check_seat(seat)
     phase = state.phase
-    if phase is Phase.CLAIM:
+    if phase is _CLAIM_PHASE:
         return claims.legal_answers(state, seat)
-    if phase is Phase.GAME_OVER or seat != state.current:
+    if phase is _GAME_OVER or seat != state.current:
         return []
-    if phase is Phase.DRAW:
+    if phase is _DRAW_PHASE:
         out: list[Action] = []
         if state.stock_draw_allowed():
             out.append(_DRAW_STOCK)
@@ -86,7 +96,7 @@ def _play_actions(state: GameState, seat: int) -> list[Action]:
                 out.append(ExtraMeld(MeldSpec(kind, tuple(c.id for c in cards))))
     if rules.joker_swap and table:
         for i, m in enumerate(table):
-            if m.kind is not MeldKind.RUN:
+            if m.kind is not _RUN:
                 continue
             wanted: list[int] = []
             for k, held in enumerate(m.cards):
@@ -100,7 +110,7 @@ def _play_actions(state: GameState, seat: int) -> list[Action]:
                     out.append(SwapJoker(c.id, i))
     if state.contract.discards:
         discard = _DISCARDS
-        out.extend(discard[c.id] for c in hand if c.id != blocked)
+        out += [discard[c.id] for c in hand if c.id != blocked]
     else:
         out.append(_END_TURN)
     return out
@@ -166,9 +176,9 @@ def canonical_extra_melds(
         if n < min_nat:
             continue
         if n >= rules.set_min:
-            out.append((MeldKind.SET, tuple(group)))
+            out.append((_SET, tuple(group)))
         if joker is not None and n + 1 >= rules.set_min and (set_max is None or n + 1 <= set_max):
-            out.append((MeldKind.SET, (*group, joker)))
+            out.append((_SET, (*group, joker)))
     run_min = rules.run_min
     top = rules.highest_run_rank
     for suit in sorted(by_suit):
@@ -180,16 +190,16 @@ def canonical_extra_melds(
                 continue
             if size >= run_min:
                 if size <= 13:
-                    out.append((MeldKind.RUN, tuple(ranks[p] for p in s)))
+                    out.append((_RUN, tuple(ranks[p] for p in s)))
                 else:  # A..A: its first and its last 13
-                    out.append((MeldKind.RUN, tuple(ranks[p] for p in s[:13])))
-                    out.append((MeldKind.RUN, tuple(ranks[p] for p in s[-13:])))
+                    out.append((_RUN, tuple(ranks[p] for p in s[:13])))
+                    out.append((_RUN, tuple(ranks[p] for p in s[-13:])))
             if joker is not None and run_min <= size + 1 <= 13 and (s[0] > 1 or s[-1] < top):
-                out.append((MeldKind.RUN, (*(ranks[p] for p in s), joker)))
+                out.append((_RUN, (*(ranks[p] for p in s), joker)))
         if joker is not None:
             for a, b in pairwise(stretches):
                 total = len(a) + len(b) + 1
                 if b[0] - a[-1] == 2 and run_min <= total <= 13:
                     joined = (*(ranks[p] for p in a), joker, *(ranks[p] for p in b))
-                    out.append((MeldKind.RUN, joined))
+                    out.append((_RUN, joined))
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engine.actions import (
     Claim,
@@ -33,6 +33,36 @@ if TYPE_CHECKING:
 
     _Handler = Callable[[GameState, int, Any], Result]
 
+# Enum members as module constants: Python 3.11 reads ``Enum.MEMBER`` through
+# EnumType's ``__getattr__`` hook, ten times the cost of a global (the hot path).
+_DISCARD: Final = DrawSource.DISCARD
+# and values (an enum's ``.value`` is a property written in Python)
+_DISCARD_NAME: Final = DrawSource.DISCARD.value
+_STOCK_NAME: Final = DrawSource.STOCK.value  # (a draw not from the discard pile)
+_LOW_NAME: Final = End.LOW.value
+_HIGH_NAME: Final = End.HIGH.value
+_DISCARDED: Final = EventType.DISCARDED
+_DREW: Final = EventType.DREW
+_EXTRA_MELD: Final = EventType.EXTRA_MELD
+_GAME_ABANDONED: Final = EventType.GAME_ABANDONED
+_GAME_ENDED: Final = EventType.GAME_ENDED
+_JOKER_SWAPPED: Final = EventType.JOKER_SWAPPED
+_LAID_CONTRACT: Final = EventType.LAID_CONTRACT
+_LAID_OFF: Final = EventType.LAID_OFF
+_ROUND_ENDED: Final = EventType.ROUND_ENDED
+_STOCK_EXHAUSTED: Final = EventType.STOCK_EXHAUSTED
+_STOCK_NOT_RESHUFFLED: Final = EventType.STOCK_NOT_RESHUFFLED
+_STOCK_RESHUFFLED: Final = EventType.STOCK_RESHUFFLED
+_TURN_ENDED: Final = EventType.TURN_ENDED
+_TURN_STARTED: Final = EventType.TURN_STARTED
+_RUN: Final = MeldKind.RUN
+_SET: Final = MeldKind.SET
+_CLAIM_PHASE: Final = Phase.CLAIM
+_DRAW_PHASE: Final = Phase.DRAW
+_GAME_OVER: Final = Phase.GAME_OVER
+_PLAY_PHASE: Final = Phase.PLAY
+_EXHAUSTIONS: Final = Stalemate.EXHAUSTIONS
+
 # ---------------------------------------------------------------------- shared checks
 # Malformed input first (InvalidActionError), then: game over, claim window open, not
 # your turn, draw first / already drew, then each action's own rules in the order written.
@@ -52,9 +82,9 @@ def _meld_index(value: Any) -> int:
 
 def _require_turn(state: GameState, seat: int) -> None:
     phase = state.phase
-    if phase is Phase.GAME_OVER:
+    if phase is _GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
-    if phase is Phase.CLAIM:
+    if phase is _CLAIM_PHASE:
         raise IllegalActionError(Reason.CLAIM_WINDOW_OPEN, "a claim window is open")
     if seat != state.current:
         raise IllegalActionError(Reason.NOT_YOUR_TURN, f"it is seat {state.current}'s turn")
@@ -62,7 +92,7 @@ def _require_turn(state: GameState, seat: int) -> None:
 
 def _require_play(state: GameState, seat: int) -> None:
     _require_turn(state, seat)
-    if state.phase is Phase.DRAW:
+    if state.phase is _DRAW_PHASE:
         raise IllegalActionError(Reason.MUST_DRAW_FIRST, "draw a card first")
 
 
@@ -89,7 +119,7 @@ def _spec_cards(state: GameState, spec: Any, seen: set[int]) -> list[Card]:
         raise InvalidActionError("a meld needs cards")
     start = spec.start
     if start is not None:
-        if spec.kind is MeldKind.SET:
+        if spec.kind is _SET:
             raise InvalidActionError("a set has no start rank")
         if type(start) is not int or not 1 <= start <= 14:
             raise InvalidActionError("a run's start must be a rank 1..14")
@@ -111,12 +141,12 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
     if not isinstance(source, DrawSource):
         raise InvalidActionError(f"unknown draw source {source!r}")
     _require_turn(state, seat)
-    if state.phase is not Phase.DRAW:
+    if state.phase is not _DRAW_PHASE:
         raise IllegalActionError(Reason.ALREADY_DREW, "you already drew this turn")
     rules = state.rules
     hands = list(state.hands)
     events: list[Event] = []
-    if source is DrawSource.DISCARD:
+    if source is _DISCARD:
         if not rules.draw_from_discard:
             raise IllegalActionError(Reason.DISCARD_DRAW_NOT_ALLOWED, "draw from the stock only")
         if not state.discards:
@@ -126,10 +156,10 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
         hands[seat] = hand_with(hands[seat], c)
         events.append(
             Event(
-                EventType.DREW,
+                _DREW,
                 seat,
                 {
-                    "source": source.value,
+                    "source": _DISCARD_NAME,
                     "card": card_json(c),
                     "stock_size": len(state.stock),
                     "discard_size": len(discards),
@@ -137,7 +167,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
             )
         )
         nxt = state.evolve(
-            phase=Phase.PLAY,
+            phase=_PLAY_PHASE,
             hands=tuple(hands),
             discards=discards,
             taken_from_discard=c.id,
@@ -152,7 +182,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
                 Reason.STOCK_EMPTY, "the stock is empty: draw from the discard pile"
             )
         if len(discards) < 2:
-            events.append(Event(EventType.STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
+            events.append(Event(_STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
             base = state.evolve(action_count=state.action_count + 1)
             return _end_round(base, events, "dry", None)
         stock, discards, epoch = _reshuffle(state, discards, epoch, events)
@@ -161,26 +191,24 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
     hands[seat] = hand_with(hands[seat], c)
     events.append(
         Event(
-            EventType.DREW,
+            _DREW,
             seat,
-            {"source": source.value, "stock_size": len(stock), "discard_size": len(discards)},
+            {"source": _STOCK_NAME, "stock_size": len(stock), "discard_size": len(discards)},
             {seat: {"card": card_json(c)}},
         )
     )
     exhaustions = state.exhaustions
-    if not stock and rules.stalemate is Stalemate.EXHAUSTIONS:
+    if not stock and rules.stalemate is _EXHAUSTIONS:
         exhaustions += 1
         settles = exhaustions >= rules.max_exhaustions
-        events.append(
-            Event(EventType.STOCK_EXHAUSTED, None, {"count": exhaustions, "settles": settles})
-        )
+        events.append(Event(_STOCK_EXHAUSTED, None, {"count": exhaustions, "settles": settles}))
         if not settles:
             if len(discards) >= 2:
                 stock, discards, epoch = _reshuffle(state, discards, epoch, events)
             else:
-                events.append(Event(EventType.STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
+                events.append(Event(_STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
     nxt = state.evolve(
-        phase=Phase.PLAY,
+        phase=_PLAY_PHASE,
         hands=tuple(hands),
         stock=stock,
         discards=discards,
@@ -199,7 +227,7 @@ def _reshuffle(
     """A new stock from the discard pile but its top card: the round's next shuffle epoch."""
     epoch += 1
     stock = tuple(shuffled(discards[:-1], round_seed(state.seed, state.round_number), epoch))
-    events.append(Event(EventType.STOCK_RESHUFFLED, None, {"cards": len(stock), "epoch": epoch}))
+    events.append(Event(_STOCK_RESHUFFLED, None, {"cards": len(stock), "epoch": epoch}))
     return stock, discards[-1:], epoch
 
 
@@ -248,7 +276,7 @@ def _lay_contract(state: GameState, seat: int, action: LayContract) -> Result:
     )
     events = [
         Event(
-            EventType.LAID_CONTRACT,
+            _LAID_CONTRACT,
             seat,
             {
                 "automatic": specs is None,
@@ -266,14 +294,14 @@ def _explicit_contract(
         for c in cards:
             _require_in_hand(state, seat, c)
     rules = state.rules
-    need: dict[MeldKind, list[int]] = {MeldKind.SET: [], MeldKind.RUN: []}
+    need: dict[MeldKind, list[int]] = {_SET: [], _RUN: []}
     for req in state.contract.melds:
         need[req.kind].append(req.size)
-    have: dict[MeldKind, list[int]] = {MeldKind.SET: [], MeldKind.RUN: []}
+    have: dict[MeldKind, list[int]] = {_SET: [], _RUN: []}
     for spec, cards in zip(specs, cards_of, strict=True):
         have[spec.kind].append(len(cards))
     described = state.contract.describe()
-    for kind in (MeldKind.SET, MeldKind.RUN):
+    for kind in (_SET, _RUN):
         if len(need[kind]) != len(have[kind]):
             raise IllegalActionError(
                 Reason.SELECTION_DOES_NOT_MATCH_CONTRACT,
@@ -283,7 +311,7 @@ def _explicit_contract(
         build_meld(spec.kind, cards, rules, None, spec.start).with_owner(seat)
         for spec, cards in zip(specs, cards_of, strict=True)
     )
-    for kind in (MeldKind.SET, MeldKind.RUN):
+    for kind in (_SET, _RUN):
         needed = sorted(need[kind])
         given = sorted(have[kind])
         ok = (
@@ -330,7 +358,7 @@ def _extra_meld(state: GameState, seat: int, action: ExtraMeld) -> Result:
     base = state.evolve(
         hands=tuple(hands), table=(*state.table, meld), action_count=state.action_count + 1
     )
-    events = [Event(EventType.EXTRA_MELD, seat, {"meld": meld_json(meld, len(state.table))})]
+    events = [Event(_EXTRA_MELD, seat, {"meld": meld_json(meld, len(state.table))})]
     return _after_laying(base, events, seat)
 
 
@@ -354,7 +382,7 @@ def _lay_off(state: GameState, seat: int, action: LayOff) -> Result:
         raise IllegalActionError(Reason.NO_SUCH_MELD, f"there is no meld {index} on the table")
     _require_in_hand(state, seat, c)
     meld = state.table[index]
-    if meld.kind is MeldKind.SET and end is not None:
+    if meld.kind is _SET and end is not None:
         raise IllegalActionError(Reason.LAYOFF_DOES_NOT_FIT, "a set has no ends")
     grown = lay_off(meld, c, rules, end)
     hand = hand_without(state.hands[seat], c)
@@ -364,13 +392,13 @@ def _lay_off(state: GameState, seat: int, action: LayOff) -> Result:
     table = list(state.table)
     table[index] = grown
     base = state.evolve(hands=tuple(hands), table=tuple(table), action_count=state.action_count + 1)
-    if meld.kind is MeldKind.SET:
+    if meld.kind is _SET:
         side: str | None = None
     else:
-        side = (End.LOW if grown.rank < meld.rank else End.HIGH).value
+        side = _LOW_NAME if grown.rank < meld.rank else _HIGH_NAME
     events = [
         Event(
-            EventType.LAID_OFF,
+            _LAID_OFF,
             seat,
             {"card": card_json(c), "meld": meld_json(grown, index), "end": side},
         )
@@ -396,7 +424,7 @@ def _swap_joker(state: GameState, seat: int, action: SwapJoker) -> Result:
     nxt = state.evolve(hands=tuple(hands), table=tuple(table), action_count=state.action_count + 1)
     events = [
         Event(
-            EventType.JOKER_SWAPPED,
+            _JOKER_SWAPPED,
             seat,
             {"card": card_json(c), "joker": card_json(joker), "meld": meld_json(meld, index)},
         )
@@ -436,9 +464,7 @@ def _discard(state: GameState, seat: int, action: Discard) -> Result:
     hands = list(state.hands)
     hands[seat] = hand
     discards = (*state.discards, c)
-    events = [
-        Event(EventType.DISCARDED, seat, {"card": card_json(c), "discard_size": len(discards)})
-    ]
+    events = [Event(_DISCARDED, seat, {"card": card_json(c), "discard_size": len(discards)})]
     if not hand:
         base = state.evolve(
             hands=tuple(hands), discards=discards, action_count=state.action_count + 1
@@ -471,9 +497,9 @@ def _complete_turn(
     the next seat's turn starts."""
     rules = state.rules
     turns = state.turns_completed + 1
-    events.append(Event(EventType.TURN_ENDED, seat, {"turns_completed": turns}))
+    events.append(Event(_TURN_ENDED, seat, {"turns_completed": turns}))
     reason: str | None = None
-    if rules.stalemate is Stalemate.EXHAUSTIONS and state.exhaustions >= rules.max_exhaustions:
+    if rules.stalemate is _EXHAUSTIONS and state.exhaustions >= rules.max_exhaustions:
         reason = "exhaustions"
     elif rules.turn_cap is not None and turns >= rules.turn_cap:
         reason = "turn_cap"
@@ -490,9 +516,9 @@ def _complete_turn(
             state, seat, events, hands=hands, discards=discards, turns_completed=turns
         )
     nxt_seat = (seat + 1) % state.seats
-    events.append(Event(EventType.TURN_STARTED, nxt_seat, {"round": state.round_number}))
+    events.append(Event(_TURN_STARTED, nxt_seat, {"round": state.round_number}))
     nxt = state.evolve(
-        phase=Phase.DRAW,
+        phase=_DRAW_PHASE,
         current=nxt_seat,
         hands=hands,
         discards=discards,
@@ -512,7 +538,7 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
     scores = tuple(s + p for s, p in zip(state.scores, penalties, strict=True))
     events.append(
         Event(
-            EventType.ROUND_ENDED,
+            _ROUND_ENDED,
             out,
             {
                 "round": state.round_number,
@@ -537,7 +563,7 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
         events.extend(dealt)
         return nxt, events
     final = state.evolve(
-        phase=Phase.GAME_OVER,
+        phase=_GAME_OVER,
         scores=scores,
         claim_answers=(),
         taken_from_discard=None,
@@ -545,7 +571,7 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
     )
     events.append(
         Event(
-            EventType.GAME_ENDED,
+            _GAME_ENDED,
             None,
             {"scores": list(scores), "winners": list(final.winners()), "seed": state.seed.hex()},
         )
@@ -556,10 +582,10 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
 def abandon(state: GameState) -> Result:
     """:meth:`GameState.abandon`: the game over where it stands, the round in play
     unscored, no winners."""
-    if state.phase is Phase.GAME_OVER:
+    if state.phase is _GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
     final = state.evolve(
-        phase=Phase.GAME_OVER,
+        phase=_GAME_OVER,
         abandoned=True,
         claim_answers=(),
         taken_from_discard=None,
@@ -567,7 +593,7 @@ def abandon(state: GameState) -> Result:
         action_count=state.action_count + 1,
     )
     event = Event(
-        EventType.GAME_ABANDONED,
+        _GAME_ABANDONED,
         None,
         {"round": state.round_number, "scores": list(state.scores), "seed": state.seed.hex()},
     )
