@@ -21,6 +21,7 @@ import grpc
 import pytest
 
 from clients.sdk import GlintwickClient, Seat
+from clients.sdk.errors import call_error
 from engine.rulesets import PRESETS
 from glintwick import convert
 from glintwick.v1 import game_pb2 as pb
@@ -255,6 +256,14 @@ async def cut_grpc_watcher(
                 if quota == 0:
                     ended = False
                     break
+        except grpc.aio.AioRpcError as exc:
+            # (resubscribing this fast can meet the stream calls' rate limit on a quick
+            # machine: as any client, wait what the refusal's RetryInfo says and resume)
+            refusal = call_error(exc)
+            if refusal.reason != "RATE_LIMITED" or refusal.retry_after is None:
+                raise
+            await asyncio.sleep(refusal.retry_after + 0.01)
+            ended = False
         finally:
             call.cancel()
         if ended:
@@ -283,6 +292,9 @@ async def cut_sse_watcher(
             async with http.get(
                 f"/v1/games/{game_id}:watch", headers=headers, params=params
             ) as response:
+                if response.status == 429:  # (the rate limit, as over gRPC: wait, resume)
+                    await asyncio.sleep(float(response.headers["Retry-After"]) + 0.01)
+                    continue
                 assert response.status == 200
                 async for kind, ident, data in read_sse(response):
                     if kind == "snapshot":
