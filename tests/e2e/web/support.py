@@ -32,8 +32,14 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 #: each test's screenshots and the server's log (another tree's run: build/web-tree/)
 SHOTS = ROOT / "build" / ("web-tree" if os.environ.get("GLINTWICK_WEB_TREE") else "web")
 OPERATOR = "web-e2e-operator"
-#: how many page steps a whole one-round game may take before the test gives up
+#: how many clicks a whole one-round game may take before the test gives up
 MAX_STEPS = 1500
+#: how long a page may offer the person nothing to click (the bots' turns) before the
+#: test calls it stuck
+IDLE_SECONDS = 60.0
+#: how long the person reads a May I? prompt before answering when a test waits for
+#: something it may show (the other seats' answers arrive meanwhile, as for a person)
+READING_MS = 600
 
 #: every test module's mark (``pytestmark``): the tests drive Debian's Chromium
 NEEDS_CHROMIUM = pytest.mark.skipif(
@@ -62,6 +68,14 @@ class Tab:
 
     def visible(self, selector: str) -> bool:
         return self.page.locator(selector).count() > 0
+
+    def seen_within(self, selector: str, ms: float) -> bool:
+        """Whether ``selector`` shows within ``ms`` milliseconds."""
+        try:
+            self.page.wait_for_selector(selector, timeout=ms)
+        except playwright_api.TimeoutError:
+            return False
+        return True
 
     def click(self, selector: str) -> bool:
         """Click the first match; False when it went away first (the table moved on)."""
@@ -128,7 +142,9 @@ def play_through(
     game has not ended after so long."""
     done = Clicks()
     started = time.monotonic()
-    for step in range(max_steps):
+    idle_since: float | None = None
+    step = 0
+    while step < max_steps:
         if seconds is not None and time.monotonic() - started > seconds:
             tab.shot("out-of-time")
             raise AssertionError(f"no game end after {seconds:.0f} s: {done}")
@@ -149,6 +165,8 @@ def play_through(
             done.summary_seconds.append(round(time.monotonic() - started, 1))
             tab.click("#continue")
         elif tab.visible("#claim"):
+            if until is not None and tab.seen_within(until, READING_MS):
+                return done  # (a person reads a prompt before answering it)
             # (a seat before this one may claim the card too, and win it: claim again)
             won = tab.page.locator(".log li:has-text('You take')").count()
             if won < claims_wanted and done.claims < claims_wanted + 3:
@@ -179,10 +197,18 @@ def play_through(
             if card is not None and tab.click(card) and tab.click("#discard"):
                 done.moves += 1
         else:
+            # (nothing to click: the bots' turns; waiting is no step, whatever the
+            # machine's speed, but a page that offers nothing for a while is stuck)
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since > IDLE_SECONDS:
+                tab.shot("stuck")
+                raise AssertionError(f"nothing to click for {IDLE_SECONDS:.0f} s: {done}")
             tab.page.wait_for_timeout(30)
             continue
+        idle_since = None
         if step % 25 == 0 and step < 2000:
             tab.shot(f"step-{step}")
+        step += 1
     tab.shot("gave-up")
     raise AssertionError(f"no game end after {max_steps} steps: {done}")
 
