@@ -9,7 +9,7 @@ from engine.cards import Card, card_json, cards_json
 from engine.errors import IllegalActionError, Reason
 from engine.events import Event, EventType
 from engine.game.hands import hand_with
-from engine.game.phase import Phase
+from engine.game.phase import CLAIM_PHASE, DRAW_PHASE, GAME_OVER
 from engine.rulesets import MAX_SEATS, RuleSet
 
 if TYPE_CHECKING:
@@ -22,9 +22,6 @@ _CLAIM_AWARDED: Final = EventType.CLAIM_AWARDED
 _CLAIM_WINDOW_CLOSED: Final = EventType.CLAIM_WINDOW_CLOSED
 _CLAIM_WINDOW_OPENED: Final = EventType.CLAIM_WINDOW_OPENED
 _TURN_STARTED: Final = EventType.TURN_STARTED
-_CLAIM_PHASE: Final = Phase.CLAIM
-_DRAW_PHASE: Final = Phase.DRAW
-_GAME_OVER: Final = Phase.GAME_OVER
 
 _CLAIM = Claim()
 _PASS = PassClaim()
@@ -87,7 +84,7 @@ def open_window(
         )
     )
     nxt = state.evolve(
-        phase=_CLAIM_PHASE,
+        phase=CLAIM_PHASE,
         current=(seat + 1) % n,
         hands=hands,
         discards=discards,
@@ -106,9 +103,9 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
     many as there are), then the seat after the discarder starts its turn."""
     claim = isinstance(action, Claim)
     phase = state.phase
-    if phase is _GAME_OVER:
+    if phase is GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
-    if phase is not _CLAIM_PHASE:
+    if phase is not CLAIM_PHASE:
         raise IllegalActionError(Reason.NO_CLAIM_WINDOW, "no discard is open to claims")
     by = discarder(state)
     if seat == by:
@@ -156,7 +153,7 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
     )
     events.append(Event(_TURN_STARTED, state.current, {"round": state.round_number}))
     nxt = state.evolve(
-        phase=_DRAW_PHASE,
+        phase=DRAW_PHASE,
         hands=hands,
         stock=stock,
         discards=discards,
@@ -168,7 +165,7 @@ def answer(state: GameState, seat: int, action: Claim | PassClaim) -> Result:
 
 def view(state: GameState) -> dict[str, Any] | None:
     """The open window as every viewer sees it (answers are public as they come)."""
-    if state.phase is not _CLAIM_PHASE:
+    if state.phase is not CLAIM_PHASE:
         return None
     by = discarder(state)
     return {

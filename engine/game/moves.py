@@ -21,7 +21,7 @@ from engine.actions import (
 from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
 from engine.game import claims
 from engine.game.hands import hand_without
-from engine.game.phase import Phase
+from engine.game.phase import CLAIM_PHASE, DRAW_PHASE, GAME_OVER
 from engine.melds import layoff_ends
 from engine.rulesets import MeldKind, RuleSet
 
@@ -34,9 +34,6 @@ _DISCARD: Final = DrawSource.DISCARD
 _STOCK: Final = DrawSource.STOCK
 _RUN: Final = MeldKind.RUN
 _SET: Final = MeldKind.SET
-_CLAIM_PHASE: Final = Phase.CLAIM
-_DRAW_PHASE: Final = Phase.DRAW
-_GAME_OVER: Final = Phase.GAME_OVER
 
 _DRAW_STOCK = Draw(_STOCK)
 _DRAW_DISCARD = Draw(_DISCARD)
@@ -50,11 +47,11 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Every legal action of ``seat`` now (:meth:`GameState.legal_actions`)."""
     state.check_seat(seat)
     phase = state.phase
-    if phase is _CLAIM_PHASE:
+    if phase is CLAIM_PHASE:
         return claims.legal_answers(state, seat)
-    if phase is _GAME_OVER or seat != state.current:
+    if phase is GAME_OVER or seat != state.current:
         return []
-    if phase is _DRAW_PHASE:
+    if phase is DRAW_PHASE:
         out: list[Action] = []
         if state.stock_draw_allowed():
             out.append(_DRAW_STOCK)

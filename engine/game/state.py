@@ -18,7 +18,7 @@ from engine.cards import Card
 from engine.errors import IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import claims, codec, dealing, moves, transitions
-from engine.game.phase import Phase
+from engine.game.phase import CLAIM_PHASE, GAME_OVER, Phase
 from engine.melds import Meld, is_full
 from engine.rulesets import Contract, RuleSet, Stalemate
 from engine.solver import Selection, best_selection, can_lay
@@ -27,8 +27,6 @@ Result = tuple["GameState", list[Event]]
 
 # Enum members as module constants: Python 3.11 reads ``Enum.MEMBER`` through
 # EnumType's ``__getattr__`` hook, ten times the cost of a global (the hot path).
-_CLAIM_PHASE: Final = Phase.CLAIM
-_GAME_OVER: Final = Phase.GAME_OVER
 _EXHAUSTIONS: Final = Stalemate.EXHAUSTIONS
 
 
@@ -110,7 +108,7 @@ class GameState:
     @property
     def claim_discarder(self) -> int | None:
         """In a claim window, the seat that discarded; None otherwise."""
-        if self.phase is not _CLAIM_PHASE:
+        if self.phase is not CLAIM_PHASE:
             return None
         return claims.discarder(self)
 
@@ -118,14 +116,14 @@ class GameState:
     def to_act(self) -> tuple[int, ...]:
         """Seats that may act now (in a claim window, those yet to answer, by priority)."""
         phase = self.phase
-        if phase is _GAME_OVER:
+        if phase is GAME_OVER:
             return ()
-        if phase is _CLAIM_PHASE:
+        if phase is CLAIM_PHASE:
             return claims.waiting(self)
         return (self.current,)
 
     def is_terminal(self) -> bool:
-        return self.phase is _GAME_OVER
+        return self.phase is GAME_OVER
 
     def returns(self) -> tuple[float, ...]:
         """Minus the cumulative score of each seat (higher is better)."""

@@ -23,7 +23,7 @@ from engine.errors import IllegalActionError, InvalidActionError, Reason
 from engine.events import Event, EventType
 from engine.game import claims, dealing
 from engine.game.hands import hand_with, hand_without
-from engine.game.phase import Phase
+from engine.game.phase import CLAIM_PHASE, DRAW_PHASE, GAME_OVER, PLAY_PHASE
 from engine.melds import End, Meld, build_meld, build_run, lay_off, meld_json, swap_joker
 from engine.rulesets import MeldKind, Stalemate
 from engine.shuffle import round_seed, shuffled
@@ -57,10 +57,6 @@ _TURN_ENDED: Final = EventType.TURN_ENDED
 _TURN_STARTED: Final = EventType.TURN_STARTED
 _RUN: Final = MeldKind.RUN
 _SET: Final = MeldKind.SET
-_CLAIM_PHASE: Final = Phase.CLAIM
-_DRAW_PHASE: Final = Phase.DRAW
-_GAME_OVER: Final = Phase.GAME_OVER
-_PLAY_PHASE: Final = Phase.PLAY
 _EXHAUSTIONS: Final = Stalemate.EXHAUSTIONS
 
 # ---------------------------------------------------------------------- shared checks
@@ -82,9 +78,9 @@ def _meld_index(value: Any) -> int:
 
 def _require_turn(state: GameState, seat: int) -> None:
     phase = state.phase
-    if phase is _GAME_OVER:
+    if phase is GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
-    if phase is _CLAIM_PHASE:
+    if phase is CLAIM_PHASE:
         raise IllegalActionError(Reason.CLAIM_WINDOW_OPEN, "a claim window is open")
     if seat != state.current:
         raise IllegalActionError(Reason.NOT_YOUR_TURN, f"it is seat {state.current}'s turn")
@@ -92,7 +88,7 @@ def _require_turn(state: GameState, seat: int) -> None:
 
 def _require_play(state: GameState, seat: int) -> None:
     _require_turn(state, seat)
-    if state.phase is _DRAW_PHASE:
+    if state.phase is DRAW_PHASE:
         raise IllegalActionError(Reason.MUST_DRAW_FIRST, "draw a card first")
 
 
@@ -141,7 +137,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
     if not isinstance(source, DrawSource):
         raise InvalidActionError(f"unknown draw source {source!r}")
     _require_turn(state, seat)
-    if state.phase is not _DRAW_PHASE:
+    if state.phase is not DRAW_PHASE:
         raise IllegalActionError(Reason.ALREADY_DREW, "you already drew this turn")
     rules = state.rules
     hands = list(state.hands)
@@ -167,7 +163,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
             )
         )
         nxt = state.evolve(
-            phase=_PLAY_PHASE,
+            phase=PLAY_PHASE,
             hands=tuple(hands),
             discards=discards,
             taken_from_discard=c.id,
@@ -208,7 +204,7 @@ def _draw(state: GameState, seat: int, action: Draw) -> Result:
             else:
                 events.append(Event(_STOCK_NOT_RESHUFFLED, None, {"cards": 0}))
     nxt = state.evolve(
-        phase=_PLAY_PHASE,
+        phase=PLAY_PHASE,
         hands=tuple(hands),
         stock=stock,
         discards=discards,
@@ -518,7 +514,7 @@ def _complete_turn(
     nxt_seat = (seat + 1) % state.seats
     events.append(Event(_TURN_STARTED, nxt_seat, {"round": state.round_number}))
     nxt = state.evolve(
-        phase=_DRAW_PHASE,
+        phase=DRAW_PHASE,
         current=nxt_seat,
         hands=hands,
         discards=discards,
@@ -563,7 +559,7 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
         events.extend(dealt)
         return nxt, events
     final = state.evolve(
-        phase=_GAME_OVER,
+        phase=GAME_OVER,
         scores=scores,
         claim_answers=(),
         taken_from_discard=None,
@@ -582,10 +578,10 @@ def _end_round(state: GameState, events: list[Event], reason: str, out: int | No
 def abandon(state: GameState) -> Result:
     """:meth:`GameState.abandon`: the game over where it stands, the round in play
     unscored, no winners."""
-    if state.phase is _GAME_OVER:
+    if state.phase is GAME_OVER:
         raise IllegalActionError(Reason.GAME_OVER, "the game is over")
     final = state.evolve(
-        phase=_GAME_OVER,
+        phase=GAME_OVER,
         abandoned=True,
         claim_answers=(),
         taken_from_discard=None,
