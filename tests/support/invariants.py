@@ -31,6 +31,7 @@ from tests.support.secrecy import (
     check_deal_events,
     check_events,
     check_views,
+    laid_melds,
     public_now,
 )
 
@@ -492,7 +493,7 @@ class InvariantChecker:
                 expected = penalty_of(rules, hand)
             case LayOff() | LayContract() | ExtraMeld():
                 # going out (0), or a dead round: the hand left after laying is scored
-                laid = {c["id"] for m in _laid_melds(events) for c in m["cards"]}
+                laid = {c["id"] for m in laid_melds(events) for c in m["cards"]}
                 if isinstance(action, LayOff):
                     laid = {action.card}
                 left = [x for x in hand if x.id not in laid]
@@ -513,17 +514,6 @@ def _no_lay_off_left(state: GameState) -> bool:
         return False
     deck = _deck(state.rules)
     return not any(layoff_ends(m, c, state.rules) for m in state.table for c in deck)
-
-
-def _laid_melds(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """The melds an action's events show laid (a contract's, an extra meld)."""
-    melds: list[dict[str, Any]] = []
-    for e in events:
-        if e.type == "laid_contract":
-            melds.extend(e.public["melds"])
-        elif e.type == "extra_meld":
-            melds.append(e.public["meld"])
-    return melds
 
 
 def _round_end_reason(events: Sequence[Event]) -> str:

@@ -319,6 +319,17 @@ def find_own_hand(view: Mapping[str, Any]) -> list[int]:
     return [c["id"] for c in hand]
 
 
+def laid_melds(events: Sequence[Event]) -> list[dict[str, Any]]:
+    """The melds an action's events show laid (a contract's, an extra meld)."""
+    melds: list[dict[str, Any]] = []
+    for e in events:
+        if e.type == "laid_contract":
+            melds.extend(e.public["melds"])
+        elif e.type == "extra_meld":
+            melds.append(e.public["meld"])
+    return melds
+
+
 def _check_event_list(
     events: Sequence[Event],
     *,
@@ -429,6 +440,10 @@ def check_events(
     if nxt.scores[seat] == prev.scores[seat]:
         # the actor went out: everything it held went to the table or the discards
         shared.update(card_ids(prev.hands[seat]))
+    # what the actor laid is on the table for everyone, also when laying ended the round
+    # (a dead round: every contract laid, nothing left to lay off)
+    held = set(card_ids(prev.hands[seat]))
+    shared.update(c["id"] for m in laid_melds(events) for c in m["cards"] if c["id"] in held)
     _check_event_list(
         events[:split],
         rules=rules,
