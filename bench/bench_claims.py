@@ -13,7 +13,7 @@ messages each seat prompted in it received about it (its prompts there, and the
 results of its answers that came alone); per move: every message received, every
 message sent, over the moves the games took.  ``sdk``: the same games played by this
 checkout's SDK (a PlaySession a game, the Play runner answering every prompt, as
-``bench.bench_play``), its messages per move (subscribes left out of those sent).
+``bench.bench_play``), its messages per move.
 
     python -m bench.bench_claims [--games 4] [--before /tmp/before]
 """
@@ -35,11 +35,10 @@ from typing import Any, Protocol
 
 import grpc
 
+from bench.bench_play import _play
 from bench.bench_service import ROOT, glintwick_server, served
 from clients.bots.greedy import GreedyBot
-from clients.runners import PlayRunner
 from clients.sdk import GlintwickClient
-from clients.table import Table
 from clients.turn import wire_choice
 from glintwick.v1 import game_pb2 as pb
 from glintwick.v1 import game_pb2_grpc as pb_grpc
@@ -255,26 +254,9 @@ async def run_clients(target: str, seeds: list[bytes]) -> dict[str, Any]:
 
 async def run_sdk(target: str, seeds: list[bytes]) -> dict[str, Any]:
     """The same games played by the SDK (one PlaySession a game, prompts only, the
-    table core's Play runner answering every prompt, as ``bench.bench_play`` does)."""
-    client = GlintwickClient(target)
-    sent = received = moves = 0
-    try:
-        for n, seed in enumerate(seeds):
-            game = await client.create_game("contract", seats=4, seed=seed)
-            seats = [await client.join(game.game_id, seat=s) for s in range(4)]
-            table = Table(in_turn_order=False)
-            for seat in seats:
-                table.sit(game.game_id, seat.seat, GreedyBot(), random.Random(f"{n}/{seat.seat}"))
-            async with client.play_session(prompts_only=True) as session:
-                for seat in seats:
-                    session.add(seat)
-                await PlayRunner(table).run(session)
-                sent += session.sent - 4  # (the subscribes)
-                received += session.received
-            moves += len((await client.replay(game.game_id)).steps)
-    finally:
-        await client.close()
-    return {"moves": moves, "sent_per_move": sent / moves, "received_per_move": received / moves}
+    table core's Play runner answering every prompt: ``bench.bench_play``'s client)."""
+    played = await _play(target, seeds, prompts_only=True, rules="contract", seats=4)
+    return {k: played[k] for k in ("moves", "sent_per_move", "received_per_move")}
 
 
 def run(games: int = 4, before: Path | None = None) -> dict[str, Any]:

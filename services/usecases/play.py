@@ -358,32 +358,42 @@ class PlayStream:
     ) -> tuple[list[pb.PlayResponse], pb.PlayResponse | None]:
         """A prompt of ``seat`` at ``version`` (``to_act``: the seats that may act there)
         goes out: the results held for its game that go alone before it, and the one
-        that rides in it (an applied act's before a refusal, the seat's own first).  A
-        result of another seat to act at ``version`` with a session here that carries
-        results stays held for that seat's own prompt.  (``seat`` -1: every result goes alone.)"""
+        that rides in it.  The seat's own rides (the newest; older ones of its own go
+        alone): a seat is never prompted while an answer of its own waits.  Else one
+        of another seat's (an applied act's before a refusal, the oldest first), but
+        not of a seat to act at ``version`` whose session here carries results: that
+        one keeps for its own prompt; the others keep for the prompts after this one
+        (or their timers).  (``seat`` -1: every result goes alone.)"""
         if self._prompted.get(game_id, -1) < version:
             self._prompted[game_id] = version
         held = self._held.pop(game_id, None)
         if held is None:
             return [], None
+        if seat < 0:
+            for _, timer in held:
+                timer.cancel()
+            return [m for m, _ in held], None
+        own = [(m, t) for m, t in held if m.seat == seat]
         waiting = {
             s.seat
             for s in self._sessions.get(game_id, ())
             if s.results_in_prompts and s.seat in to_act and s.seat != seat
         }
-        kept = [(m, t) for m, t in held if m.seat in waiting]
-        if kept:
-            self._held[game_id] = kept
-        taken = [m for m, t in held if m.seat not in waiting]
-        for message, timer in held:
-            if message.seat not in waiting:
-                timer.cancel()
-        if seat < 0 or not taken:
-            return taken, None
-        # (an applied act's result before an overtaken one's refusal, the seat's own
-        # before another's, the newest first)
-        rides = max(reversed(taken), key=lambda m: (not m.result.error.code, m.seat == seat))
-        return [m for m in taken if m is not rides], rides
+        others = [(m, t) for m, t in held if m.seat != seat and m.seat not in waiting]
+        if own:
+            chosen = own[-1]
+        elif others:
+            chosen = max(others, key=lambda each: not each[0].result.error.code)
+        else:
+            self._held[game_id] = held
+            return [], None
+        alone = [m for m, _ in own if m is not chosen[0]]
+        for _, timer in [*own, chosen]:
+            timer.cancel()
+        left = [(m, t) for m, t in held if m.seat != seat and m is not chosen[0]]
+        if left:
+            self._held[game_id] = left
+        return alone, chosen[0]
 
     def _settle(self, game_id: str) -> None:
         """An act of ``game_id`` is answered (its result held or sent)."""

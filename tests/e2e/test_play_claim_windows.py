@@ -67,7 +67,8 @@ async def test_a_claim_window_sends_each_seat_its_prompts_and_no_result_alone(
     # went out first
     counts = [c for each in windows.values() for c in each]
     mean = sum(counts) / len(counts)
-    assert mean <= (2.0 if in_turn_order else 3.0), (mean, Counter(counts))
+    # (before: 3.0 and 3.9, bench.bench_claims)
+    assert mean <= (2.0 if in_turn_order else 3.4), (mean, Counter(counts))
 
 
 async def test_a_stream_dropped_after_a_pass_resumes_with_nothing_lost(server: Env) -> None:
