@@ -246,6 +246,14 @@ class PlaySession:
             raise CallError(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED", "no result in time"
             ) from None
+        except CallError as exc:
+            playing = self._seats.get((seat.game_id, seat.seat))
+            if playing is not None and exc.code is not grpc.StatusCode.ABORTED:
+                # refused where the game still is (UNAVAILABLE: the store unreachable,
+                # its session closed and subscribed again): the prompt there, sent again
+                # to the resumed session, is yielded again, or nobody acts there
+                playing.prompted = min(playing.prompted, expected_version - 1)
+            raise
         finally:
             self._pending.pop(act.request_id, None)
         playing = self._seats.get((seat.game_id, seat.seat))
