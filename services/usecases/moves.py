@@ -143,7 +143,9 @@ async def submit_action(
             continue  # (on the cache only) judged fresh: RATE_LIMITED there, or its answer
         if response is not None:
             house_bot = loaded.record.seats[seat].bot
-            log.info(
+            # (bind(): the logger structlog cached on first use, at once; an attribute
+            # of its lazy proxy costs a failed look-up first)
+            log.bind().info(
                 "action_applied",
                 game_id=game_id,
                 seat=seat,
