@@ -68,7 +68,11 @@ class BinaryStderr(RecordingStream):
 
     def __init__(self) -> None:
         super().__init__()
-        self.buffer = RecordingBuffer()
+        self.recorded = RecordingBuffer()
+
+    @property
+    def buffer(self) -> RecordingBuffer:
+        return self.recorded
 
 
 def test_json_lines_go_whole_to_the_binary_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,9 +89,9 @@ def test_json_lines_go_whole_to_the_binary_buffer(monkeypatch: pytest.MonkeyPatc
     finally:
         structlog.configure(**saved)
     assert stream.writes == []
-    assert len(stream.buffer.writes) == 2, stream.buffer.writes
-    first, second = (json.loads(data) for data in stream.buffer.writes)
-    assert all(data.endswith(b"}\n") for data in stream.buffer.writes)
+    assert len(stream.recorded.writes) == 2, stream.recorded.writes
+    first, second = (json.loads(data) for data in stream.recorded.writes)
+    assert all(data.endswith(b"}\n") for data in stream.recorded.writes)
     assert (first["event"], first["game_id"], first["seat"], first["request_id"]) == (
         "first_event", "g1", 0, "r1"
     )  # fmt: skip
