@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import redis
+
+from bench.bench_floor import _commands, _commands_per_move
 from bench.bench_play import _play
 from bench.bench_service import NO_LIMITS
 from loadtests.processes.redis import redis_server
@@ -69,6 +72,10 @@ def count(tree: Path, store: str, games: int) -> dict[str, Any]:
         server.wait_serving(STARTING_SECONDS)
         asyncio.run(_play(server.address, [b"warm-up"], prompts_only=True))
         pid = str(server.pid)
+        stats = None
+        if store == "redis":
+            stats = stack.enter_context(contextlib.closing(redis.Redis.from_url(url)))
+        before = _commands(stats) if stats is not None else {}
         _control("-i", "on", pid)
         seeds = [f"bench play {n}".encode() for n in range(games)]
         started = time.monotonic()
@@ -77,13 +84,15 @@ def count(tree: Path, store: str, games: int) -> dict[str, Any]:
         _control("-d", pid)
         dumps = sorted(logs.glob("callgrind.out.*"), key=lambda p: p.stat().st_mtime)
         instructions = _total(dumps[-1])
-    moves = int(played["moves"])
+        moves = int(played["moves"])
+        commands = {} if stats is None else _commands_per_move(before, _commands(stats), moves)
     return {
         "tree": str(tree),
         "store": store,
         "moves": moves,
         "instructions_per_move": instructions // moves,
         "received_per_move": round(played["received_per_move"], 3),
+        "redis_commands_per_move": commands,
         "seconds": round(time.monotonic() - started, 1),
     }
 

@@ -130,7 +130,7 @@ class RedisStore(GameStore):
             with reachable(write=True):
                 if self._cluster is not None:
                     return await self._write_once(self._cluster, script, keys, args)
-                return await script(keys=keys, args=args)
+                return await self._evalsha(script, keys, args)
         with reachable(write=True):
             # one pipeline, one connection: WAIT counts the replicas that have its
             # connection's writes.  (EVALSHA by hand: a pipeline's own script
@@ -151,6 +151,17 @@ class RedisStore(GameStore):
                 reason="REPLICA_ACK_TIMEOUT",
             )
         return answer
+
+    async def _evalsha(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+        """``script`` on one Redis: its EVALSHA as one command (redis-py's script object
+        builds two tuples and imports a module a run); not known there: loaded, sent
+        again (as the script object does)."""
+        send = cast(Any, self._redis).execute_command
+        try:
+            return await send("EVALSHA", script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            script.sha = await cast(aioredis.Redis, self._redis).script_load(script.script)
+            return await send("EVALSHA", script.sha, len(keys), *keys, *args)
 
     async def _write_once(
         self, cluster: RedisCluster, script: AsyncScript, keys: list[str], args: list[Any]
