@@ -53,6 +53,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import AskError, MovedError, NoScriptError, RedisClusterException, RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.store.base import (
     WHOLE,
@@ -153,15 +155,32 @@ class RedisStore(GameStore):
         return answer
 
     async def _evalsha(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
-        """``script`` on one Redis: its EVALSHA as one command (redis-py's script object
-        builds two tuples and imports a module a run); not known there: loaded, sent
-        again (as the script object does)."""
-        send = cast(Any, self._redis).execute_command
+        """``script`` on one Redis; not known there: loaded, sent again (as redis-py's
+        script object does)."""
         try:
-            return await send("EVALSHA", script.sha, len(keys), *keys, *args)
+            return await self._send_evalsha(script.sha, keys, args)
         except NoScriptError:
             script.sha = await cast(aioredis.Redis, self._redis).script_load(script.script)
-            return await send("EVALSHA", script.sha, len(keys), *keys, *args)
+            return await self._send_evalsha(script.sha, keys, args)
+
+    async def _send_evalsha(self, sha: str, keys: list[str], args: list[Any]) -> Any:
+        """One EVALSHA on a connection of the pool, as the client's ``execute_command``
+        sends it (its connections retry nothing: a connection or timeout error closes
+        the connection and is raised), without its layers: the script object's tuples
+        and import, the retry's closures, the reply's callbacks (a sixth of a move's
+        Redis cost; tests/integration/test_redis_store.py)."""
+        pool = cast(aioredis.Redis, self._redis).connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            await connection.send_packed_command(
+                connection.pack_command("EVALSHA", sha, len(keys), *keys, *args)
+            )
+            return await connection.read_response()
+        except (RedisConnectionError, RedisTimeoutError):
+            await connection.disconnect()
+            raise
+        finally:
+            await pool.release(connection)
 
     async def _write_once(
         self, cluster: RedisCluster, script: AsyncScript, keys: list[str], args: list[Any]
