@@ -269,8 +269,12 @@ async def commit_move(
         response=response.SerializeToString() if idem_key else None,
         take=take,
     )
-    with ctx.committing(record.game_id):
-        if not await ctx.store.commit(record.game_id, loaded.revision, write):
+    game_id = record.game_id
+    commit = ctx.commit_started(game_id)
+    try:
+        if not await ctx.store.commit(game_id, loaded.revision, write):
             return None
         ctx.committed(loaded, record, state)
+    finally:
+        ctx.commit_answered(game_id, commit)
     return response
