@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shutil
 import subprocess
 import tempfile
 import time
@@ -63,7 +64,8 @@ def _total(dump: Path) -> int:
     raise RuntimeError(f"no totals in {dump}")
 
 
-def count(tree: Path, store: str, games: int) -> dict[str, Any]:
+def count(tree: Path, store: str, games: int, keep: Path | None = None) -> dict[str, Any]:
+    """``keep``: where to copy callgrind's dump of the play phase (for callgrind_annotate)."""
     with contextlib.ExitStack() as stack:
         logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="glintwick-cg-")))
         url = stack.enter_context(redis_server()) if store == "redis" else "memory"
@@ -84,6 +86,8 @@ def count(tree: Path, store: str, games: int) -> dict[str, Any]:
         _control("-d", pid)
         dumps = sorted(logs.glob("callgrind.out.*"), key=lambda p: p.stat().st_mtime)
         instructions = _total(dumps[-1])
+        if keep is not None:
+            shutil.copy(dumps[-1], keep)
         moves = int(played["moves"])
         commands = {} if stats is None else _commands_per_move(before, _commands(stats), moves)
     return {
@@ -102,5 +106,6 @@ if __name__ == "__main__":
     parser.add_argument("--tree", type=Path, default=Path("."))
     parser.add_argument("--store", choices=["memory", "redis"], default="memory")
     parser.add_argument("--games", type=int, default=6)
+    parser.add_argument("--keep", type=Path, help="copy callgrind's dump of the play there")
     args = parser.parse_args()
-    print(json.dumps(count(args.tree, args.store, args.games)))
+    print(json.dumps(count(args.tree, args.store, args.games, args.keep)))
