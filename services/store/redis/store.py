@@ -167,13 +167,14 @@ class RedisStore(GameStore):
         """One EVALSHA on a connection of the pool, as the client's ``execute_command``
         sends it (its connections retry nothing: a connection or timeout error closes
         the connection and is raised), without its layers: the script object's tuples
-        and import, the retry's closures, the reply's callbacks (a sixth of a move's
-        Redis cost; tests/integration/test_redis_store.py)."""
+        and import, the retry's closures, the reply's callbacks (about 25 k instructions
+        a commit: BENCHMARKS.md, "The same move, counted").  (In lower case, as the
+        reader's XREAD: see there.)"""
         pool = cast(aioredis.Redis, self._redis).connection_pool
         connection = await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
             await connection.send_packed_command(
-                connection.pack_command("EVALSHA", sha, len(keys), *keys, *args)
+                connection.pack_command("evalsha", sha, len(keys), *keys, *args)
             )
             return await connection.read_response()
         except (RedisConnectionError, RedisTimeoutError):
