@@ -10,10 +10,8 @@ else every module of the group from its source.  The environment's pinned digest
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import clients.bots
 import clients.training
 from clients import compiled
 from clients.compiled import COMPILED_MODULES, PACKAGES
+from tests.support.builds import run_python
 from tests.unit.test_training_digest import DIGESTS
 
 ROOT = Path(compiled.__file__).resolve().parents[1]
@@ -48,25 +47,8 @@ print(json.dumps([[*key, digest(*key)] for key in sorted(DIGESTS)]))
 """
 
 
-def _run(script: str, cwd: Path, pure: bool, *args: str) -> Any:
-    env = {k: v for k, v in os.environ.items() if k not in ("GLINTWICK_PURE_PYTHON", "PYTHONPATH")}
-    env["PYTHONPATH"] = str(cwd)
-    if pure:
-        env["GLINTWICK_PURE_PYTHON"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=240,
-    )
-    return json.loads(done.stdout)
-
-
 def _report(cwd: Path, pure: bool = False) -> dict[str, Any]:
-    report: dict[str, Any] = _run(REPORT, cwd, pure, *COMPILED_MODULES)
+    report: dict[str, Any] = run_python(REPORT, cwd, pure, *COMPILED_MODULES)
     return report
 
 
@@ -107,5 +89,5 @@ def test_pure_python_runs_the_sources_and_hands_out_the_same() -> None:
     report = _report(ROOT, pure=True)
     assert report["forms"] == ["pure: GLINTWICK_PURE_PYTHON=1"] * 2
     assert all(f.endswith(".py") for f in report["files"])
-    digests = {(name, seats): d for name, seats, d in _run(DIGEST, ROOT, True)}
+    digests = {(name, seats): d for name, seats, d in run_python(DIGEST, ROOT, True)}
     assert digests == DIGESTS
