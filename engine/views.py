@@ -16,6 +16,7 @@ values (cards, melds, the contract); its plain form (``to_dict``, what
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from engine.cards import Card, card, card_json, cards_json
@@ -196,6 +197,13 @@ def _claim_window(state: GameState) -> ClaimWindow | None:
     )
 
 
+@lru_cache(maxsize=4096)
+def _commitment(seed: bytes, round_number: int) -> str:
+    """A round's commitment, the same for every view of the round (two SHA-256s
+    a view otherwise: a Play move builds one)."""
+    return commitment(round_seed(seed, round_number))
+
+
 def _public_fields(state: GameState) -> dict[str, Any]:
     """:class:`PublicView`'s fields (shared by both views' constructors)."""
     rules = state.rules
@@ -227,7 +235,7 @@ def _public_fields(state: GameState) -> dict[str, Any]:
         "exhaustions": state.exhaustions,
         "turns_completed": state.turns_completed,
         "action_count": state.action_count,
-        "commitment": commitment(round_seed(state.seed, state.round_number)),
+        "commitment": _commitment(state.seed, state.round_number),
         "winners": state.winners() if over else None,
         "seed": state.seed.hex() if over else None,
         "abandoned": state.abandoned,

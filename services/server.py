@@ -29,6 +29,7 @@ import secrets
 import signal
 import ssl
 import sys
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -74,30 +75,60 @@ def _json_line(event: Any, **options: Any) -> str:
     return orjson.dumps(event, **options).decode()
 
 
+class _Timestamp:
+    """The ``timestamp`` of a line as structlog's ``TimeStamper(fmt="iso", utc=True)``
+    writes it (``2026-12-06T00:29:01.115686Z``) at a fifth of its cost: the date and
+    time of day formatted once a second, not a ``datetime`` built and formatted a line."""
+
+    __slots__ = ("prefix", "second")
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.prefix = ""
+
+    def __call__(self, logger: Any, method_name: str, event: Any) -> Any:
+        now = time.time()
+        second = int(now)
+        if second != self.second:
+            self.prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self.second = second
+        event["timestamp"] = f"{self.prefix}.{int((now - second) * 1e6):06d}Z"
+        return event
+
+
 def configure_logging(fmt: str = "auto") -> None:
     """structlog: JSON lines outside a terminal (production), readable in one.
 
-    A move logs a line, so the renderer is on the hot path: orjson renders a line in
-    about half the standard library's time.  Each line is one ``write()`` (print()
-    writes the line and its newline apart, and the processes of ``--workers N``,
-    sharing stderr, could splice their lines).
+    A move logs a line, so the JSON path is structlog's fast one: orjson's bytes
+    written as they are to stderr's binary buffer (no str decoded and encoded
+    again), a short chain (no context variables: nothing binds any), a cheap
+    timestamp, and the loggers cached on first use.  Each line is one ``write()``
+    (print() writes the line and its newline apart, and the processes of
+    ``--workers N``, sharing stderr, could splice their lines).
     """
-    json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
-    renderer: structlog.types.Processor = (
-        structlog.processors.JSONRenderer(serializer=_json_line, option=orjson.OPT_NON_STR_KEYS)
-        if json_lines
-        else structlog.dev.ConsoleRenderer()
-    )
+    stream = sys.stderr
+    json_lines = fmt == "json" or (fmt == "auto" and not stream.isatty())
+    binary = getattr(stream, "buffer", None)
+    factory: Any
+    renderer: structlog.types.Processor
+    if json_lines and binary is not None:
+        renderer = structlog.processors.JSONRenderer(orjson.dumps, option=orjson.OPT_NON_STR_KEYS)
+        factory = structlog.BytesLoggerFactory(binary)
+    elif json_lines:  # (a text stream alone: a test's, say)
+        renderer = structlog.processors.JSONRenderer(_json_line, option=orjson.OPT_NON_STR_KEYS)
+        factory = structlog.WriteLoggerFactory(file=stream)
+    else:
+        renderer = structlog.dev.ConsoleRenderer()
+        factory = structlog.WriteLoggerFactory(file=stream)
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _Timestamp(),
             structlog.processors.format_exc_info,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
+        logger_factory=factory,
         cache_logger_on_first_use=True,
     )
 

@@ -157,13 +157,22 @@ class Context:
     def committing(self, game_id: str) -> Iterator[None]:
         """Around a commit of ``game_id``: :meth:`load_committed` waits for its answer
         rather than reading the store."""
-        commit = self._committing[game_id] = asyncio.get_running_loop().create_future()
+        commit = self.commit_started(game_id)
         try:
             yield
         finally:
-            commit.set_result(None)
-            if self._committing.get(game_id) is commit:
-                del self._committing[game_id]
+            self.commit_answered(game_id, commit)
+
+    def commit_started(self, game_id: str) -> asyncio.Future[None]:
+        """:meth:`committing` as a pair of calls, :meth:`commit_answered` in a
+        ``finally`` (a move's: no context manager's generator on every move)."""
+        commit = self._committing[game_id] = asyncio.get_running_loop().create_future()
+        return commit
+
+    def commit_answered(self, game_id: str, commit: asyncio.Future[None]) -> None:
+        commit.set_result(None)
+        if self._committing.get(game_id) is commit:
+            del self._committing[game_id]
 
     def _loaded(self, key: tuple[str, int], done: asyncio.Future[Loaded]) -> None:
         if self._loading.get(key) is done:

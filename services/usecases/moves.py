@@ -143,7 +143,9 @@ async def submit_action(
             continue  # (on the cache only) judged fresh: RATE_LIMITED there, or its answer
         if response is not None:
             house_bot = loaded.record.seats[seat].bot
-            log.info(
+            # (bind(): the logger structlog cached on first use, at once; an attribute
+            # of its lazy proxy costs a failed look-up first)
+            log.bind().info(
                 "action_applied",
                 game_id=game_id,
                 seat=seat,
@@ -267,8 +269,12 @@ async def commit_move(
         response=response.SerializeToString() if idem_key else None,
         take=take,
     )
-    with ctx.committing(record.game_id):
-        if not await ctx.store.commit(record.game_id, loaded.revision, write):
+    game_id = record.game_id
+    commit = ctx.commit_started(game_id)
+    try:
+        if not await ctx.store.commit(game_id, loaded.revision, write):
             return None
         ctx.committed(loaded, record, state)
+    finally:
+        ctx.commit_answered(game_id, commit)
     return response

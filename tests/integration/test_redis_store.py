@@ -47,6 +47,23 @@ async def test_indexes_change_in_the_same_script_as_the_record(
     assert await redis_store.games_in_play() == 0
 
 
+async def test_a_commit_after_redis_forgot_the_script_loads_it_again(
+    redis_store: RedisStore,
+) -> None:
+    """The commit's EVALSHA, sent as a command of its own: a Redis that forgot its
+    scripts (restarted, SCRIPT FLUSH) answers NOSCRIPT, the script is loaded and the
+    commit sent again, once; it lands once."""
+    await redis_store.create("g", Write(b"0"))
+    await redis_store._redis.script_flush()
+    assert await redis_store.commit("g", 1, Write(b"1", entry=LogItem(1, b"e1")))
+    await redis_store._redis.script_flush()
+    assert await redis_store.commit("g", 1, Write(b"x")) is False  # (the compare-and-set)
+    assert await redis_store.commit("g", 2, Write(b"2", entry=LogItem(2, b"e2")))
+    assert [item.version for item in await redis_store.read_log("g", 0)] == [1, 2]
+    snapshot = await redis_store.load("g")
+    assert snapshot is not None and (snapshot.revision, snapshot.record) == (3, b"2")
+
+
 # Commands as redis-py's own asyncio connection packs them, and what hiredis's must
 # pack the same: text (non-ASCII too), bytes, ints, floats, memoryviews, a command
 # name carrying its subcommand, the store's own scripts' arguments.
@@ -136,6 +153,34 @@ def test_a_connection_closed_under_a_command_is_unreachable_on_one_redis(
             await pool.aclose()
 
     on_loop(loop, send_on_a_closed_transport)
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_pooled_connection_with_something_waiting_is_connected_again(
+    redis_url: str, loop: str
+) -> None:
+    """A connection taken from the pool is checked before its command (here without
+    a trip round the event loop): a reply left unread on it, or its close by the
+    server, and the pool connects it again: each command gets its own answer."""
+    from services.store.redis import connection_pool
+
+    async def left_and_closed() -> None:
+        client = aioredis.Redis(connection_pool=connection_pool(redis_url, max_connections=1))
+        other = aioredis.Redis.from_url(redis_url)
+        try:
+            assert await client.echo("first") == b"first"
+            (connection,) = client.connection_pool._available_connections
+            await connection.send_command("ECHO", "left unread")
+            await asyncio.sleep(0.1)  # (its reply arrives)
+            assert await client.echo("second") == b"second"
+            assert await other.client_kill_filter(_id=await client.client_id()) == 1
+            await asyncio.sleep(0.1)  # (the close arrives)
+            assert await client.echo("third") == b"third"
+        finally:
+            await client.aclose()
+            await other.aclose()
+
+    on_loop(loop, left_and_closed)
 
 
 async def test_lobby_positions_are_unique_across_shards(redis_store: RedisStore) -> None:

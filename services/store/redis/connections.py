@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection, Connection, parse_url
 from redis.backoff import NoBackoff
+from redis.event import AsyncAfterConnectionReleasedEvent
 from redis.exceptions import ClusterDownError, DataError, SlotNotCoveredError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
@@ -79,6 +80,59 @@ class TornDownIsUnreachable(AbstractConnection):
             raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
 
 
+class CheckedWithoutWaiting(AbstractConnection):
+    """A connection taken from the pool checked for what waits on it (a reply a
+    cancelled command left, the server's close) without a trip round the event loop.
+
+    redis-py checks by reading under ``asyncio.timeout(0)``: the command waits an
+    iteration of the loop and its read is cancelled, before every command.  What has
+    arrived is in the stream's buffer already (the loop's reads put it there), so this
+    looks there, and only when something is there (or its end) runs redis-py's check."""
+
+    async def can_read_destructive(self) -> bool:
+        stream = self._reader
+        replies = getattr(self._parser, "_reader", None)
+        if stream is not None and isinstance(replies, hiredis.Reader):
+            # (StreamReader keeps what arrived in ``_buffer``, a bytearray)
+            arrived = replies.has_data() or cast(Any, stream)._buffer
+            if not arrived and not stream.at_eof() and stream.exception() is None:
+                return False
+        # (something there, or not connected, or redis-py's packer: its own check)
+        return bool(await super().can_read_destructive())  # type: ignore[no-untyped-call]
+
+
+class QuickPool(aioredis.BlockingConnectionPool):
+    """redis-py's blocking pool, a connection taken and given back without its
+    condition (a lock, a timer for its timeout, a deprecation check of the arguments)
+    while one is free and no one waits for one: the common case, and no await
+    between looking and taking, so atomic on the event loop.  The rest, waiting for
+    a connection among them, is redis-py's own."""
+
+    def _quick(self) -> bool:
+        condition = self._condition
+        return not condition.locked() and not getattr(condition, "_waiters", None)
+
+    async def get_connection(self, *args: Any, **options: Any) -> AbstractConnection:
+        if not (self._available_connections and self._quick()):
+            return cast(AbstractConnection, await super().get_connection())  # type: ignore[no-untyped-call]
+        connection = self.get_available_connection()  # type: ignore[no-untyped-call]
+        try:
+            await self.ensure_connection(connection)
+        except BaseException:
+            await self.release(connection)
+            raise
+        return cast(AbstractConnection, connection)
+
+    async def release(self, connection: AbstractConnection) -> None:
+        if not self._quick():
+            await super().release(connection)
+            return
+        self._in_use_connections.remove(connection)
+        self._available_connections.append(connection)
+        released = AsyncAfterConnectionReleasedEvent(connection)  # type: ignore[no-untyped-call]
+        await cast(Any, self._event_dispatcher).dispatch_async(released)
+
+
 @cache
 def hiredis_packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
     """``base`` (TCP, TLS or a Unix socket, as the URL says) with hiredis packing."""
@@ -86,7 +140,7 @@ def hiredis_packing(base: type[AbstractConnection]) -> type[AbstractConnection]:
 
 
 def connection_pool(
-    url: str, pool: type[aioredis.ConnectionPool] = aioredis.BlockingConnectionPool, **options: Any
+    url: str, pool: type[aioredis.ConnectionPool] = QuickPool, **options: Any
 ) -> aioredis.ConnectionPool:
     """``pool.from_url``, with connections that pack by hiredis (from_url itself
     would put the URL's connection class back over ours)."""
@@ -104,14 +158,16 @@ def connection_pool(
 @cache
 def _torn_down_is_unreachable(base: type[AbstractConnection]) -> type[AbstractConnection]:
     """``base`` with a transport closed under a command as unreachable."""
-    return type(f"Unreachable{base.__name__}", (TornDownIsUnreachable, base), {})
+    return type(
+        f"Unreachable{base.__name__}", (TornDownIsUnreachable, CheckedWithoutWaiting, base), {}
+    )
 
 
 @cache
 def _cluster_connection(base: type[AbstractConnection]) -> type[AbstractConnection]:
     """``base`` (TCP or TLS) with hiredis packing, closed-under-a-command as unreachable."""
     name = f"Cluster{base.__name__}"
-    return type(name, (TornDownIsUnreachable, HiredisPacking, base), {})
+    return type(name, (TornDownIsUnreachable, CheckedWithoutWaiting, HiredisPacking, base), {})
 
 
 class ClusterClient(RedisCluster):

@@ -45,6 +45,7 @@ whole name: one Redis Cluster slot each, wherever the indexes go):
 from __future__ import annotations
 
 import zlib
+from functools import lru_cache
 
 #: the index shards (see the module's docstring): part of the key layout
 SHARDS = 16
@@ -71,10 +72,12 @@ def lobby_key(shard: int, rule_set_hash: str) -> str:
     return index_key(shard, f"lobby:{rule_set_hash}" if rule_set_hash else "lobby")
 
 
-def game_keys(game_id: str) -> list[str]:
-    """A game's record, log and idempotency keys (its shard's hash tag: one slot)."""
+@lru_cache(maxsize=8192)
+def game_keys(game_id: str) -> tuple[str, str, str]:
+    """A game's record, log and idempotency keys (its shard's hash tag: one slot),
+    written once a game (every move's commit names them)."""
     tag = hash_tag(shard_of(game_id))
-    return [f"g:{tag}:{game_id}:rec", f"g:{tag}:{game_id}:log", f"g:{tag}:{game_id}:req"]
+    return (f"g:{tag}:{game_id}:rec", f"g:{tag}:{game_id}:log", f"g:{tag}:{game_id}:req")
 
 
 def rate_key(name: str) -> str:

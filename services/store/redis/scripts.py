@@ -10,6 +10,8 @@ in a writing script).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from services.store.base import Write
 
 from .keys import SHARDS, index_key, lobby_key, shard_of
@@ -179,18 +181,29 @@ def index_args(game_id: str, write: Write) -> list[str]:
         deadline = "del" if write.deadline is None else repr(write.deadline)
     lobby = "add" if write.open_seats else ("del" if write.open_seats_changed else "")
     finished = "1" if write.finished else ""
-    return [bot_turn, deadline, finished, lobby, str(shard_of(game_id)), str(SHARDS)]
+    return [bot_turn, deadline, finished, lobby, *_shard_args(game_id)]
 
 
-def index_keys(game_id: str, write: Write) -> list[str]:
+@lru_cache(maxsize=4096)
+def _shard_args(game_id: str) -> tuple[str, str]:
+    return str(shard_of(game_id)), str(SHARDS)
+
+
+def index_keys(game_id: str, write: Write) -> tuple[str, ...]:
     """The keys of the indexes ``write`` may touch (see _INDEXES), in its order: those
     of the game's shard."""
-    shard = shard_of(game_id)
-    return [
+    return shard_index_keys(shard_of(game_id), write.rule_set_hash)
+
+
+@lru_cache(maxsize=1024)
+def shard_index_keys(shard: int, rule_set_hash: str) -> tuple[str, ...]:
+    """:func:`index_keys` of a shard and rule set, written once (every move's commit
+    names them)."""
+    return (
         index_key(shard, "botturns"),
         index_key(shard, "deadlines"),
         index_key(shard, "active"),
         lobby_key(shard, ""),
-        lobby_key(shard, write.rule_set_hash),
+        lobby_key(shard, rule_set_hash),
         index_key(shard, "lobbyclock"),
-    ]
+    )

@@ -53,6 +53,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import AskError, MovedError, NoScriptError, RedisClusterException, RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.store.base import (
     WHOLE,
@@ -130,7 +132,7 @@ class RedisStore(GameStore):
             with reachable(write=True):
                 if self._cluster is not None:
                     return await self._write_once(self._cluster, script, keys, args)
-                return await script(keys=keys, args=args)
+                return await self._evalsha(script, keys, args)
         with reachable(write=True):
             # one pipeline, one connection: WAIT counts the replicas that have its
             # connection's writes.  (EVALSHA by hand: a pipeline's own script
@@ -151,6 +153,35 @@ class RedisStore(GameStore):
                 reason="REPLICA_ACK_TIMEOUT",
             )
         return answer
+
+    async def _evalsha(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+        """``script`` on one Redis; not known there: loaded, sent again (as redis-py's
+        script object does)."""
+        try:
+            return await self._send_evalsha(script.sha, keys, args)
+        except NoScriptError:
+            script.sha = await cast(aioredis.Redis, self._redis).script_load(script.script)
+            return await self._send_evalsha(script.sha, keys, args)
+
+    async def _send_evalsha(self, sha: str, keys: list[str], args: list[Any]) -> Any:
+        """One EVALSHA on a connection of the pool, as the client's ``execute_command``
+        sends it (its connections retry nothing: a connection or timeout error closes
+        the connection and is raised), without its layers: the script object's tuples
+        and import, the retry's closures, the reply's callbacks (about 25 k instructions
+        a commit: BENCHMARKS.md, "The same move, counted").  (In lower case, as the
+        reader's XREAD: see there.)"""
+        pool = cast(aioredis.Redis, self._redis).connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            await connection.send_packed_command(
+                connection.pack_command("evalsha", sha, len(keys), *keys, *args)
+            )
+            return await connection.read_response()
+        except (RedisConnectionError, RedisTimeoutError):
+            await connection.disconnect()
+            raise
+        finally:
+            await pool.release(connection)
 
     async def _write_once(
         self, cluster: RedisCluster, script: AsyncScript, keys: list[str], args: list[Any]
