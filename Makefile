@@ -36,11 +36,13 @@ help:
 ## Create .venv: the project (editable) with its dev tools, the solver compiled by mypyc.
 install: $(STAMP)
 
-# setup.py compiles engine/solver/ in place (mypyc): a changed solver is rebuilt here
-# (build_stamp.py is written by that build, not a source)
+# setup.py compiles engine/solver/ and clients/compiled.py's group in place (mypyc): a
+# changed solver or group is rebuilt here (build_stamp.py is written by that build)
 SOLVER_SOURCES := $(filter-out engine/solver/build_stamp.py,$(wildcard engine/solver/*.py))
+CLIENT_SOURCES := clients/compiled.py clients/bots/tracking.py clients/training/actions.py \
+	clients/training/observation.py
 
-$(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES)
+$(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES) $(CLIENT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# compat: the checkout on sys.path by a .pth file, not setuptools' import hook,
@@ -48,7 +50,7 @@ $(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES)
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
-## Rebuild the compiled solver in place after editing engine/solver/.
+## Rebuild the compiled solver (and clients/compiled.py's group) in place after an edit.
 ## (Until then the source runs: engine/solver/loading.py; `GLINTWICK_PURE_PYTHON=1 make solver`
 ## builds none.)
 solver: | $(STAMP)
@@ -56,6 +58,7 @@ solver: | $(STAMP)
 	@# the install is current again, unless its own files changed since
 	@if [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt setup.py ]; then touch $(STAMP); fi
 	$(BIN)/python -c "import engine.solver as s; print('solver:', s.SOLVER_FORM)"
+	$(BIN)/python -c "import clients.bots as b; print('clients:', b.CLIENTS_FORM)"
 
 ## The main job: serve gRPC on 127.0.0.1:50051 and HTTP on 127.0.0.1:8080, embedded store.
 run: $(STAMP)
@@ -192,6 +195,7 @@ loadtest: $(STAMP) redis-server
 ## Remove .venv, build/, the compiled solver and the tools' caches.
 clean:
 	rm -rf $(VENV) build *.egg-info engine/*.so engine/solver/*.so engine/solver/build_stamp.py \
+		clients/*.so clients/bots/*.so clients/training/*.so clients/*/build_stamp.py \
 		.pytest_cache .mypy_cache .ruff_cache
 
 ## Write docs/API.md's default rate limits and quotas from the server's constants.

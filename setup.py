@@ -1,4 +1,5 @@
-"""Compiles the contract solver with mypyc, when it can.
+"""Compiles the contract solver, and the training environment's hot path, with mypyc,
+when it can.
 
 The solver (the package ``engine/solver/``) is plain typed Python and stays the
 one source: mypyc turns its modules, as one group, into C extensions that run it
@@ -8,7 +9,10 @@ install goes on and the engine runs the sources as they are, with identical
 results.  The build records the hash of the sources it compiled
 (``engine/solver/build_stamp.py``, compiled with them), so an edited source is
 never shadowed by an older build: engine/solver/loading.py.  ``make solver``
-rebuilds in place.  Everything else about the package lives in pyproject.toml.
+rebuilds in place.  The second group, ``clients.native`` (clients/compiled.py: the
+training observation, its action index and the bots' card tracking), is built and
+checked the same way, a stamp in each of its two packages.  Everything else about the
+package lives in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -23,14 +27,32 @@ from setuptools import setup
 SOLVER = Path("engine") / "solver"
 
 
-def solver_loading() -> ModuleType:
-    """engine/solver/loading.py on its own (importing the package would load the
-    solver itself): the module list and the source hash the check at import uses."""
-    spec = importlib.util.spec_from_file_location("solver_loading", SOLVER / "loading.py")
+def standalone(name: str, path: Path) -> ModuleType:
+    """One module's file on its own (importing its package would load the modules
+    being built): the module lists and the source hash the check at import uses."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def client_extensions(loading: ModuleType) -> list[object]:
+    """The group clients/compiled.py names.  numpy and the protobuf stubs may be absent
+    from the build's environment: what it cannot find is typed Any (--ignore-missing-
+    imports), and only the group's own modules must type-check (--follow-imports=silent)."""
+    from mypyc.build import mypycify
+
+    group = standalone("clients_compiled", Path("clients") / "compiled.py")
+    stamp = loading.stamp_source(loading.group_hash(Path(), group.COMPILED_MODULES))
+    stamps = []
+    for package in group.PACKAGES:
+        path = Path(*package.split(".")) / f"{loading.STAMP_MODULE}.py"
+        path.write_text(stamp)
+        stamps.append(str(path))
+    sources = [str(Path(*m.split("."))) + ".py" for m in group.COMPILED_MODULES]
+    flags = ["--ignore-missing-imports", "--follow-imports=silent"]
+    return list(mypycify([*flags, *sources, *stamps], opt_level="3", group_name=group.GROUP))
 
 
 def extensions() -> list[object]:
@@ -40,11 +62,12 @@ def extensions() -> list[object]:
         from mypyc.build import mypycify
     except ImportError:  # a build environment without mypy: run the source
         return []
-    loading = solver_loading()
+    loading = standalone("solver_loading", SOLVER / "loading.py")
     stamp = SOLVER / f"{loading.STAMP_MODULE}.py"
     stamp.write_text(loading.stamp_source(loading.source_hash(SOLVER)))
     sources = [str(SOLVER / f"{name}.py") for name in loading.COMPILED_MODULES]
     modules = mypycify([*sources, str(stamp)], opt_level="3", group_name="engine.solver.native")
+    modules += client_extensions(loading)
     for module in modules:
         module.optional = True  # no compiler: a warning, and the pure-Python engine
     return list(modules)

@@ -5,8 +5,14 @@ plugin (pyproject.toml); ``make_bot("greedy")`` or ``make_bot("pkg.mod:MyBot")``
 makes one.
 """
 
-from clients.bots.base import Bot, Situation
-from clients.bots.registry import (
+from clients.compiled import choose_form
+
+# Decided before any module of the package loads: "compiled" (the tracking module's
+# mypyc build, clients/compiled.py), or "pure: " and why the source runs instead.
+CLIENTS_FORM: str = choose_form(__name__)
+
+from clients.bots.base import Bot, Situation  # noqa: E402
+from clients.bots.registry import (  # noqa: E402
     BOTS,
     BotFactory,
     BotSpecError,
@@ -19,6 +25,7 @@ from clients.bots.registry import (
 
 __all__ = [
     "BOTS",
+    "CLIENTS_FORM",
     "Bot",
     "BotFactory",
     "BotSpecError",

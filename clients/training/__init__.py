@@ -6,7 +6,13 @@ policies as bots, recorded games as datasets (docs/TRAINING.md).
 Needs the ``training`` extra (numpy, gymnasium, pettingzoo).
 """
 
-from clients.training.env import ENV_VERSION, GlintwickEnv
-from clients.training.registry import ENVIRONMENTS, env, make, raw_env
+from clients.compiled import choose_form
 
-__all__ = ["ENVIRONMENTS", "ENV_VERSION", "GlintwickEnv", "env", "make", "raw_env"]
+# Decided before any module of the package loads: "compiled" (the mypyc build of the
+# observation and action modules, clients/compiled.py), or "pure: " and why not.
+CLIENTS_FORM: str = choose_form(__name__)
+
+from clients.training.env import ENV_VERSION, GlintwickEnv  # noqa: E402
+from clients.training.registry import ENVIRONMENTS, env, make, raw_env  # noqa: E402
+
+__all__ = ["CLIENTS_FORM", "ENVIRONMENTS", "ENV_VERSION", "GlintwickEnv", "env", "make", "raw_env"]

@@ -29,7 +29,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Final
@@ -67,11 +67,21 @@ def source_hash(directory: Path = DIRECTORY) -> str:
     return digest.hexdigest()
 
 
+def group_hash(root: Path, modules: Sequence[str]) -> str:
+    """SHA-256 over the sources of a group of dotted ``modules`` under ``root`` (a group
+    that spans packages: clients/compiled.py), names included."""
+    digest = hashlib.sha256()
+    for name in modules:
+        digest.update(name.encode() + b"\0")
+        digest.update((root / f"{name.replace('.', '/')}.py").read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def stamp_source(digest: str) -> str:
     """The text of build_stamp.py for a build of sources with this hash."""
     return (
-        '"""Written by setup.py when it compiles the solver: the hash of the sources\n'
-        'it compiled (engine/solver/loading.py compares it with the sources here)."""\n\n'
+        '"""Written by setup.py when it compiles a group of modules: the hash of the\n'
+        'sources it compiled (engine/solver/loading.py compares it with the sources here)."""\n\n'
         "from typing import Final\n\n"
         f'SOURCE_HASH: Final = "{digest}"\n'
     )
@@ -89,15 +99,19 @@ def decide_form(pure_requested: bool, built_hash: str | None, current_hash: str 
     return COMPILED
 
 
-def choose_form(package: str, directory: Path = DIRECTORY) -> str:
+def choose_form(
+    package: str, directory: Path = DIRECTORY, sources: Callable[[], str] | None = None
+) -> str:
     """Decide which form the package's modules take, before any of them loads, and
-    make the import system follow it; returns the form (see ``decide_form``)."""
+    make the import system follow it; returns the form (see ``decide_form``).
+    ``sources``: the hash of the compiled group's sources as they are now (default: the
+    solver's, in ``directory``); the package's ``build_stamp`` holds the build's."""
     if package in _SOURCE_ONLY:
         form = "pure: loaded as source"
     else:
         pure = os.environ.get("GLINTWICK_PURE_PYTHON") == "1"
         try:
-            current: str | None = source_hash(directory)
+            current: str | None = source_hash(directory) if sources is None else sources()
         except FileNotFoundError:
             current = None
         form = decide_form(pure, None if pure else _built_hash(package), current)

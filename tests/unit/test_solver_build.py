@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +32,7 @@ from engine.solver.loading import (
     load_source_form,
     unload_source_form,
 )
+from tests.support.builds import run_python
 
 DATA = Path(__file__).parents[1] / "data"
 ENGINE = Path(solver.__file__).resolve().parents[1]
@@ -54,19 +54,7 @@ print(json.dumps({"form": s.SOLVER_FORM, "compiled": s.COMPILED, "package": s.__
 
 
 def _report(cwd: Path, pure: bool = False) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k != "GLINTWICK_PURE_PYTHON"}
-    if pure:
-        env["GLINTWICK_PURE_PYTHON"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", REPORT, *COMPILED_MODULES],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    report: dict[str, Any] = json.loads(done.stdout)
+    report: dict[str, Any] = run_python(REPORT, cwd, pure, *COMPILED_MODULES)
     return report
 
 
