@@ -199,9 +199,12 @@ class Context:
             if len(self._newest) > self.config.cache_size:
                 self._newest.popitem(last=False)
 
-    def committed(self, before: Loaded, record: spb.StoredGame, after: GameState) -> Loaded:
-        """Remember what a successful write of ``record`` over ``before`` stored."""
-        loaded = Loaded(before.revision + 1, record, after)
+    def committed(
+        self, before: Loaded, record: spb.StoredGame, after: GameState, full: bool | None = None
+    ) -> Loaded:
+        """Remember what a successful write of ``record`` over ``before`` stored
+        (``full``: :func:`~.records.table_full` of ``record``, when known)."""
+        loaded = Loaded(before.revision + 1, record, after, full)
         self.remember(record.game_id, loaded)
         return loaded
 

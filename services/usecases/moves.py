@@ -29,7 +29,7 @@ from services.store.base import CellTake, LogItem, RateRefusedError
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
 from .quotas import admit_move, seat_cell
-from .records import Loaded, next_deadline, store_write, table_full, table_not_full
+from .records import Loaded, next_deadline, store_write, table_not_full
 
 log = structlog.get_logger("glintwick.api")
 
@@ -56,7 +56,7 @@ async def validate_action(
     seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
     assert seat is not None
     action = decode_action(request.action)
-    if not table_full(loaded.record):
+    if not loaded.table_full():
         refusal = table_not_full(loaded.record)
         return pb.ValidateActionResponse(
             legal=False, reason=refusal.reason, message=refusal.message, version=loaded.version
@@ -108,7 +108,7 @@ async def submit_action(
                 answer = await _replayed(ctx, game_id, earlier, expected, action, request_id)
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return answer
-        if not table_full(loaded.record):
+        if not loaded.table_full():
             if on_cache:
                 continue  # (a seat may have been taken since the cached revision)
             raise table_not_full(loaded.record)
@@ -236,7 +236,8 @@ async def commit_move(
     record = spb.StoredGame()
     record.CopyFrom(loaded.record)
     codec.update_state_pb(record.state, loaded.state, state)
-    record.deadline_unix = next_deadline(record, loaded.state, state, ctx.config.clock)
+    full = loaded.table_full()  # (a move changes no seat: the record's copy is as full)
+    record.deadline_unix = next_deadline(record, loaded.state, state, ctx.config.clock, full)
     entry = spb.LogEntry(
         version=version,
         seat=seat,
@@ -268,13 +269,14 @@ async def commit_move(
         idempotency_key=idem_key,
         response=response.SerializeToString() if idem_key else None,
         take=take,
+        full=full,
     )
     game_id = record.game_id
     commit = ctx.commit_started(game_id)
     try:
         if not await ctx.store.commit(game_id, loaded.revision, write):
             return None
-        ctx.committed(loaded, record, state)
+        ctx.committed(loaded, record, state, full)
     finally:
         ctx.commit_answered(game_id, commit)
     return response
