@@ -29,7 +29,7 @@ from services.errors import ServiceError, invalid, not_found
 from services.store.base import GameStore
 
 from .leases import LeaseKeeper
-from .records import IdleLimits, Loaded
+from .records import IdleLimits, Loaded, Seated
 
 MAX_GAME_ID = 64  # characters of a game_id (the server makes 16)
 
@@ -200,11 +200,11 @@ class Context:
                 self._newest.popitem(last=False)
 
     def committed(
-        self, before: Loaded, record: spb.StoredGame, after: GameState, full: bool | None = None
+        self, before: Loaded, record: spb.StoredGame, after: GameState, seats: Seated | None = None
     ) -> Loaded:
         """Remember what a successful write of ``record`` over ``before`` stored
-        (``full``: :func:`~.records.table_full` of ``record``, when known)."""
-        loaded = Loaded(before.revision + 1, record, after, full)
+        (``seats``: :class:`~.records.Seated` of ``record``, when known)."""
+        loaded = Loaded(before.revision + 1, record, after, seats)
         self.remember(record.game_id, loaded)
         return loaded
 

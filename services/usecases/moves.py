@@ -142,7 +142,7 @@ async def submit_action(
         except RateRefusedError:
             continue  # (on the cache only) judged fresh: RATE_LIMITED there, or its answer
         if response is not None:
-            house_bot = loaded.record.seats[seat].bot
+            house_bot = loaded.seated().bots[seat]
             # (bind(): the logger structlog cached on first use, at once; an attribute
             # of its lazy proxy costs a failed look-up first)
             log.bind().info(
@@ -236,7 +236,8 @@ async def commit_move(
     record = spb.StoredGame()
     record.CopyFrom(loaded.record)
     codec.update_state_pb(record.state, loaded.state, state)
-    full = loaded.table_full()  # (a move changes no seat: the record's copy is as full)
+    seats = loaded.seated()  # (a move changes no seat: its record's copy has the same)
+    full = seats.full
     record.deadline_unix = next_deadline(record, loaded.state, state, ctx.config.clock, full)
     entry = spb.LogEntry(
         version=version,
@@ -276,7 +277,7 @@ async def commit_move(
     try:
         if not await ctx.store.commit(game_id, loaded.revision, write):
             return None
-        ctx.committed(loaded, record, state, full)
+        ctx.committed(loaded, record, state, seats)
     finally:
         ctx.commit_answered(game_id, commit)
     return response

@@ -21,6 +21,23 @@ from services.errors import ServiceError, precondition
 from services.store.base import CellTake, LogItem, Write
 
 
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """What a move reads of a record's seats, read once a record (each read of a seat
+    is a few calls into upb): whether every seat is taken (:func:`table_full`), each
+    joined seat's token hash (None: free) and each seat's house bot ("": none)."""
+
+    full: bool
+    token_hashes: tuple[bytes | None, ...]
+    bots: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: spb.StoredGame) -> Seated:
+        seats = [(s.joined, s.token_hash, s.bot) for s in record.seats]
+        hashes = tuple(digest if joined else None for joined, digest, _ in seats)
+        return cls(None not in hashes, hashes, tuple(bot for _, _, bot in seats))
+
+
 @dataclass
 class Loaded:
     """A game at one revision of the store: its record and the state it holds."""
@@ -28,20 +45,24 @@ class Loaded:
     revision: int
     record: spb.StoredGame
     state: GameState
-    #: :func:`table_full` of the record, once asked (a move asks several times, and
-    #: a move's record, its seats unchanged, hands it on: :meth:`Context.committed`)
-    full: bool | None = field(default=None, repr=False, compare=False)
+    #: :class:`Seated` of the record, once asked (a move asks several times, and a
+    #: move's record, its seats unchanged, hands it on: :meth:`Context.committed`)
+    seats: Seated | None = field(default=None, repr=False, compare=False)
 
     @property
     def version(self) -> int:
         return self.state.action_count
 
+    def seated(self) -> Seated:
+        """:class:`Seated` of the record (a record at a revision never changes)."""
+        seats = self.seats
+        if seats is None:
+            seats = self.seats = Seated.of(self.record)
+        return seats
+
     def table_full(self) -> bool:
-        """:func:`table_full` of the record (a record at a revision never changes)."""
-        full = self.full
-        if full is None:
-            full = self.full = table_full(self.record)
-        return full
+        """:func:`table_full` of the record."""
+        return self.seated().full
 
 
 @dataclass(frozen=True, slots=True)
