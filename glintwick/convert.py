@@ -282,9 +282,7 @@ def _fill_view(message: pb.View, view: PublicView) -> None:
         info.hand_size = player.hand_size
         info.opened = player.opened
         info.score = player.score
-    add_meld = message.table.add
-    for index, meld in enumerate(view.table):
-        fill_meld(add_meld(), meld, index)
+    _extend_melds(message.table, view.table)
     top = view.discard_top
     if top is not None:
         fill_card(message.discard_top, top)
@@ -361,6 +359,32 @@ def fill_meld(message: pb.Meld, meld: Meld, index: int) -> None:
     if meld.owner >= 0:  # (an analysed meld was laid by nobody)
         message.owner = meld.owner
     _add_cards(message.cards, meld.cards)
+
+
+#: table melds' messages by the meld (the engine shares a meld between the states that
+#: keep it, so a view copies the messages of the melds it showed before rather than
+#: writing each card again): id → (the meld, its place, its message); an entry holds
+#: its meld, so no other meld has that id while it is cached
+_MELD_MESSAGES: dict[int, tuple[Meld, int, pb.Meld]] = {}
+_MELD_MESSAGES_MAX = 8192
+
+
+def _extend_melds(field: Any, melds: Sequence[Meld]) -> None:
+    """Append the table ``melds``' messages to ``field`` (:func:`fill_meld`'s)."""
+    cache = _MELD_MESSAGES
+    messages = []
+    for index, meld in enumerate(melds):
+        cached = cache.get(id(meld))
+        if cached is not None and cached[0] is meld and cached[1] == index:
+            message = cached[2]
+        else:
+            message = pb.Meld()
+            fill_meld(message, meld, index)
+            if len(cache) >= _MELD_MESSAGES_MAX:
+                cache.clear()
+            cache[id(meld)] = (meld, index, message)
+        messages.append(message)
+    field.extend(messages)
 
 
 def meld_from_pb(message: pb.Meld, decks: int) -> Meld:
