@@ -601,16 +601,17 @@ def extend_actions(field: Any, actions: Sequence[Action]) -> None:
     """Append ``actions``' messages to ``field`` (a repeated Action field, a prompt's
     legal actions say): the messages of actions seen before are copied, not built again
     (a prompt lists the same draws and discards over and over)."""
-    messages = []
-    cache = _ACTION_MESSAGES
-    for action in actions:
-        message = cache.get(action)
-        if message is None:
-            message = action_to_pb(action)
-            if len(cache) < _ACTION_MESSAGES_MAX:
-                cache[action] = message
-        messages.append(message)
-    field.extend(messages)
+    field.extend([action_message(action) for action in actions])
+
+
+def action_message(action: Action) -> pb.Action:
+    """:func:`action_to_pb` of ``action``, written once: read-only (copy it in)."""
+    message = _ACTION_MESSAGES.get(action)
+    if message is None:
+        message = action_to_pb(action)
+        if len(_ACTION_MESSAGES) < _ACTION_MESSAGES_MAX:
+            _ACTION_MESSAGES[action] = message
+    return message
 
 
 def replay_events(replay: pb.Replay) -> list[Event]:

@@ -242,7 +242,7 @@ async def commit_move(
     entry = spb.LogEntry(
         version=version,
         seat=seat,
-        action=convert.action_to_pb(action),
+        action=convert.action_message(action),  # (copied in)
         by_deadline=by_deadline,
         request_id=idem_key or "",
     )
