@@ -438,31 +438,51 @@ _ENUM_FROM_NAME: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+# How fill_plain writes a field: (how, the enum's full name or "") by field name, by
+# message class (read off its descriptor once: each descriptor attribute is a call)
+_MESSAGES, _ENUMS, _VALUES, _MESSAGE, _ENUM, _VALUE = range(6)
+_PLANS: dict[type, dict[str, tuple[int, str]]] = {}
+
+
+def _plan(message: Message) -> dict[str, tuple[int, str]]:
+    plan: dict[str, tuple[int, str]] = {}
+    for field in message.DESCRIPTOR.fields:
+        enum = field.enum_type
+        if field.message_type is not None:
+            how = _MESSAGES if field.is_repeated else _MESSAGE
+        elif enum is not None:
+            how = _ENUMS if field.is_repeated else _ENUM
+        else:
+            how = _VALUES if field.is_repeated else _VALUE
+        plan[field.name] = (how, "" if enum is None else enum.full_name)
+    _PLANS[type(message)] = plan
+    return plan
+
+
 def fill_plain(message: Message, values: Mapping[str, Any]) -> None:
     """Write a plain form (an event payload's: ints, strings, lists, dicts, None for
     absent) into an empty ``message`` whose field names are its keys."""
-    fields = message.DESCRIPTOR.fields_by_name
+    plan = _PLANS.get(type(message)) or _plan(message)
     for key, value in values.items():
         if value is None:
             continue
-        field = fields[key]
-        if field.is_repeated:
+        how, enum = plan[key]
+        if how == _VALUE:
+            setattr(message, key, value)
+        elif how == _MESSAGES:
             target = getattr(message, key)
-            if field.message_type is not None:
-                for item in value:
-                    fill_plain(target.add(), item)
-            elif field.enum_type is not None:
-                target.extend([_ENUM_TO_PB[field.enum_type.full_name][v] for v in value])
-            else:
-                target.extend(value)
-        elif field.message_type is not None:
+            for item in value:
+                fill_plain(target.add(), item)
+        elif how == _ENUMS:
+            getattr(message, key).extend([_ENUM_TO_PB[enum][v] for v in value])
+        elif how == _VALUES:
+            getattr(message, key).extend(value)
+        elif how == _MESSAGE:
             inner = getattr(message, key)
             inner.SetInParent()  # present even when empty
             fill_plain(inner, value)
-        elif field.enum_type is not None:
-            setattr(message, key, _ENUM_TO_PB[field.enum_type.full_name][value])
         else:
-            setattr(message, key, value)
+            setattr(message, key, _ENUM_TO_PB[enum][value])
 
 
 def fill_event(
