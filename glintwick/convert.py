@@ -282,9 +282,7 @@ def _fill_view(message: pb.View, view: PublicView) -> None:
         info.hand_size = player.hand_size
         info.opened = player.opened
         info.score = player.score
-    add_meld = message.table.add
-    for index, meld in enumerate(view.table):
-        fill_meld(add_meld(), meld, index)
+    _extend_melds(message.table, view.table)
     top = view.discard_top
     if top is not None:
         fill_card(message.discard_top, top)
@@ -363,6 +361,32 @@ def fill_meld(message: pb.Meld, meld: Meld, index: int) -> None:
     _add_cards(message.cards, meld.cards)
 
 
+#: table melds' messages by the meld (the engine shares a meld between the states that
+#: keep it, so a view copies the messages of the melds it showed before rather than
+#: writing each card again): id → (the meld, its place, its message); an entry holds
+#: its meld, so no other meld has that id while it is cached
+_MELD_MESSAGES: dict[int, tuple[Meld, int, pb.Meld]] = {}
+_MELD_MESSAGES_MAX = 8192
+
+
+def _extend_melds(field: Any, melds: Sequence[Meld]) -> None:
+    """Append the table ``melds``' messages to ``field`` (:func:`fill_meld`'s)."""
+    cache = _MELD_MESSAGES
+    messages = []
+    for index, meld in enumerate(melds):
+        cached = cache.get(id(meld))
+        if cached is not None and cached[0] is meld and cached[1] == index:
+            message = cached[2]
+        else:
+            message = pb.Meld()
+            fill_meld(message, meld, index)
+            if len(cache) >= _MELD_MESSAGES_MAX:
+                cache.clear()
+            cache[id(meld)] = (meld, index, message)
+        messages.append(message)
+    field.extend(messages)
+
+
 def meld_from_pb(message: pb.Meld, decks: int) -> Meld:
     """The table meld a message shows (:func:`fill_meld`'s, read back by a client);
     InvalidActionError for a card id no deck of ``decks`` has."""
@@ -414,31 +438,51 @@ _ENUM_FROM_NAME: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+# How fill_plain writes a field: (how, the enum's full name or "") by field name, by
+# message class (read off its descriptor once: each descriptor attribute is a call)
+_MESSAGES, _ENUMS, _VALUES, _MESSAGE, _ENUM, _VALUE = range(6)
+_PLANS: dict[type, dict[str, tuple[int, str]]] = {}
+
+
+def _plan(message: Message) -> dict[str, tuple[int, str]]:
+    plan: dict[str, tuple[int, str]] = {}
+    for field in message.DESCRIPTOR.fields:
+        enum = field.enum_type
+        if field.message_type is not None:
+            how = _MESSAGES if field.is_repeated else _MESSAGE
+        elif enum is not None:
+            how = _ENUMS if field.is_repeated else _ENUM
+        else:
+            how = _VALUES if field.is_repeated else _VALUE
+        plan[field.name] = (how, "" if enum is None else enum.full_name)
+    _PLANS[type(message)] = plan
+    return plan
+
+
 def fill_plain(message: Message, values: Mapping[str, Any]) -> None:
     """Write a plain form (an event payload's: ints, strings, lists, dicts, None for
     absent) into an empty ``message`` whose field names are its keys."""
-    fields = message.DESCRIPTOR.fields_by_name
+    plan = _PLANS.get(type(message)) or _plan(message)
     for key, value in values.items():
         if value is None:
             continue
-        field = fields[key]
-        if field.is_repeated:
+        how, enum = plan[key]
+        if how == _VALUE:
+            setattr(message, key, value)
+        elif how == _MESSAGES:
             target = getattr(message, key)
-            if field.message_type is not None:
-                for item in value:
-                    fill_plain(target.add(), item)
-            elif field.enum_type is not None:
-                target.extend([_ENUM_TO_PB[field.enum_type.full_name][v] for v in value])
-            else:
-                target.extend(value)
-        elif field.message_type is not None:
+            for item in value:
+                fill_plain(target.add(), item)
+        elif how == _ENUMS:
+            getattr(message, key).extend([_ENUM_TO_PB[enum][v] for v in value])
+        elif how == _VALUES:
+            getattr(message, key).extend(value)
+        elif how == _MESSAGE:
             inner = getattr(message, key)
             inner.SetInParent()  # present even when empty
             fill_plain(inner, value)
-        elif field.enum_type is not None:
-            setattr(message, key, _ENUM_TO_PB[field.enum_type.full_name][value])
         else:
-            setattr(message, key, value)
+            setattr(message, key, _ENUM_TO_PB[enum][value])
 
 
 def fill_event(
@@ -577,16 +621,17 @@ def extend_actions(field: Any, actions: Sequence[Action]) -> None:
     """Append ``actions``' messages to ``field`` (a repeated Action field, a prompt's
     legal actions say): the messages of actions seen before are copied, not built again
     (a prompt lists the same draws and discards over and over)."""
-    messages = []
-    cache = _ACTION_MESSAGES
-    for action in actions:
-        message = cache.get(action)
-        if message is None:
-            message = action_to_pb(action)
-            if len(cache) < _ACTION_MESSAGES_MAX:
-                cache[action] = message
-        messages.append(message)
-    field.extend(messages)
+    field.extend([action_message(action) for action in actions])
+
+
+def action_message(action: Action) -> pb.Action:
+    """:func:`action_to_pb` of ``action``, written once: read-only (copy it in)."""
+    message = _ACTION_MESSAGES.get(action)
+    if message is None:
+        message = action_to_pb(action)
+        if len(_ACTION_MESSAGES) < _ACTION_MESSAGES_MAX:
+            _ACTION_MESSAGES[action] = message
+    return message
 
 
 def replay_events(replay: pb.Replay) -> list[Event]:

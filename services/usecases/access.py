@@ -41,8 +41,8 @@ def seat_of(loaded: Loaded, caller: Caller, required: bool) -> int | None:
             raise unauthenticated("this call needs a seat token (authorization: Bearer …)")
         return None
     digest = token_hash(token)
-    for seat, info in enumerate(loaded.record.seats):
-        if info.joined and hmac.compare_digest(info.token_hash, digest):
+    for seat, joined in enumerate(loaded.seated().token_hashes):
+        if joined is not None and hmac.compare_digest(joined, digest):
             return seat
     raise unauthenticated("the token does not belong to a seat of this game")
 

@@ -29,7 +29,7 @@ from services.errors import ServiceError, invalid, not_found
 from services.store.base import GameStore
 
 from .leases import LeaseKeeper
-from .records import IdleLimits, Loaded
+from .records import IdleLimits, Loaded, Seated
 
 MAX_GAME_ID = 64  # characters of a game_id (the server makes 16)
 
@@ -199,9 +199,12 @@ class Context:
             if len(self._newest) > self.config.cache_size:
                 self._newest.popitem(last=False)
 
-    def committed(self, before: Loaded, record: spb.StoredGame, after: GameState) -> Loaded:
-        """Remember what a successful write of ``record`` over ``before`` stored."""
-        loaded = Loaded(before.revision + 1, record, after)
+    def committed(
+        self, before: Loaded, record: spb.StoredGame, after: GameState, seats: Seated | None = None
+    ) -> Loaded:
+        """Remember what a successful write of ``record`` over ``before`` stored
+        (``seats``: :class:`~.records.Seated` of ``record``, when known)."""
+        loaded = Loaded(before.revision + 1, record, after, seats)
         self.remember(record.game_id, loaded)
         return loaded
 

@@ -29,7 +29,7 @@ from services.store.base import CellTake, LogItem, RateRefusedError
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
 from .quotas import admit_move, seat_cell
-from .records import Loaded, next_deadline, store_write, table_full, table_not_full
+from .records import Loaded, next_deadline, store_write, table_not_full
 
 log = structlog.get_logger("glintwick.api")
 
@@ -56,7 +56,7 @@ async def validate_action(
     seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
     assert seat is not None
     action = decode_action(request.action)
-    if not table_full(loaded.record):
+    if not loaded.table_full():
         refusal = table_not_full(loaded.record)
         return pb.ValidateActionResponse(
             legal=False, reason=refusal.reason, message=refusal.message, version=loaded.version
@@ -108,7 +108,7 @@ async def submit_action(
                 answer = await _replayed(ctx, game_id, earlier, expected, action, request_id)
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return answer
-        if not table_full(loaded.record):
+        if not loaded.table_full():
             if on_cache:
                 continue  # (a seat may have been taken since the cached revision)
             raise table_not_full(loaded.record)
@@ -142,7 +142,7 @@ async def submit_action(
         except RateRefusedError:
             continue  # (on the cache only) judged fresh: RATE_LIMITED there, or its answer
         if response is not None:
-            house_bot = loaded.record.seats[seat].bot
+            house_bot = loaded.seated().bots[seat]
             # (bind(): the logger structlog cached on first use, at once; an attribute
             # of its lazy proxy costs a failed look-up first)
             log.bind().info(
@@ -236,11 +236,13 @@ async def commit_move(
     record = spb.StoredGame()
     record.CopyFrom(loaded.record)
     codec.update_state_pb(record.state, loaded.state, state)
-    record.deadline_unix = next_deadline(record, loaded.state, state, ctx.config.clock)
+    seats = loaded.seated()  # (a move changes no seat: its record's copy has the same)
+    full = seats.full
+    record.deadline_unix = next_deadline(record, loaded.state, state, ctx.config.clock, full)
     entry = spb.LogEntry(
         version=version,
         seat=seat,
-        action=convert.action_to_pb(action),
+        action=convert.action_message(action),  # (copied in)
         by_deadline=by_deadline,
         request_id=idem_key or "",
     )
@@ -268,13 +270,14 @@ async def commit_move(
         idempotency_key=idem_key,
         response=response.SerializeToString() if idem_key else None,
         take=take,
+        full=full,
     )
     game_id = record.game_id
     commit = ctx.commit_started(game_id)
     try:
         if not await ctx.store.commit(game_id, loaded.revision, write):
             return None
-        ctx.committed(loaded, record, state)
+        ctx.committed(loaded, record, state, seats)
     finally:
         ctx.commit_answered(game_id, commit)
     return response

@@ -42,7 +42,7 @@ from .access import acting_seat
 from .context import Caller, Context
 from .moves import submit_action
 from .quotas import admit, hold_stream
-from .records import Loaded, table_full
+from .records import Loaded
 from .streams import StreamStart, deal_events, shutting_down, stream_start
 from .views import fill_view, view_of
 
@@ -624,10 +624,10 @@ class PlayStream:
         last result held for its game in it: :meth:`_hold`)."""
         if loaded is None or loaded.version != version:
             loaded = await self._ctx.load_committed(session.game_id, version)
-        if not table_full(loaded.record) and not loaded.state.is_terminal():
+        if not loaded.table_full() and not loaded.state.is_terminal():
             # (a join writes no log entry: the record as the store has it now)
             loaded = await self._ctx.load(session.game_id)
-            if not table_full(loaded.record) and loaded.version == version:
+            if not loaded.table_full() and loaded.version == version:
                 return WAITING
         if loaded.version < version:
             return BEHIND

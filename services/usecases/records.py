@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.game import GameState, Phase
 from glintwick import convert
@@ -21,6 +21,23 @@ from services.errors import ServiceError, precondition
 from services.store.base import CellTake, LogItem, Write
 
 
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """What a move reads of a record's seats, read once a record (each read of a seat
+    is a few calls into upb): whether every seat is taken (:func:`table_full`), each
+    joined seat's token hash (None: free) and each seat's house bot ("": none)."""
+
+    full: bool
+    token_hashes: tuple[bytes | None, ...]
+    bots: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: spb.StoredGame) -> Seated:
+        seats = [(s.joined, s.token_hash, s.bot) for s in record.seats]
+        hashes = tuple(digest if joined else None for joined, digest, _ in seats)
+        return cls(None not in hashes, hashes, tuple(bot for _, _, bot in seats))
+
+
 @dataclass
 class Loaded:
     """A game at one revision of the store: its record and the state it holds."""
@@ -28,10 +45,24 @@ class Loaded:
     revision: int
     record: spb.StoredGame
     state: GameState
+    #: :class:`Seated` of the record, once asked (a move asks several times, and a
+    #: move's record, its seats unchanged, hands it on: :meth:`Context.committed`)
+    seats: Seated | None = field(default=None, repr=False, compare=False)
 
     @property
     def version(self) -> int:
         return self.state.action_count
+
+    def seated(self) -> Seated:
+        """:class:`Seated` of the record (a record at a revision never changes)."""
+        seats = self.seats
+        if seats is None:
+            seats = self.seats = Seated.of(self.record)
+        return seats
+
+    def table_full(self) -> bool:
+        """:func:`table_full` of the record."""
+        return self.seated().full
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +92,7 @@ def join_request_hash(request_id: str) -> bytes:
     return hashlib.sha256(b"join:" + request_id.encode()).digest()
 
 
-def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
+def bot_seat(record: spb.StoredGame, state: GameState, full: bool | None = None) -> int | None:
     """The house-bot seat that may act now, if any (the first by claim priority).
 
     House bots play once the table is full (every seat joined, by a player or a
@@ -70,7 +101,9 @@ def bot_seat(record: spb.StoredGame, state: GameState) -> int | None:
     seats = record.seats
     # (who may act first: on most moves none is a bot, and that settles it)
     waiting = next((seat for seat in state.to_act if seats[seat].bot), None)
-    if waiting is None or state.is_terminal() or not all(s.joined for s in seats):
+    if waiting is None or state.is_terminal():
+        return None
+    if not (table_full(record) if full is None else full):
         return None
     return waiting
 
@@ -90,21 +123,28 @@ def table_not_full(record: spb.StoredGame) -> ServiceError:
     )
 
 
-def has_open_seats(record: spb.StoredGame, state: GameState) -> bool:
+def has_open_seats(record: spb.StoredGame, state: GameState, full: bool | None = None) -> bool:
     """Whether the game waits for players: a seat nobody has joined, and not over
-    (what the lobby lists)."""
-    return not state.is_terminal() and not all(s.joined for s in record.seats)
+    (what the lobby lists).  ``full``: :func:`table_full` of ``record``, when known."""
+    if state.is_terminal():
+        return False
+    return not (table_full(record) if full is None else full)
 
 
 def next_deadline(
-    record: spb.StoredGame, before: GameState | None, after: GameState, clock: Callable[[], float]
+    record: spb.StoredGame,
+    before: GameState | None,
+    after: GameState,
+    clock: Callable[[], float],
+    full: bool | None = None,
 ) -> float:
     """When the running deadline passes (0: none).
 
     A turn's deadline starts when the turn starts and runs through its draw and
-    plays; a claim window's starts when the window opens.
+    plays; a claim window's starts when the window opens.  ``full``: :func:`table_full`
+    of ``record``, when known.
     """
-    if after.is_terminal() or not table_full(record):
+    if after.is_terminal() or not (table_full(record) if full is None else full):
         return 0.0  # (the first turn's clock starts with the join that fills the table)
     limits = record.deadlines
     seconds = limits.claim_seconds if after.phase is Phase.CLAIM else limits.turn_seconds
@@ -122,12 +162,15 @@ def next_deadline(
     return clock() + seconds
 
 
-def idle_deadline(record: spb.StoredGame, after: GameState, idle: IdleLimits, now: float) -> float:
+def idle_deadline(
+    record: spb.StoredGame, after: GameState, idle: IdleLimits, now: float, full: bool | None = None
+) -> float:
     """When a game written at ``now`` ends abandoned if nothing is written first (0:
     never): ``now`` plus its stage's limit, rounded up to the limit's IDLE_STEPS-th."""
     if after.is_terminal():
         return 0.0
-    limit = idle.unjoined_after if has_open_seats(record, after) else idle.abandon_after
+    open_seats = has_open_seats(record, after, full)
+    limit = idle.unjoined_after if open_seats else idle.abandon_after
     if limit <= 0:
         return 0.0
     step = limit / IDLE_STEPS
@@ -156,6 +199,7 @@ def store_write(
     idempotency_key: str | None = None,
     response: bytes | None = None,
     take: CellTake | None = None,
+    full: bool | None = None,
 ) -> Write:
     """The store write of ``record`` (holding ``after``) over ``before`` (None: a new
     game) at ``now``: its deadline, bot-turn and lobby index fields worked out in one
@@ -164,14 +208,22 @@ def store_write(
     The record's idle deadline is stamped here too: every write by a player, a bot,
     a join or the creation starts the idle clock again; a default action of the
     deadline sweeper (``by_deadline``) does not, so a game everyone left ends
-    abandoned even while its deadlines play for them (docs/DECISIONS.md)."""
+    abandoned even while its deadlines play for them (docs/DECISIONS.md).  ``full``:
+    :func:`table_full` of ``record``, when known (a move's: its seats are unchanged)."""
+    if full is None:
+        full = table_full(record)
     if before is None or not by_deadline or after.is_terminal():
-        record.idle_deadline_unix = idle_deadline(record, after, idle, now)
+        record.idle_deadline_unix = idle_deadline(record, after, idle, now, full)
     deadline = indexed_deadline(record)
-    bot_turn = bot_seat(record, after) is not None
-    bot_turn_before = before is not None and bot_seat(before.record, before.state) is not None
-    open_seats = has_open_seats(record, after)
-    open_before = before is not None and has_open_seats(before.record, before.state)
+    bot_turn = bot_seat(record, after, full) is not None
+    bot_before = (
+        None if before is None else bot_seat(before.record, before.state, before.table_full())
+    )
+    bot_turn_before = bot_before is not None
+    open_seats = has_open_seats(record, after, full)
+    open_before = before is not None and has_open_seats(
+        before.record, before.state, before.table_full()
+    )
     return Write(
         record=record.SerializeToString(),
         entry=entry,

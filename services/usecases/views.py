@@ -8,7 +8,7 @@ from glintwick.v1 import game_pb2 as pb
 
 from .access import acting_seat, requested_seat
 from .context import Caller, Context
-from .records import Loaded, table_full
+from .records import Loaded
 
 
 def view_of(loaded: Loaded, seat: int | None) -> pb.View:
@@ -41,7 +41,7 @@ async def list_legal_actions(
     seat = acting_seat(ctx.config, loaded, caller, requested_seat(request), required=True)
     assert seat is not None
     # (no seat may act before every seat is taken: nothing is legal yet)
-    actions = loaded.state.legal_actions(seat) if table_full(loaded.record) else []
+    actions = loaded.state.legal_actions(seat) if loaded.table_full() else []
     return pb.ListLegalActionsResponse(
         version=loaded.version, seat=seat, actions=convert.legal_actions_to_pb(actions)
     )
