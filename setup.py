@@ -67,7 +67,12 @@ def extensions() -> list[object]:
     stamp.write_text(loading.stamp_source(loading.source_hash(SOLVER)))
     sources = [str(SOLVER / f"{name}.py") for name in loading.COMPILED_MODULES]
     modules = mypycify([*sources, str(stamp)], opt_level="3", group_name="engine.solver.native")
-    modules += client_extensions(loading)
+    try:
+        modules += client_extensions(loading)
+    except (Exception, SystemExit) as failed:  # (mypyc exits on a type error)
+        # the training environment runs from source (slower, the same results); the
+        # solver's build goes on
+        print(f"setup.py: the client group is not compiled ({failed!r}): it runs from source")
     for module in modules:
         module.optional = True  # no compiler: a warning, and the pure-Python engine
     return list(modules)
