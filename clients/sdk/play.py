@@ -88,11 +88,6 @@ class _Playing:
     prompts_only: bool = False
     prompt_version: int = -1  # the newest prompt received
     prompted: int = -1  # the newest prompt yielded (prompts only)
-    #: the newest prompt not yielded as one yielded already (prompts only: a resumed
-    #: session prompts again where it resumed), yielded after all if its act is refused
-    passed_over: Prompt | None = None
-    yielded: Prompt | None = None  # the newest prompt yielded
-    unavailable: int = 0  # acts refused in a row as the store was unreachable
     final_view: pb.View | None = None
 
     def subscribe(self) -> pb.PlayRequest:
@@ -251,42 +246,13 @@ class PlaySession:
             raise CallError(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED", "no result in time"
             ) from None
-        except CallError as exc:
-            playing = self._seats.get((seat.game_id, seat.seat))
-            if playing is not None and exc.code is not grpc.StatusCode.ABORTED:
-                self._prompt_again(playing, expected_version, exc)
-            raise
         finally:
             self._pending.pop(act.request_id, None)
         playing = self._seats.get((seat.game_id, seat.seat))
         if playing is not None:
             playing.seen_version = max(playing.seen_version, version)
-            playing.unavailable = 0
         seat.version = version
         return version
-
-    def _prompt_again(self, playing: _Playing, version: int, refusal: CallError) -> None:
-        """An act at ``version`` was refused where the game still is (not ABORTED): the
-        prompt there is yielded again, or nobody acts there.  A session the store's
-        outage ended, subscribed again, sends it again (before this refusal came, it was
-        passed over as a repeat; after, it is yielded); a session that lived through an
-        act refused UNAVAILABLE (the store unreachable: retry later) sends none, so its
-        prompt is yielded again after a backoff, doubled with each such refusal in a row."""
-        playing.prompted = min(playing.prompted, version - 1)
-        again, playing.passed_over = playing.passed_over, None
-        if again is not None and again.version == version:
-            self._prompts.put_nowait(again)
-            return
-        prompt = playing.yielded
-        if refusal.code is grpc.StatusCode.UNAVAILABLE and prompt and prompt.version == version:
-            playing.unavailable += 1
-            delay = self.client.retry.backoff * 2 ** min(playing.unavailable, 8)
-            asyncio.get_running_loop().call_later(delay, self._yield_again, playing, prompt)
-
-    def _yield_again(self, playing: _Playing, prompt: Prompt) -> None:
-        """``prompt``, if the seat was not prompted again meanwhile, is yielded again."""
-        if playing.open and playing.prompt_version <= prompt.version > playing.prompted:
-            self._prompts.put_nowait(prompt)
 
     def __aiter__(self) -> AsyncIterator[Prompt]:
         return self._iterate()
@@ -309,10 +275,8 @@ class PlaySession:
                 # (a resumed prompts-only session prompts again at the version it
                 # resumed from: the prompt yielded already)
                 if prompt.version <= playing.prompted:
-                    playing.passed_over = prompt
                     continue
                 playing.prompted = prompt.version
-            playing.yielded = prompt
             yield prompt
 
     async def close(self) -> None:

@@ -638,7 +638,7 @@ class PlayStream:
             return ENDED
         if seat not in state.to_act:
             return version
-        if session.results_in_prompts and self._inflight.get(session.game_id):
+        if self._inflight.get(session.game_id):
             await self._settled(session.game_id)
             if self._landed.get(session.game_id, -1) > version:
                 return -1  # (one of them moved the game on: prompted there, if at all)

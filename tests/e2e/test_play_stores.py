@@ -7,16 +7,12 @@ is answered UNAVAILABLE, not as an act of no session.
 from __future__ import annotations
 
 import asyncio
-import random
 
-from clients.bots.greedy import GreedyBot
-from clients.runners import PlayRunner
 from clients.sdk import GlintwickClient, RetryPolicy
-from clients.table import Table
 from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_server
 from services.config import ServerOptions
-from services.store.base import LogItem, Snapshot, StoreUnavailableError, Write
+from services.store.base import Snapshot, StoreUnavailableError
 from services.store.memory import MemoryStore
 from tests.e2e.play_support import DRAW, act, raw_play
 from tests.e2e.support import until
@@ -165,67 +161,4 @@ async def test_an_act_of_a_session_the_store_ended_is_unavailable_not_invalid() 
             assert not result.HasField("error") and result.version == 1, result
     finally:
         await sdk.close()
-        await running.stop(grace=0.5)
-
-
-class GoesDown(MemoryStore):
-    """A memory store unreachable while ``down``: its loads, commits and log reads fail
-    as an unreachable Redis's do."""
-
-    down = False
-
-    async def load(self, game_id: str) -> Snapshot | None:
-        if self.down:
-            raise StoreUnavailableError("Connection refused.")
-        return await super().load(game_id)
-
-    async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
-        if self.down:
-            raise StoreUnavailableError("Connection refused.")
-        return await super().commit(game_id, expected_revision, write)
-
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
-        if self.down:
-            raise StoreUnavailableError("Connection refused.")
-        return await super().wait_log(game_id, after_version, timeout)
-
-
-async def test_a_play_runner_plays_on_after_the_store_was_unreachable_mid_game() -> None:
-    """The SDK's Play runner holds both seats of a game (prompts only, results in
-    prompts) and the store is unreachable for a moment mid-game: the act sent then is
-    refused UNAVAILABLE (retry later).  The seat's session lives through the outage (its
-    log wait outlasts it), so no prompt comes again: the SDK yields the refused act's
-    prompt again after a backoff, and the game is played to its end (the runner waited
-    for ever for a prompt of that seat)."""
-    store = GoesDown()
-    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
-    running = await start_server(options, store)
-    client = GlintwickClient(f"127.0.0.1:{running.grpc_port}", retry=RetryPolicy(attempts=1))
-    try:
-        game = await client.create_game("whiskertrail", seats=2, seed=b"down mid game")
-        seats = [await client.join(game.game_id, seat=s) for s in range(2)]
-        table = Table(in_turn_order=False)
-        for seat in seats:
-            table.sit(seat.game_id, seat.seat, GreedyBot(), random.Random(seat.seat))
-
-        def refusals() -> int:
-            return sum(table.result(game.game_id, s).errors for s in range(2))
-
-        async def outage() -> None:
-            await until(lambda: table.moves(game.game_id) >= 20, "twenty moves played")
-            store.down = True
-            await until(lambda: refusals() > 0, "an act refused while the store is down")
-            await asyncio.sleep(0.5)
-            store.down = False
-
-        async with client.play_session(prompts_only=True) as session:
-            for seat in seats:
-                session.add(seat)
-            async with asyncio.timeout(60):
-                await asyncio.gather(PlayRunner(table).run(session), outage())
-        assert refusals() > 0  # (the outage was met: the act there was refused)
-        final = await seats[0].view()
-        assert final.phase == pb.PHASE_GAME_OVER, final
-    finally:
-        await client.close()
         await running.stop(grace=0.5)
