@@ -103,14 +103,17 @@ def bot_seat(record: spb.StoredGame, state: GameState, full: bool | None = None)
     waiting = next((seat for seat in state.to_act if seats[seat].bot), None)
     if waiting is None or state.is_terminal():
         return None
-    if not (table_full(record) if full is None else full):
+    if not table_full(record, full):
         return None
     return waiting
 
 
-def table_full(record: spb.StoredGame) -> bool:
+def table_full(record: spb.StoredGame, known: bool | None = None) -> bool:
     """Whether every seat is taken (by a player or a house bot): the game starts then,
-    and no seat may act before (``TABLE_NOT_FULL``, docs/RULES.md)."""
+    and no seat may act before (``TABLE_NOT_FULL``, docs/RULES.md).  ``known``: the
+    answer already worked out for ``record`` (:attr:`Seated.full`), else read here."""
+    if known is not None:
+        return known
     return all(s.joined for s in record.seats)
 
 
@@ -128,7 +131,7 @@ def has_open_seats(record: spb.StoredGame, state: GameState, full: bool | None =
     (what the lobby lists).  ``full``: :func:`table_full` of ``record``, when known."""
     if state.is_terminal():
         return False
-    return not (table_full(record) if full is None else full)
+    return not table_full(record, full)
 
 
 def next_deadline(
@@ -144,7 +147,7 @@ def next_deadline(
     plays; a claim window's starts when the window opens.  ``full``: :func:`table_full`
     of ``record``, when known.
     """
-    if after.is_terminal() or not (table_full(record) if full is None else full):
+    if after.is_terminal() or not table_full(record, full):
         return 0.0  # (the first turn's clock starts with the join that fills the table)
     limits = record.deadlines
     seconds = limits.claim_seconds if after.phase is Phase.CLAIM else limits.turn_seconds
