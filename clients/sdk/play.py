@@ -82,7 +82,9 @@ class _Playing:
     failures: int = 0
     prompts_only: bool = False
     prompt_version: int = -1  # the newest prompt received
-    prompted: int = -1  # the newest prompt yielded (prompts only)
+    prompted: int = -1  # the version of the newest prompt yielded
+    yielded: Prompt | None = None  # the newest prompt yielded
+    unreachable: int = 0  # acts refused UNAVAILABLE in a row
     final_view: pb.View | None = None
 
     def subscribe(self) -> pb.PlayRequest:
@@ -241,13 +243,44 @@ class PlaySession:
             raise CallError(
                 grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED", "no result in time"
             ) from None
+        except CallError as exc:
+            self._refused(seat, expected_version, exc)
+            raise
         finally:
             self._pending.pop(act.request_id, None)
         playing = self._seats.get((seat.game_id, seat.seat))
         if playing is not None:
             playing.seen_version = max(playing.seen_version, version)
+            playing.unreachable = 0
         seat.version = version
         return version
+
+    def _refused(self, seat: Seat, version: int, exc: CallError) -> None:
+        """An act sent at ``version`` was refused.  ABORTED: the game moved on, and a
+        prompt at its new version comes.  Otherwise the game is where it was, and only a
+        resumed session would prompt there again: that prompt is yielded again (not
+        skipped as one yielded already).  UNAVAILABLE (the store unreachable while the
+        seat's session lives on): no prompt comes at all, so the prompt is yielded
+        again after a backoff (``RetryPolicy.backoff``, doubled with each such refusal
+        in a row, at most 256 times), or nobody would act there again."""
+        playing = self._seats.get((seat.game_id, seat.seat))
+        if playing is None or exc.code is grpc.StatusCode.ABORTED:
+            return
+        playing.prompted = min(playing.prompted, version - 1)
+        prompt = playing.yielded
+        if exc.code is not grpc.StatusCode.UNAVAILABLE or prompt is None:
+            return
+        if prompt.version != version:
+            return
+        delay = self.client.retry.backoff * 2 ** min(playing.unreachable, 8)
+        playing.unreachable += 1
+
+        def again() -> None:
+            # (not if the seat moved on meanwhile, or was prompted at a newer version)
+            if playing.open and playing.prompted < version and playing.seen_version <= version:
+                self._prompts.put_nowait(prompt)
+
+        asyncio.get_running_loop().call_later(delay, again)
 
     def __aiter__(self) -> AsyncIterator[Prompt]:
         return self._iterate()
@@ -263,12 +296,12 @@ class PlaySession:
             # a prompt the seat has moved past (its act landed, a deadline acted) is stale
             if playing is None or prompt.version < playing.seen_version:
                 continue
-            if playing.prompts_only:
-                # (a resumed prompts-only session prompts again at the version it
-                # resumed from: the prompt yielded already)
-                if prompt.version <= playing.prompted:
-                    continue
-                playing.prompted = prompt.version
+            # (a resumed prompts-only session prompts again at the version it resumed
+            # from: the prompt yielded already)
+            if playing.prompts_only and prompt.version <= playing.prompted:
+                continue
+            playing.prompted = max(playing.prompted, prompt.version)
+            playing.yielded = prompt
             yield prompt
 
     async def close(self) -> None:

@@ -7,12 +7,17 @@ is answered UNAVAILABLE, not as an act of no session.
 from __future__ import annotations
 
 import asyncio
+import random
 
-from clients.sdk import GlintwickClient, RetryPolicy
+import grpc
+
+from clients.botrunner import play_seats
+from clients.bots.registry import make_bot
+from clients.sdk import CallError, GlintwickClient, RetryPolicy
 from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_server
 from services.config import ServerOptions
-from services.store.base import Snapshot, StoreUnavailableError
+from services.store.base import Snapshot, StoreUnavailableError, Write
 from services.store.memory import MemoryStore
 from tests.e2e.play_support import DRAW, act, raw_play
 from tests.e2e.support import until
@@ -159,6 +164,93 @@ async def test_an_act_of_a_session_the_store_ended_is_unavailable_not_invalid() 
             stream.send(request)
             result = (await stream.next("result")).result
             assert not result.HasField("error") and result.version == 1, result
+    finally:
+        await sdk.close()
+        await running.stop(grace=0.5)
+
+
+class CommitsFail(MemoryStore):
+    """A memory store whose commits the test makes fail as an unreachable store's do,
+    while the sessions' log reads go on (no session ends: the outage is the act's)."""
+
+    down = False
+    refused = 0
+    committed = 0
+    outage_after: int | None = None  # commits, then ``down`` for 0.3 s
+
+    async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
+        if self.committed == self.outage_after:
+            self.outage_after = None
+            self.down = True
+            asyncio.get_running_loop().call_later(0.3, setattr, self, "down", False)
+        if self.down:
+            self.refused += 1
+            raise StoreUnavailableError("Connection refused.")
+        self.committed += 1
+        return await super().commit(game_id, expected_revision, write)
+
+
+async def test_a_session_prompts_again_after_an_act_refused_unavailable() -> None:
+    """A client plays both seats of a game on one prompts-only session, as the guide
+    does (act on each prompt; a refused act is logged and the loop goes on).  The store
+    refuses the commits for a while in the middle of the game, each act answered
+    UNAVAILABLE while the seat's session lives on: no new prompt would come, so the
+    session yields the refused prompt again after a backoff, and the game goes on to
+    its end.  (Without it the loop waits forever on a game nobody moves.)"""
+    store = CommitsFail()
+    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
+    running = await start_server(options, store)
+    sdk = GlintwickClient(f"127.0.0.1:{running.grpc_port}", retry=RetryPolicy(backoff=0.01))
+    refusals: list[grpc.StatusCode] = []
+    versions: list[int] = []
+    try:
+        game = await sdk.create_game("whiskertrail", seats=2, seed=b"commits fail")
+        seats = [await sdk.join(game.game_id, seat=s) for s in range(2)]
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(20), sdk.play_session(prompts_only=True) as session:
+            for seat in seats:
+                session.add(seat)
+            async for prompt in session:
+                if prompt.version == 6 and not store.refused:
+                    store.down = True
+                    loop.call_later(0.3, setattr, store, "down", False)
+                try:
+                    versions.append(await prompt.act(prompt.legal_actions[0]))
+                except CallError as exc:
+                    refusals.append(exc.code)
+                if len(versions) >= 30:
+                    break
+        assert store.refused >= 2, "the outage refused more than one act (yielded again)"
+        assert set(refusals) == {grpc.StatusCode.UNAVAILABLE}, refusals
+        assert versions == list(range(1, 31)), "every version once, none lost or skipped"
+        view = await seats[0].view()
+        assert view.version == 30
+    finally:
+        await sdk.close()
+        await running.stop(grace=0.5)
+
+
+async def test_a_bot_runner_plays_on_after_the_store_was_unreachable_mid_game() -> None:
+    """The bot runner (`glintwick play`'s, a tournament's over the API) plays both seats
+    of a game while the store refuses the commits for 0.3 s in the middle of it: each
+    refused act counted as an error, the seat not given up, and the game played to its
+    end."""
+    store = CommitsFail()
+    store.outage_after = 20
+    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
+    running = await start_server(options, store)
+    sdk = GlintwickClient(f"127.0.0.1:{running.grpc_port}", retry=RetryPolicy(backoff=0.01))
+    try:
+        game = await sdk.create_game("whiskertrail", seats=2, seed=b"runner outage")
+        seats = [await sdk.join(game.game_id, seat=s) for s in range(2)]
+        bots = [make_bot("expert", seed=s) for s in range(2)]
+        rngs = [random.Random(s) for s in range(2)]
+        async with asyncio.timeout(60):
+            results = await play_seats(seats, bots, rngs)
+        assert store.refused >= 2
+        assert sum(result.errors for result in results) == store.refused
+        assert not any(result.gave_up for result in results)
+        assert all(r.final_view is not None and r.final_view.game_over for r in results)
     finally:
         await sdk.close()
         await running.stop(grace=0.5)
