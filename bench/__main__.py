@@ -19,6 +19,7 @@ SUITES = (
     "bench.bench_engine",
     "bench.bench_service",
     "bench.bench_floor",
+    "bench.bench_claims",
     "bench.bench_tournament",
     "bench.bench_limits",
     "bench.bench_bots",

@@ -51,9 +51,11 @@ class _Count(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInt
         return await continuation(details, request)
 
 
-async def _new_game(client: GlintwickClient, seed: bytes) -> list[Seat]:
-    game = await client.create_game("whiskertrail", seats=2, seed=seed)
-    return [await client.join(game.game_id, seat=s) for s in range(2)]
+async def _new_game(
+    client: GlintwickClient, seed: bytes, rules: str = "whiskertrail", seats: int = 2
+) -> list[Seat]:
+    game = await client.create_game(rules, seats=seats, seed=seed)
+    return [await client.join(game.game_id, seat=s) for s in range(seats)]
 
 
 async def _unary(target: str, seeds: list[bytes]) -> dict[str, Any]:
@@ -84,11 +86,14 @@ async def _play(
     seeds: list[bytes],
     prompts_only: bool,
     on_started: Callable[[], None] | None = None,
+    *,
+    rules: str = "whiskertrail",
+    seats: int = 2,
 ) -> dict[str, Any]:
     """``on_started``: called once the games are created, as their play starts (the
-    floor benchmark reads the server's CPU there)."""
+    floor benchmark reads the server's CPU there); ``rules``, ``seats``: the games'."""
     client = GlintwickClient(target)
-    games = [await _new_game(client, seed) for seed in seeds]
+    games = [await _new_game(client, seed, rules, seats) for seed in seeds]
     sent = received = 0
     if on_started is not None:
         on_started()

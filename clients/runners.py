@@ -130,12 +130,38 @@ class PlayRunner(_Runner):
 
     async def run(self, session: PlaySession) -> None:
         """Every prompt of ``session`` until each of its seats' sessions is over (a seat
-        given up is removed from it); then each seat's final view to the core."""
-        async for prompt in session:
-            answer = await self.answer(prompt)
+        given up is removed from it); then each seat's final view to the core.  Each
+        prompt is answered in a task of its own: an act's result rides in a later prompt
+        (results in prompts), so the next prompt is taken while it is on its way."""
+        answering: set[asyncio.Task[None]] = set()
+        failed: list[BaseException] = []
+
+        def done(task: asyncio.Task[None]) -> None:
+            answering.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                failed.append(task.exception())  # type: ignore[arg-type]
+
+        async def answer(prompt: Prompt) -> None:
             seat = prompt.seat
-            if answer is not None and not self.table.playing(seat.game_id, seat.seat):
+            if await self.answer(prompt) is not None and not self.table.playing(
+                seat.game_id, seat.seat
+            ):
                 session.remove(seat)
+
+        try:
+            async for prompt in session:
+                if failed:
+                    raise failed[0]
+                task = asyncio.create_task(answer(prompt))
+                answering.add(task)
+                task.add_done_callback(done)
+            while answering:
+                await asyncio.wait(set(answering))
+            if failed:
+                raise failed[0]
+        finally:
+            for task in list(answering):
+                task.cancel()
         for seat in session.seats():
             self.table.closed(seat.game_id, seat.seat, session.final_view(seat))
 

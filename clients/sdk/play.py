@@ -51,7 +51,12 @@ class Prompt:
     ``await prompt.act(action)`` submits at ``version`` (one request id, kept on every
     resend after a reconnect: applied once) and returns the game's new version, or
     raises :class:`CallError` (``ABORTED``/``STALE_VERSION`` when the game moved on: a
-    fresh prompt follows when the seat may act again).
+    fresh prompt follows when the seat may act again).  The answer rides in the next
+    prompt of the game on the session's stream (any of its seats'), else it comes
+    alone within two seconds: a loop that holds several seats of a game awaits it at
+    no cost, one holding a seat whose next move is another client's may wait that
+    long (answer prompts in tasks of their own, as :class:`clients.runners.PlayRunner`
+    does, to go on meanwhile).
     """
 
     session: PlaySession
@@ -293,8 +298,11 @@ class PlaySession:
                     raise self._failure
                 return
             playing = self._seats.get((prompt.seat.game_id, prompt.seat.seat))
-            # a prompt the seat has moved past (its act landed, a deadline acted) is stale
-            if playing is None or prompt.version < playing.seen_version:
+            # a prompt the seat has moved past (its act landed, a deadline acted, a newer
+            # prompt of it came: another seat answered the claim window first) is stale
+            if playing is None or prompt.version < max(
+                playing.seen_version, playing.prompt_version
+            ):
                 continue
             # (a resumed prompts-only session prompts again at the version it resumed
             # from: the prompt yielded already)
@@ -422,7 +430,9 @@ class PlaySession:
         elif kind == "prompt":
             prompt = message.prompt
             if prompt.HasField("result"):
-                self._answer(prompt.result)  # (the act this prompt follows from, first)
+                # (an act of this game on the stream, any seat's, named by its request
+                # id: answered first)
+                self._answer(prompt.result)
             playing.seat.version = prompt.version
             playing.prompt_version = max(playing.prompt_version, prompt.version)
             self._prompts.put_nowait(

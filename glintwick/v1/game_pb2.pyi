@@ -3706,13 +3706,17 @@ class PlaySubscribe(_message.Message):
     if the seat may still act there.
     """
     results_in_prompts: _builtins.bool
-    """A move in two messages: the result of an act of this seat that leaves the
-    seat to act again (rummy's draw, lay, lay off before its discard; a May I?
-    answer that closes the window on the seat's turn) comes inside the prompt that
-    follows it (PlayPrompt.result), not as a message of its own. Every other
-    result (a refusal, an act after which another seat acts) still comes alone.
-    Off: every result is a message of its own, as before (clients that read a
-    result and then a prompt need not change).
+    """A move in two messages: the result of an act of this seat comes inside the
+    next prompt of its game that the stream sends (PlayPrompt.result): the seat's
+    own (rummy's draw, lay, lay off before its discard), or on a stream holding
+    several seats of the game any of theirs (a discard's in the claim window's
+    first prompt, a May I? answer's in the next seat's), not as a message of its
+    own; so does the STALE_VERSION refusal of a claim answer another seat's
+    overtook, in the fresh prompt that follows. It comes alone when a prompt of
+    the game after the act already went out, for any other refusal, for a game's
+    last act (before closed) and when no prompt follows within 2 s. Off: every
+    result is a message of its own, as before (clients that read a result and
+    then a prompt need not change).
     """
     def __init__(
         self,
@@ -3915,10 +3919,10 @@ class PlayPrompt(_message.Message):
 
     @_builtins.property
     def result(self) -> Global___PlayResult:
-        """With PlaySubscribe.results_in_prompts: the result of the seat's act that this
-        prompt follows from (its version is the prompt's), sent here instead of as a
-        message of its own. Read it before the prompt: it answers that act. Absent:
-        the prompt follows no act of this seat on this stream (or the result came alone).
+        """With PlaySubscribe.results_in_prompts: the result of an earlier act of this
+        game sent on this stream, this seat's or another's (match it by request_id),
+        sent here instead of as a message of its own. Read it before the prompt: it
+        answers that act. Absent: no answer was waiting (or it came alone).
         """
 
     def __init__(

@@ -276,6 +276,12 @@ class Campaign:
             return
         self.acked(game, act.seat, answer.version, act.request_id)
 
+    async def settle_all(self, index: int, game: Game, unsettled: dict[str, Act]) -> None:
+        """Every act in ``unsettled`` settled (:meth:`settle`), in the order sent."""
+        for act in list(unsettled.values()):
+            await self.settle(index, game, act)
+            unsettled.pop(act.request_id, None)
+
     async def play_by_session(self, index: int, game: Game) -> None:
         """Both seats on one Play session, reopened after the last event each seat got
         whenever it ends with a seat's session not over (its events: ``game.streams``)."""
@@ -283,15 +289,15 @@ class Campaign:
         events: list[list[tuple[int, int]]] = [[], []]
         game.streams.extend(events)
         cursors = ["", ""]
-        # an act whose answer the session did not give: sent again with its request id
-        # before the session reopens, so that a move that landed is known as
-        # acknowledged (and before the table ends: the act whose move ended the game
-        # may be one, its session over before a retry could be sent on it)
-        unsettled: Act | None = None
+        # the acts whose answer the session did not give (several at once: the runner
+        # answers each prompt in a task of its own, and a task cancelled as the session
+        # ends leaves its act unanswered): each sent again with its request id before
+        # the session reopens, so that a move that landed is known as acknowledged
+        # (and before the table ends: the act whose move ended the game may be one, its
+        # session over before a retry could be sent on it)
+        unsettled: dict[str, Act] = {}
         while True:
-            if unsettled is not None:
-                await self.settle(index, game, unsettled)
-                unsettled = None
+            await self.settle_all(index, game, unsettled)
             client = self.clients.of(index)
             seats = [client.seat(game.game_id, s, game.tokens[s]) for s in range(2)]
 
@@ -304,10 +310,10 @@ class Campaign:
                 for seat in seats:
                     session.add(seat, after_cursor=cursors[seat.seat])
                 try:
-                    hooks = _OnSession(self, game, seats, rng, session)
+                    hooks = _OnSession(self, game, seats, rng, session, unsettled)
                     await PlayRunner(table, hooks).run(session)
-                except Unsettled as exc:
-                    unsettled = exc.act  # the session is gone: settle the act, then reopen it
+                except Unsettled:
+                    pass  # the session is gone: settle its acts, then reopen it
                 over = all(session.final_view(s) is not None for s in seats)
                 for error in session.errors.values():
                     self.figures.error(error.reason)
@@ -322,8 +328,7 @@ class Campaign:
             finally:
                 await session.close()
             if over:
-                if unsettled is not None:
-                    await self.settle(index, game, unsettled)
+                await self.settle_all(index, game, unsettled)
                 for seat in seats:
                     table.closed(game.game_id, seat.seat, session.final_view(seat))
                 self.ended(game, table)
@@ -413,11 +418,14 @@ class _OnSession(_Table):
     follows), any other ends the session; each acknowledged move recorded."""
 
     session: PlaySession
+    #: the acts sent and not answered yet, by request id (what the table settles)
+    unsettled: dict[str, Act]
 
     async def call(self, name: str, call: Callable[[], Awaitable[T]], act: Act | None = None) -> T:
         assert act is not None  # (a Play runner's only call is an act)
         session = self.session
         seat = self.seats[act.seat]
+        self.unsettled[act.request_id] = act
 
         async def attempt() -> T:
             # nothing can carry the act once its seat's session or the stream is over:
@@ -431,7 +439,9 @@ class _OnSession(_Table):
             version = await self.campaign.retrying(attempt, patience=10, name=name)
         except CallError as exc:
             if exc.code is grpc.StatusCode.ABORTED:
+                self.unsettled.pop(act.request_id, None)
                 raise
             raise Unsettled(act) from exc
+        self.unsettled.pop(act.request_id, None)
         self.campaign.acked(self.game, act.seat, cast(int, version), act.request_id)
         return version

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -73,9 +72,13 @@ PROMPTED = -4
 #: entry that ends a game is its log's last, and the state after it is over)
 ENDED = -5
 #: how long an act's result waits for the prompt it rides in (results_in_prompts) before
-#: it goes alone: the session judges the act's version as soon as the log has it, so
-#: only a log read that stalls (a store failing over) ever lets this pass
+#: it goes alone: the next prompt of its game on the stream (any seat's) comes as soon
+#: as the log has the move and a seat of the stream may act, so only a game waiting
+#: for a seat of another client (or a log read that stalls) ever lets this pass
 HOLD_SECONDS = 2.0
+#: how long a prompt waits for the acts of its game that this stream is still answering
+#: (each about a store round trip), so that their results ride in it
+SETTLE_SECONDS = 0.5
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -117,14 +120,8 @@ class _Session:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     task: asyncio.Task[None] | None = None
-    #: PlaySubscribe.results_in_prompts: a result rides in the prompt it leads to
+    #: PlaySubscribe.results_in_prompts: a result rides in the next prompt of its game
     results_in_prompts: bool = False
-    #: the newest version the session has judged for a prompt (or ended at): an act's
-    #: result at a version not judged yet may wait for the prompt there
-    judged: int = -1
-    #: results waiting for the prompt at their version, by version (with the timer
-    #: that sends one alone if that prompt is late)
-    held: dict[int, tuple[pb.PlayResponse, asyncio.TimerHandle]] = field(default_factory=dict)
 
     def names(self, seat: int | None) -> bool:
         return seat is None or seat == self.requested or seat == self.seat
@@ -146,6 +143,16 @@ class PlayStream:
         #: refusal: an act for one before it is subscribed again is answered with it
         #: (UNAVAILABLE, retried) rather than as an act of no session
         self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
+        #: results_in_prompts: the results held for the next prompt of their game (with
+        #: the timer that sends one alone if none comes), by game; the newest version
+        #: of a prompt of each game sent
+        self._held: dict[str, list[tuple[pb.PlayResponse, asyncio.TimerHandle]]] = {}
+        self._prompted: dict[str, int] = {}
+        #: acts received and not answered yet, by game, and what a prompt of the game
+        #: waits on meanwhile (:meth:`_settled`); the newest version an act here made
+        self._inflight: dict[str, int] = {}
+        self._settling: dict[str, asyncio.Future[None]] = {}
+        self._landed: dict[str, int] = {}
         self._closed = False
         #: the client sent its last message (half-closed): the stream ends, with OK,
         #: once no session is left and every act is answered
@@ -173,6 +180,8 @@ class PlayStream:
         elif kind == "act":
             # acts run side by side (several games: each its own store round trips);
             # each answers with its result, named by its request id
+            game_id = request.act.game_id
+            self._inflight[game_id] = self._inflight.get(game_id, 0) + 1
             task = asyncio.create_task(self._act(request.act))
             self._acts.add(task)
             task.add_done_callback(self._acts.discard)
@@ -254,9 +263,16 @@ class PlayStream:
                 await session.task
         if not session.ready.done():
             session.ready.cancel()
-        await self._release_all(session)
+        await self._release_game(session.game_id)
 
     async def _act(self, act: pb.PlayAct) -> None:
+        try:
+            await self._answer(act)
+        finally:
+            self._settle(act.game_id)
+        await self._finish_if_done()
+
+    async def _answer(self, act: pb.PlayAct) -> None:
         requested = act.seat if act.HasField("seat") else None
         # (the result written inside its message: one given to the constructor is copied)
         message = pb.PlayResponse(game_id=act.game_id)
@@ -288,55 +304,127 @@ class PlayStream:
             result.error.CopyFrom(play_error(internal()))
         if seat is not None:
             message.seat = seat
-        if session is None or result.HasField("error") or not self._hold(session, message):
+        if not result.HasField("error") and self._landed.get(act.game_id, -1) < result.version:
+            self._landed[act.game_id] = result.version
+        if session is None or not self._hold(session, message, act.expected_version):
             await self._send(message)
-        await self._finish_if_done()
 
     # ------------------------------------------------------------------ results in prompts
 
-    def _hold(self, session: _Session, message: pb.PlayResponse) -> bool:
-        """Keep an applied act's result for the session's prompt at its version (a move in
-        two messages: act, then the prompt that carries its result), if the session asked
-        for it and has not judged that version yet; False: send it now."""
-        version = message.result.version
-        if not session.results_in_prompts or session.judged >= version or self._closed:
+    def _hold(self, session: _Session, message: pb.PlayResponse, expected: int) -> bool:
+        """Keep an act's result for the next prompt of its game on this stream, any
+        seat's (a move in two messages: act, then the prompt that carries its answer),
+        if its session asked for it; False: send it now.  Kept: an applied act's result
+        and an overtaken act's refusal (STALE_VERSION at a version this stream was
+        prompted at: a fresh prompt follows), while no prompt of the game at a version
+        after the act went out yet (the client may be holding that one, waiting for
+        this answer before it acts on it)."""
+        game_id = session.game_id
+        if not session.results_in_prompts or self._closed:
+            return False
+        if session not in self._sessions.get(game_id, ()):
+            return False  # (its session ended meanwhile: its closed has gone)
+        prompted = self._prompted.get(game_id, -1)
+        result = message.result
+        if result.HasField("error"):
+            if result.error.reason != "STALE_VERSION" or expected > prompted:
+                return False
+            after = expected + 1
+        else:
+            after = result.version
+        if prompted >= after:
             return False
         # (the session's loop: get_running_loop() costs a getpid() call on Python 3.11)
         timer = session.ready.get_loop().call_later(
-            HOLD_SECONDS, self._release_late, session, version
+            HOLD_SECONDS, self._release_late, game_id, message
         )
-        session.held[version] = (message, timer)
+        self._held.setdefault(game_id, []).append((message, timer))
         return True
 
-    def _release_late(self, session: _Session, version: int) -> None:
-        held = session.held.pop(version, None)
-        if held is not None:
-            task = asyncio.create_task(self._send(held[0]))
-            self._acts.add(task)  # (the stream ends after it: see _finish_if_done)
-            task.add_done_callback(self._acts.discard)
+    def _release_late(self, game_id: str, message: pb.PlayResponse) -> None:
+        held = self._held.get(game_id, [])
+        for index, (waiting, _) in enumerate(held):
+            if waiting is message:
+                del held[index]
+                if not held:
+                    del self._held[game_id]
+                task = asyncio.create_task(self._send(message))
+                self._acts.add(task)  # (the stream ends after it: see _finish_if_done)
+                task.add_done_callback(self._acts.discard)
+                return
 
-    async def _judge(self, session: _Session, version: int) -> pb.PlayResult | None:
-        """The session judges ``version`` (a prompt there, or its end): the results held
-        for older versions go alone now; the one at ``version`` is returned, to ride in
-        the prompt (or to be sent alone by the caller when there is none)."""
-        session.judged = max(session.judged, version)
-        carried: pb.PlayResult | None = None
-        for held_version in sorted(v for v in session.held if v <= version):
-            message, timer = session.held.pop(held_version)
+    def _take_held(
+        self, game_id: str, version: int, seat: int = -1, to_act: Sequence[int] = ()
+    ) -> tuple[list[pb.PlayResponse], pb.PlayResponse | None]:
+        """A prompt of ``seat`` at ``version`` (``to_act``: the seats that may act there)
+        goes out: the results held for its game that go alone before it, and the one
+        that rides in it.  The seat's own rides (the newest; older ones of its own go
+        alone): a seat is never prompted while an answer of its own waits.  Else one
+        of another seat's (an applied act's before a refusal, the oldest first), but
+        not of a seat to act at ``version`` whose session here carries results: that
+        one keeps for its own prompt; the others keep for the prompts after this one
+        (or their timers).  (``seat`` -1: every result goes alone.)"""
+        if self._prompted.get(game_id, -1) < version:
+            self._prompted[game_id] = version
+        held = self._held.pop(game_id, None)
+        if held is None:
+            return [], None
+        if seat < 0:
+            for _, timer in held:
+                timer.cancel()
+            return [m for m, _ in held], None
+        own = [(m, t) for m, t in held if m.seat == seat]
+        waiting = {
+            s.seat
+            for s in self._sessions.get(game_id, ())
+            if s.results_in_prompts and s.seat in to_act and s.seat != seat
+        }
+        others = [(m, t) for m, t in held if m.seat != seat and m.seat not in waiting]
+        if own:
+            chosen = own[-1]
+        elif others:
+            chosen = max(others, key=lambda each: not each[0].result.error.code)
+        else:
+            self._held[game_id] = held
+            return [], None
+        alone = [m for m, _ in own if m is not chosen[0]]
+        for _, timer in [*own, chosen]:
             timer.cancel()
-            if held_version == version:
-                carried = message.result
-            else:
-                await self._send(message)
-        return carried
+        left = [(m, t) for m, t in held if m.seat != seat and m is not chosen[0]]
+        if left:
+            self._held[game_id] = left
+        return alone, chosen[0]
 
-    async def _release_all(self, session: _Session) -> None:
-        """The session ends: every result it holds goes alone, before its end."""
-        session.judged = sys.maxsize
-        for version in sorted(session.held):
-            message, timer = session.held.pop(version)
-            timer.cancel()
+    def _settle(self, game_id: str) -> None:
+        """An act of ``game_id`` is answered (its result held or sent)."""
+        left = self._inflight.get(game_id, 1) - 1
+        if left > 0:
+            self._inflight[game_id] = left
+            return
+        self._inflight.pop(game_id, None)
+        settled = self._settling.pop(game_id, None)
+        if settled is not None and not settled.done():
+            settled.set_result(None)
+
+    async def _settled(self, game_id: str) -> None:
+        """Wait (at most SETTLE_SECONDS) until no act of ``game_id`` received on this
+        stream is still unanswered: a prompt goes out after the answers it can carry."""
+        if not self._inflight.get(game_id):
+            return
+        settled = self._settling.get(game_id)
+        if settled is None:
+            settled = asyncio.get_running_loop().create_future()
+            self._settling[game_id] = settled
+        await asyncio.wait({settled}, timeout=SETTLE_SECONDS)
+
+    async def _release_game(self, game_id: str) -> None:
+        """A session of ``game_id`` ends: every result held for its game goes alone
+        (before its closed)."""
+        for message in self._take_held(game_id, -1)[0]:
             await self._send(message)
+        if not self._sessions.get(game_id):
+            self._prompted.pop(game_id, None)
+            self._landed.pop(game_id, None)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
         """The authenticated session an act names (None: none, or it was refused).
@@ -392,7 +480,7 @@ class PlayStream:
             closed = pb.PlayClosed()
             if final is not None:
                 closed.final_view.CopyFrom(view_of(final, seat))
-            await self._release_all(session)
+            await self._release_game(session.game_id)
             await self._send(pb.PlayResponse(game_id=game_id, seat=seat, closed=closed))
         except asyncio.CancelledError:
             raise
@@ -423,6 +511,8 @@ class PlayStream:
                 sessions.remove(session)
             if not sessions:
                 self._sessions.pop(game_id, None)
+                self._prompted.pop(game_id, None)
+                self._landed.pop(game_id, None)
             task = asyncio.current_task()
             if task is None or not task.cancelling():  # (an ended session's: its ender checks)
                 await self._finish_if_done()
@@ -436,7 +526,7 @@ class PlayStream:
         return found[0] if found else None
 
     async def _fail(self, session: _Session, error: ServiceError) -> None:
-        await self._release_all(session)
+        await self._release_game(session.game_id)
         seat = session.seat if session.seat is not None else session.requested
         await self._send(_closed(session.game_id, seat, error))
 
@@ -517,13 +607,9 @@ class PlayStream:
         seat may act; returns the version judged (or -1 when the game is further on:
         its newer events come next, and the prompt after them; BEHIND when the game's
         record is not at ``version`` yet; WAITING while a seat is free; ENDED when the
-        game is over at ``version``).  The result of
-        the seat's act that led to ``version``, if held for it, rides in the prompt (else
-        goes alone)."""
-        carried = await self._judge(session, version)
-        judged = await self._judge_prompt(session, seat, version, loaded, message, carried)
-        if carried is not None and judged != PROMPTED:
-            await self._send(message(result=carried))
+        game is over at ``version``).  The last result held for the game rides in the
+        prompt (:meth:`_hold`)."""
+        judged = await self._judge_prompt(session, seat, version, loaded, message)
         return version if judged == PROMPTED else judged
 
     async def _judge_prompt(
@@ -533,10 +619,9 @@ class PlayStream:
         version: int,
         loaded: Loaded | None,
         message: Callable[..., pb.PlayResponse],
-        carried: pb.PlayResult | None,
     ) -> int:
-        """:meth:`_prompt`'s judgement: PROMPTED when it sent the prompt (with
-        ``carried`` in it)."""
+        """:meth:`_prompt`'s judgement: PROMPTED when it sent the prompt (with the
+        last result held for its game in it: :meth:`_hold`)."""
         if loaded is None or loaded.version != version:
             loaded = await self._ctx.load_committed(session.game_id, version)
         if not loaded.table_full() and not loaded.state.is_terminal():
@@ -553,6 +638,10 @@ class PlayStream:
             return ENDED
         if seat not in state.to_act:
             return version
+        if self._inflight.get(session.game_id):
+            await self._settled(session.game_id)
+            if self._landed.get(session.game_id, -1) > version:
+                return -1  # (one of them moved the game on: prompted there, if at all)
         # (built in place: a prompt given to the response's constructor is copied, view
         # and all)
         response = message()
@@ -561,8 +650,13 @@ class PlayStream:
         fill_view(prompt.view, loaded, seat)
         convert.extend_actions(prompt.legal_actions, state.legal_actions(seat))
         prompt.deadline_unix = loaded.record.deadline_unix
-        if carried is not None:
-            prompt.result.CopyFrom(carried)
+        alone, rides = self._take_held(
+            session.game_id, version, seat if session.results_in_prompts else -1, state.to_act
+        )
+        for each in alone:
+            await self._send(each)
+        if rides is not None:
+            prompt.result.CopyFrom(rides.result)
         await self._send(response)
         return PROMPTED
 

@@ -154,16 +154,18 @@ async def _play_until_cut(
             side.cursor = message.event.cursor
             side.seen = max(side.seen, message.event.version)
         elif kind == "result":
-            _read_result(side, message.result)
+            _read_result(_owner(sides, message.result), message.result)
         elif kind == "closed":
             assert not message.closed.HasField("error"), message
             side.open = False
         elif kind == "prompt":
             prompt = message.prompt
-            if prompt.HasField("result"):  # (results_in_prompts: the act it follows from)
-                assert prompt.result.version == prompt.version and not prompt.result.error.code
+            if prompt.HasField("result"):  # (results_in_prompts: an act of this game's)
+                result = prompt.result
+                # (applied, at this prompt's version or before; or overtaken)
+                assert result.version <= prompt.version or result.error.reason == "STALE_VERSION"
                 stats["results_in_prompts"] += 1
-                _read_result(side, prompt.result)
+                _read_result(_owner(sides, result), result)
             side.seen = max(side.seen, prompt.version)
             to_act = list(prompt.view.to_act)
             if prompt.version <= side.acted or (to_act and to_act[0] != side.seat):
@@ -195,6 +197,13 @@ async def _play_until_cut(
             if rng.random() < 0.2:
                 stats["cut_after_act"] += 1
                 return  # cut before the result comes
+
+
+def _owner(sides: list[SeatSide], result: pb.PlayResult) -> SeatSide:
+    """The seat whose act ``result`` answers (by its request id: "seat:version" or
+    "probe:seat:version:n"); a result in a prompt may answer another seat's act."""
+    parts = result.request_id.split(":")
+    return sides[int(parts[1] if parts[0] == "probe" else parts[0])]
 
 
 def _read_result(side: SeatSide, result: pb.PlayResult) -> None:

@@ -166,7 +166,11 @@ function playBothSeats(gameId, seats) {
   return new Promise((resolve) => {
     let ending = null; // how the stream ended: "ok" (the server's status) or "cancelled"
     let waiting = null;
-    function readResult(seat, result) {
+    const actors = new Map(); // request_id: the seat that sent the act, until its result
+    function readResult(result) {
+      // (named by its request_id: a result in a prompt may answer another seat's act)
+      const seat = actors.get(result.request_id);
+      actors.delete(result.request_id);
       if (result.error) refused.push({ seat, ...result.error });
       else sessions.get(seat).applied += 1;
     }
@@ -174,21 +178,25 @@ function playBothSeats(gameId, seats) {
       const session = sessions.get(response.seat);
       switch (response.kind) {
         case "prompt":
-          // (results_in_prompts: the result of this seat's act that led here rides in it)
-          if (response.prompt.result) readResult(response.seat, response.prompt.result);
+          // (results_in_prompts: the answer to an earlier act of this game rides in it)
+          if (response.prompt.result) readResult(response.prompt.result);
           session.prompts += 1;
-          stream.write({
-            act: {
-              game_id: gameId,
-              seat: response.seat,
-              expected_version: response.prompt.version,
-              request_id: randomUUID(), // the act's idempotency key: resend it, never reuse it
-              action: choose(response.prompt),
-            },
-          });
+          {
+            const requestId = randomUUID(); // the act's idempotency key: resend it, never reuse it
+            actors.set(requestId, response.seat);
+            stream.write({
+              act: {
+                game_id: gameId,
+                seat: response.seat,
+                expected_version: response.prompt.version,
+                request_id: requestId,
+                action: choose(response.prompt),
+              },
+            });
+          }
           break;
         case "result":
-          readResult(response.seat, response.result);
+          readResult(response.result);
           break;
         case "closed":
           session.closed = response.closed;
@@ -219,7 +227,7 @@ function playBothSeats(gameId, seats) {
     });
     // prompts only: this client decides on a prompt's view alone, and holding both
     // seats it would otherwise receive every move's events twice; results in prompts:
-    // an act that leaves the seat to act again is answered inside its next prompt
+    // an act is answered inside the next prompt of the game (either seat's)
     for (const { seat, token } of seats) {
       stream.write({
         subscribe: { game_id: gameId, seat, token, prompts_only: true, results_in_prompts: true },
