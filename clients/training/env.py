@@ -53,6 +53,7 @@ _ROUND_ENDED = EventType.ROUND_ENDED
 _INT8 = np.dtype(np.int8)
 _GAME_OVER = Phase.GAME_OVER
 _PLAY = Phase.PLAY
+_CLAIM = Phase.CLAIM
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -247,7 +248,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
                 self._set_infos(None)
                 return
             seat = game.to_act[0]
-            if game.phase is Phase.CLAIM and forced_pass(game, seat):
+            if game.phase is _CLAIM and forced_pass(game, seat):
                 self._apply(seat, _PASS)
                 continue
             break
