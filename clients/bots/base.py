@@ -29,6 +29,8 @@ from glintwick.v1 import game_pb2 as pb
 __all__ = ["Bot", "Situation"]
 
 _new_tuple = tuple.__new__
+# each phase's plain value (an enum member's .value is a Python-level descriptor call)
+_PHASE_VALUE = {p: p.value for p in Phase}
 
 
 class Situation(NamedTuple):
@@ -74,7 +76,7 @@ class Situation(NamedTuple):
                 state.rules,  # rules
                 state.round_number,  # round_number
                 seat,  # seat
-                state.phase.value,  # phase
+                _PHASE_VALUE[state.phase],  # phase
                 state.hands[seat],  # hand (the engine keeps hands in card order)
                 state.opened[seat],  # opened
                 tuple(state.table),  # table

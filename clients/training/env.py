@@ -19,7 +19,6 @@ with any change to the rules, rewards, actions or observations.
 from __future__ import annotations
 
 import random
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -53,6 +52,8 @@ _PASS = PassClaim()
 _ROUND_ENDED = EventType.ROUND_ENDED
 _INT8 = np.dtype(np.int8)
 _GAME_OVER = Phase.GAME_OVER
+_PLAY = Phase.PLAY
+_CLAIM = Phase.CLAIM
 
 Obs = dict[str, NDArray[np.int8]]
 
@@ -247,7 +248,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
                 self._set_infos(None)
                 return
             seat = game.to_act[0]
-            if game.phase is Phase.CLAIM and forced_pass(game, seat):
+            if game.phase is _CLAIM and forced_pass(game, seat):
                 self._apply(seat, _PASS)
                 continue
             break
@@ -256,6 +257,13 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         sit = Situation.from_state(game, seat)
         self._situation = sit  # (observe's, until the next step)
         self.memories[seat].observe(sit)
+        auto = None
+        if game.phase is _PLAY and not game.opened[seat]:
+            # the solver's layout first, into the engine's memo: its legal actions read
+            # there whether the contract lays (no feasibility search of their own), and
+            # when it lays, one search serves the mask, the candidates and the engine's
+            # own LayContract()
+            auto = game.automatic_selection(seat)
         self._choices = choices(
             self.action_layout,
             game.legal_actions(seat),
@@ -264,9 +272,7 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
             game.round_number,
             game.blocked_card,
             self.truncation,
-            # the solver's layout, when the seat may lay, from the engine's memo (one
-            # search for the mask, the candidates and the engine's own LayContract())
-            select=partial(game.automatic_selection, seat),
+            auto,
         )
         self._set_infos(self._choices)
 
