@@ -1,0 +1,144 @@
+"""``closer``: expert, with May I? in contract's round of three groups and the last place of
+a dead round's table kept; legal, reproducible, expert's games where neither rule applies."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from clients.bots.base import Situation
+from clients.bots.closer import CloserBot, JokerSpotBot, LayoutBot, fills_table
+from clients.bots.expert import ExpertBot
+from clients.bots.greedy import missing
+from engine.actions import Action, Claim, Discard, LayOff, PassClaim
+from engine.cards import Card, cards_from_codes
+from engine.game import GameState
+from engine.melds import Meld, build_meld
+from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet
+from tests.support import CUSTOM_MAYI, CUSTOM_MIX
+from tests.support.playouts import bot_moves
+
+
+def _legal_game(rules: RuleSet, seats: int, seed: bytes) -> int:
+    """One whole game of closers; every action must be among the legal ones. Steps."""
+    state = GameState.new_game(rules, seats, seed)
+    bots = [CloserBot(s) for s in range(seats)]
+    for s, bot in enumerate(bots):
+        bot.setup(rules, s)
+    rng = random.Random(0)
+    steps = 0
+    while not state.is_terminal():
+        seat = state.to_act[rng.randrange(len(state.to_act))]
+        legal = state.legal_actions(seat)
+        action = bots[seat].choose(Situation.from_state(state, seat), legal, rng)
+        assert action in legal, (rules.name, steps, action)
+        state, _ = state.apply_action(seat, action)
+        steps += 1
+    return steps
+
+
+@pytest.mark.parametrize("rules", [WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI])
+def test_closer_only_picks_legal_actions(rules: RuleSet) -> None:
+    assert _legal_game(rules, rules.max_players, f"closer/{rules.name}".encode()) > 0
+
+
+def test_closer_is_deterministic_for_a_seed() -> None:
+    fours = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[:4])
+    assert bot_moves(fours, 4, CloserBot, b"closer:1") == bot_moves(
+        fours, 4, CloserBot, b"closer:1"
+    )
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_closer_plays_experts_games_at_whiskertrail(seats: int) -> None:
+    short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
+    seed = f"closer:w{seats}".encode()
+    assert bot_moves(short, seats, CloserBot, seed) == bot_moves(short, seats, ExpertBot, seed)
+
+
+def test_closer_plays_otherwise_in_contracts_round_of_three_groups() -> None:
+    groups = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[3:4])  # 3 groups
+    seeds = [f"closer:g{i}".encode() for i in range(3)]
+    assert any(
+        bot_moves(groups, 4, CloserBot, s) != bot_moves(groups, 4, ExpertBot, s) for s in seeds
+    )
+
+
+def _hand(codes: list[str]) -> tuple[Card, ...]:
+    return tuple(sorted(cards_from_codes(codes), key=lambda c: c.id))
+
+
+def _claim_situation(round_number: int, top: str) -> Situation:
+    # closed, two of the three groups short of a card each: 8s and kings
+    hand = _hand(["5C", "5D", "5H", "8C", "8D", "KC", "KD", "2S", "4H", "7S", "9D", "JH"])
+    return Situation(
+        CONTRACT, round_number, 0, "claim", hand, False, (), cards_from_codes([top])[0], None,
+        4, 1, (12, 12, 12, 12), (False,) * 4, (0,) * 4, 3, 50, False, 0, 6,
+    )  # fmt: skip
+
+
+def _choose(bot: ExpertBot, sit: Situation, legal: list[Action]) -> Action:
+    bot.setup(sit.rules, sit.seat)
+    return bot.choose(sit, legal, random.Random(0))
+
+
+def test_closer_claims_in_the_round_of_three_groups_and_expert_does_not() -> None:
+    sit = _claim_situation(4, "8S")
+    top = sit.discard_top
+    assert top is not None and missing((*sit.hand, top), sit) < missing(sit.hand, sit)
+    legal: list[Action] = [Claim(), PassClaim()]
+    assert _choose(CloserBot(1), sit, legal) == Claim()
+    assert _choose(ExpertBot(1), sit, legal) == PassClaim()
+    # a card that does not help: no claim
+    assert _choose(CloserBot(1), _claim_situation(4, "3C"), legal) == PassClaim()
+
+
+def test_closer_keeps_experts_pass_in_the_round_of_two_groups() -> None:
+    sit = _claim_situation(1, "8S")  # round 1: two groups, and the 8 would make one
+    legal: list[Action] = [Claim(), PassClaim()]
+    assert _choose(CloserBot(1), sit, legal) == PassClaim()
+
+
+def _set(codes: list[str], owner: int) -> Meld:
+    return build_meld(MeldKind.SET, cards_from_codes(codes), CONTRACT).with_owner(owner)
+
+
+def _last_place(hand_codes: list[str]) -> tuple[Situation, list[Action]]:
+    # round 1, everybody open; the 9s are full, the 5s take one more card: this seat's 5H
+    table = (_set(["5C", "5D", "5S"], 1), _set(["9C", "9D", "9H", "9S"], 2))
+    hand = _hand(hand_codes)
+    sit = Situation(
+        CONTRACT, 1, 0, "play", hand, True, table, None, None,
+        4, 0, (len(hand), 3, 2, 4), (True,) * 4, (0,) * 4, 10, 30, False, 0, 40,
+    )  # fmt: skip
+    five = next(c for c in hand if c.code == "5H")
+    legal: list[Action] = [LayOff(five.id, 0, None), *(Discard(c.id) for c in hand)]
+    return sit, legal
+
+
+def test_closer_keeps_the_last_place_while_a_costlier_card_can_go() -> None:
+    sit, legal = _last_place(["5H", "KS"])
+    lay = legal[0]
+    assert isinstance(lay, LayOff) and fills_table(sit, lay)
+    assert _choose(ExpertBot(1), sit, legal) == lay  # the round would end: KS held
+    king = next(c for c in sit.hand if c.code == "KS")
+    assert _choose(CloserBot(1), sit, legal) == Discard(king.id)
+
+
+def test_closer_fills_the_last_place_when_nothing_costlier_can_go() -> None:
+    sit, legal = _last_place(["5H", "2S"])
+    assert _choose(CloserBot(1), sit, legal) == legal[0]
+    # a seat still closed: the round cannot end dead, so expert's lay-off
+    sit, legal = _last_place(["5H", "KS"])
+    sit = sit._replace(opened_seats=(True, True, False, True))
+    assert _choose(CloserBot(1), sit, legal) == legal[0]
+
+
+@pytest.mark.parametrize("bot", [JokerSpotBot, LayoutBot])
+def test_the_lay_down_variants_play_whole_games(bot: type[CloserBot]) -> None:
+    """They name their layout (an explicit LayContract, not the listed automatic one):
+    the engine accepts every one (bot_moves applies each move, refusing illegal ones)."""
+    runs = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[5:7])
+    assert bot_moves(runs, 4, bot, b"closer:lay")
