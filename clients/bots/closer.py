@@ -31,8 +31,16 @@ from clients.bots.base import Situation
 from clients.bots.expert import ExpertBot, capped_round
 from clients.bots.greedy import missing, progress_action
 from clients.bots.strong import Kind
-from clients.training.actions import contract_layouts
-from engine.actions import Action, Claim, Discard, LayContract, LayOff, MeldSpec, PassClaim
+from engine.actions import (
+    Action,
+    Claim,
+    Discard,
+    LayContract,
+    LayOff,
+    MeldSpec,
+    PassClaim,
+    SwapJoker,
+)
 from engine.melds import Meld, build_run, is_full, lay_off, layoff_ends, run_placements
 from engine.rulesets import MeldKind
 from engine.solver import Selection, best_selection
@@ -48,6 +56,8 @@ __all__ = [
     "JokerSpotBot",
     "LayoutBot",
     "NoFillBot",
+    "SwapGainBot",
+    "SwapNeverBot",
     "fills_table",
 ]
 
@@ -77,6 +87,9 @@ class CloserBot(ExpertBot):
     #: once every seat is open, keep a lay-off that would fill the table's last place
     #: while a costlier card can be discarded
     no_fill: bool = True
+    #: before opening, swap a table joker into the hand: "always" (greedy's, expert's),
+    #: "gain" (only when it lowers ``missing``) or "never"
+    swap_closed: str = "always"
     #: lay-down (contract): place each run's jokers where the fewest unseen naturals
     #: could swap them out
     joker_spot: bool = False
@@ -113,11 +126,30 @@ class CloserBot(ExpertBot):
                 lay = self._lay(sit)
                 if lay is not None:
                     return lay
+            if self.swap_closed != "always" and not sit.opened:
+                swaps = [a for a in legal if isinstance(a, SwapJoker)]
+                if swaps and isinstance(progress_action(sit, legal), SwapJoker):
+                    kept = self._closed_swap(sit, swaps)
+                    if kept is not None:
+                        return kept
+                    legal = [a for a in legal if not isinstance(a, SwapJoker)]
             if self.no_fill and sit.rules.dead_round_ends:
                 held = self._hold_last_place(sit, legal)
                 if held is not None:
                     return held
         return super()._decide(sit, legal)
+
+    def _closed_swap(self, sit: Situation, swaps: Sequence[SwapJoker]) -> SwapJoker | None:
+        """The swap to make before opening (None: none)."""
+        if self.swap_closed == "never":
+            return None
+        before = missing(sit.hand, sit)
+        for a in swaps:
+            joker = next(c for c in sit.table[a.meld].cards if c.is_joker)
+            hand = (*(c for c in sit.hand if c.id != a.card), joker)
+            if missing(hand, sit) < before:
+                return a
+        return None
 
     def _hold_last_place(self, sit: Situation, legal: Sequence[Action]) -> Action | None:
         """The move instead of a lay-off that would end a dead round before this seat
@@ -157,6 +189,9 @@ class CloserBot(ExpertBot):
         return LayContract(specs)
 
     def _best_layout(self, sit: Situation, auto: Selection) -> Selection:
+        # (imported here: the training package is no house bot's dependency)
+        from clients.training.actions import contract_layouts
+
         rules = sit.rules
         penalty = rules.penalty
 
@@ -250,6 +285,20 @@ class ClaimFourLe2Bot(CloserBot):
 class ClaimFourLe1Bot(CloserBot):
     name = "claim4le1"
     claim_group_after = 1
+
+
+class SwapGainBot(CloserBot):
+    """The kept rules; before opening, a joker swap only when it lowers ``missing``."""
+
+    name = "swapgain"
+    swap_closed = "gain"
+
+
+class SwapNeverBot(CloserBot):
+    """The kept rules; never a joker swap before opening."""
+
+    name = "swapnever"
+    swap_closed = "never"
 
 
 class JokerSpotBot(CloserBot):
