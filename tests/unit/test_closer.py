@@ -9,10 +9,18 @@ import random
 import pytest
 
 from clients.bots.base import Situation
-from clients.bots.closer import CloserBot, JokerSpotBot, LayoutBot, fills_table
+from clients.bots.closer import (
+    CloserBot,
+    JokerSpotBot,
+    LayoutBot,
+    SwapGainBot,
+    SwapNeverBot,
+    fills_table,
+)
 from clients.bots.expert import ExpertBot
 from clients.bots.greedy import missing
-from engine.actions import Action, Claim, Discard, LayOff, PassClaim
+from clients.bots.outs import OutsBot3, can_go_out
+from engine.actions import Action, Claim, Discard, EndTurn, LayOff, PassClaim, SwapJoker
 from engine.cards import Card, cards_from_codes
 from engine.game import GameState
 from engine.melds import Meld, build_meld
@@ -142,3 +150,44 @@ def test_the_lay_down_variants_play_whole_games(bot: type[CloserBot]) -> None:
     the engine accepts every one (bot_moves applies each move, refusing illegal ones)."""
     runs = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[5:7])
     assert bot_moves(runs, 4, bot, b"closer:lay")
+
+
+def _run(codes: list[str], owner: int, rules: RuleSet = CONTRACT) -> Meld:
+    return build_meld(MeldKind.RUN, cards_from_codes(codes), rules).with_owner(owner)
+
+
+def test_swap_gain_keeps_a_joker_on_the_table_that_does_not_lower_missing() -> None:
+    # round 7 (three runs, no discards): a hand far from them; a 6H swaps the table's joker
+    table = (_run(["4H", "5H", "JK", "7H"], 1),)
+    hand = _hand(["6H", "2C", "9C", "KC", "3D", "8D", "QD", "4S", "TS", "AS", "7C", "JD"])
+    sit = Situation(
+        CONTRACT, 7, 0, "play", hand, False, table, None, None,
+        4, 0, (12, 8, 13, 13), (False, True, False, False), (0,) * 4, 0, 40, False, 0, 20,
+    )  # fmt: skip
+    six = next(c for c in hand if c.code == "6H")
+    legal: list[Action] = [SwapJoker(six.id, 0), EndTurn()]
+    assert _choose(CloserBot(1), sit, legal) == legal[0]  # expert's (greedy's) swap
+    assert _choose(SwapGainBot(1), sit, legal) == EndTurn()
+    assert _choose(SwapNeverBot(1), sit, legal) == EndTurn()
+
+
+def test_can_go_out_chains_lay_offs_and_melds_the_rest() -> None:
+    table = [_run(["5H", "6H", "7H", "8H"], 1, WHISKERTRAIL)]
+    assert can_go_out(_hand(["9H", "TH"]), table, WHISKERTRAIL)  # 9H opens the way for TH
+    assert can_go_out(_hand(["9H", "TH", "KS"]), table, WHISKERTRAIL)  # KS: the discard
+    assert not can_go_out(_hand(["9H", "KS", "2C"]), table, WHISKERTRAIL)
+    assert can_go_out(_hand(["KS", "KD", "KC", "2C"]), table, WHISKERTRAIL)  # an extra set
+
+
+def test_outs_keeps_a_pair_that_a_draw_would_meld() -> None:
+    # open, whiskertrail, nothing fits the table: expert sheds a king, outs3 the two
+    table = (_run(["5H", "6H", "7H", "8H"], 1, WHISKERTRAIL),)
+    hand = _hand(["KS", "KD", "2C"])
+    sit = Situation(
+        WHISKERTRAIL, 2, 0, "play", hand, True, table, None, None,
+        2, 0, (3, 6), (True, True), (0, 0), 4, 40, False, 0, 20,
+    )  # fmt: skip
+    legal: list[Action] = [Discard(c.id) for c in hand]
+    two = next(c for c in hand if c.code == "2C")
+    assert _choose(ExpertBot(1), sit, legal) != Discard(two.id)
+    assert _choose(OutsBot3(1), sit, legal) == Discard(two.id)
