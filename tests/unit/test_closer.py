@@ -22,34 +22,16 @@ from clients.bots.greedy import missing
 from clients.bots.outs import OutsBot3, can_go_out
 from engine.actions import Action, Claim, Discard, EndTurn, LayOff, PassClaim, SwapJoker
 from engine.cards import Card, cards_from_codes
-from engine.game import GameState
 from engine.melds import Meld, build_meld
 from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
-from tests.support.playouts import bot_moves
-
-
-def _legal_game(rules: RuleSet, seats: int, seed: bytes) -> int:
-    """One whole game of closers; every action must be among the legal ones. Steps."""
-    state = GameState.new_game(rules, seats, seed)
-    bots = [CloserBot(s) for s in range(seats)]
-    for s, bot in enumerate(bots):
-        bot.setup(rules, s)
-    rng = random.Random(0)
-    steps = 0
-    while not state.is_terminal():
-        seat = state.to_act[rng.randrange(len(state.to_act))]
-        legal = state.legal_actions(seat)
-        action = bots[seat].choose(Situation.from_state(state, seat), legal, rng)
-        assert action in legal, (rules.name, steps, action)
-        state, _ = state.apply_action(seat, action)
-        steps += 1
-    return steps
+from tests.support.playouts import bot_moves, legal_game
 
 
 @pytest.mark.parametrize("rules", [WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI])
 def test_closer_only_picks_legal_actions(rules: RuleSet) -> None:
-    assert _legal_game(rules, rules.max_players, f"closer/{rules.name}".encode()) > 0
+    names = ["closer"] * rules.max_players
+    assert legal_game(rules, names, f"closer/{rules.name}".encode(), random.Random(0)) > 0
 
 
 def test_closer_is_deterministic_for_a_seed() -> None:
