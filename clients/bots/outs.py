@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from clients.bots.base import Situation
 from clients.bots.closer import CloserBot
 from clients.bots.strong import Kind
-from engine.actions import Discard
+from engine.actions import Action, Discard, Draw, DrawSource
 from engine.cards import JOKER_RANK, Card, card
 from engine.game.moves import canonical_extra_melds
 from engine.melds import Meld, build_meld, lay_off, layoff_ends
 from engine.rulesets import RuleSet
 
-__all__ = ["OutsBot", "can_go_out"]
+__all__ = ["ClosedLowBot", "OutsBot", "can_go_out"]
 
 
 def _shed(hand: list[Card], table: list[Meld], rules: RuleSet) -> list[Card]:
@@ -150,3 +150,24 @@ class OutsBot3(OutsBot):
 class OutsBotLex(OutsBot):
     name = "outslex"
     weight = 1000.0
+
+
+class ClosedLowBot(CloserBot):
+    """Closed while an opponent is open (whiskertrail's race): take the pile's top
+    instead of the stock when it is a card of at most ``low`` points and the costliest
+    card held is at least ``gap`` points dearer (a known cheap card, not a random one)."""
+
+    name = "closedlow"
+    low: int = 3
+    gap: int = 7
+
+    def _draw(self, sit: Situation, legal: Sequence[Action]) -> Action:
+        top = sit.discard_top
+        pile, stock = Draw(DrawSource.DISCARD), Draw(DrawSource.STOCK)
+        race = any(o for s, o in enumerate(sit.opened_seats) if s != sit.seat)
+        if not sit.opened and race and top is not None and pile in legal and stock in legal:
+            penalty = sit.rules.penalty
+            cheap = not top.is_joker and penalty(top) <= self.low
+            if cheap and sit.hand and penalty(top) + self.gap <= max(map(penalty, sit.hand)):
+                return pile
+        return super()._draw(sit, legal)

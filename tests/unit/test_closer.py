@@ -19,8 +19,18 @@ from clients.bots.closer import (
 )
 from clients.bots.expert import ExpertBot
 from clients.bots.greedy import missing
-from clients.bots.outs import OutsBot3, can_go_out
-from engine.actions import Action, Claim, Discard, EndTurn, LayOff, PassClaim, SwapJoker
+from clients.bots.outs import ClosedLowBot, OutsBot3, can_go_out
+from engine.actions import (
+    Action,
+    Claim,
+    Discard,
+    Draw,
+    DrawSource,
+    EndTurn,
+    LayOff,
+    PassClaim,
+    SwapJoker,
+)
 from engine.cards import Card, cards_from_codes
 from engine.melds import Meld, build_meld
 from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet
@@ -173,3 +183,26 @@ def test_outs_keeps_a_pair_that_a_draw_would_meld() -> None:
     two = next(c for c in hand if c.code == "2C")
     assert _choose(ExpertBot(1), sit, legal) != Discard(two.id)
     assert _choose(OutsBot3(1), sit, legal) == Discard(two.id)
+
+
+def test_closed_low_takes_a_cheap_pile_card_once_an_opponent_is_open() -> None:
+    hand = _hand(["KS", "QD", "9C", "7H", "5S", "JD", "4C", "8S", "TD", "6H"])
+    top = cards_from_codes(["2C"])[0]
+
+    def situation(opened: tuple[bool, bool]) -> Situation:
+        return Situation(
+            WHISKERTRAIL, 2, 0, "draw", hand, False, (), top, None,
+            2, 0, (10, 5), opened, (0, 0), 4, 40, False, 0, 20,
+        )  # fmt: skip
+
+    legal: list[Action] = [Draw(DrawSource.STOCK), Draw(DrawSource.DISCARD)]
+    race = situation((False, True))
+    assert _choose(ExpertBot(1), race, legal) == Draw(DrawSource.STOCK)
+    assert _choose(ClosedLowBot(1), race, legal) == Draw(DrawSource.DISCARD)
+    assert _choose(ClosedLowBot(1), situation((False, False)), legal) == Draw(DrawSource.STOCK)
+
+
+@pytest.mark.parametrize("bot", [OutsBot3, ClosedLowBot])
+def test_the_whiskertrail_variants_play_legal_reproducible_games(bot: type[CloserBot]) -> None:
+    short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
+    assert bot_moves(short, 4, bot, b"closer:w") == bot_moves(short, 4, bot, b"closer:w")
