@@ -41,7 +41,7 @@ from engine.actions import (
     PassClaim,
     SwapJoker,
 )
-from engine.melds import Meld, build_run, is_full, lay_off, layoff_ends, run_placements
+from engine.melds import End, Meld, build_run, is_full, lay_off, layoff_ends, run_placements
 from engine.rulesets import MeldKind
 from engine.solver import Selection, best_selection
 
@@ -53,6 +53,7 @@ __all__ = [
     "ClaimFourOneBot",
     "ClaimGroupsBot",
     "CloserBot",
+    "JokerHomeBot",
     "JokerSpotBot",
     "LayoutBot",
     "NoFillBot",
@@ -90,6 +91,9 @@ class CloserBot(ExpertBot):
     #: before opening, swap a table joker into the hand: "always" (greedy's, expert's),
     #: "gain" (only when it lowers ``missing``) or "never"
     swap_closed: str = "always"
+    #: a joker's lay-off: on a group (never swapped) or the run end whose natural has the
+    #: fewest unseen copies, rather than the first place listed
+    joker_home: bool = False
     #: lay-down (contract): place each run's jokers where the fewest unseen naturals
     #: could swap them out
     joker_spot: bool = False
@@ -137,7 +141,33 @@ class CloserBot(ExpertBot):
                 held = self._hold_last_place(sit, legal)
                 if held is not None:
                     return held
+            if self.joker_home and sit.opened:
+                home = self._joker_home(sit, legal)
+                if home is not None:
+                    return home
         return super()._decide(sit, legal)
+
+    def _joker_home(self, sit: Situation, legal: Sequence[Action]) -> LayOff | None:
+        """Where a joker expert lays off now goes: the place fewest could swap it from."""
+        progress = progress_action(sit, legal)
+        if not isinstance(progress, LayOff):
+            return None
+        joker = next(c for c in sit.hand if c.id == progress.card)
+        if not joker.is_joker:
+            return None
+        seen = self.seen(sit)
+        decks = sit.rules.decks
+
+        def exposure(a: LayOff) -> int:
+            meld = sit.table[a.meld]
+            if meld.kind is MeldKind.SET:
+                return 0
+            low = a.end is End.LOW or (a.end is None and meld.high >= sit.rules.highest_run_rank)
+            rank = meld.rank - 1 if low else meld.high + 1
+            return max(0, decks - seen[(1 if rank == 14 else rank, meld.suit)])
+
+        options = [a for a in legal if isinstance(a, LayOff) and a.card == joker.id]
+        return min(options, key=exposure)
 
     def _closed_swap(self, sit: Situation, swaps: Sequence[SwapJoker]) -> SwapJoker | None:
         """The swap to make before opening (None: none)."""
@@ -299,6 +329,13 @@ class SwapNeverBot(CloserBot):
 
     name = "swapnever"
     swap_closed = "never"
+
+
+class JokerHomeBot(CloserBot):
+    """The kept rules; a joker laid off where the fewest unseen naturals could swap it."""
+
+    name = "jokerhome"
+    joker_home = True
 
 
 class JokerSpotBot(CloserBot):

@@ -11,6 +11,7 @@ import pytest
 from clients.bots.base import Situation
 from clients.bots.closer import (
     CloserBot,
+    JokerHomeBot,
     JokerSpotBot,
     LayoutBot,
     SwapGainBot,
@@ -32,7 +33,7 @@ from engine.actions import (
     SwapJoker,
 )
 from engine.cards import Card, cards_from_codes
-from engine.melds import Meld, build_meld
+from engine.melds import End, Meld, build_meld
 from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind, RuleSet
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
 from tests.support.playouts import bot_moves, legal_game
@@ -206,3 +207,21 @@ def test_closed_low_takes_a_cheap_pile_card_once_an_opponent_is_open() -> None:
 def test_the_whiskertrail_variants_play_legal_reproducible_games(bot: type[CloserBot]) -> None:
     short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
     assert bot_moves(short, 4, bot, b"closer:w") == bot_moves(short, 4, bot, b"closer:w")
+
+
+def test_joker_home_lays_a_joker_off_where_nobody_can_swap_it() -> None:
+    table = (_run(["6H", "7H", "8H", "9H"], 1), _set(["5C", "5D", "5S"], 2))
+    hand = _hand(["JK", "2C", "KD"])
+    sit = Situation(
+        CONTRACT, 2, 0, "play", hand, True, table, None, None,
+        4, 0, (3, 5, 6, 9), (True, True, True, False), (0,) * 4, 8, 40, False, 0, 30,
+    )  # fmt: skip
+    joker = next(c for c in hand if c.is_joker)
+    legal: list[Action] = [
+        LayOff(joker.id, 0, End.LOW),
+        LayOff(joker.id, 0, End.HIGH),
+        LayOff(joker.id, 1, None),
+        *(Discard(c.id) for c in hand),
+    ]
+    assert _choose(CloserBot(1), sit, legal) == legal[0]  # expert's: the first listed
+    assert _choose(JokerHomeBot(1), sit, legal) == legal[2]  # the group: never swapped
