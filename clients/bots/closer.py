@@ -17,9 +17,13 @@ their contract before someone went out, and held about 77 points each.  ``closer
   keeps the lay-off for a later turn (someone else may fill the place first: then the
   card stays, but the costlier one has gone).
 
-Everything else is ``expert``'s: whiskertrail games are expert's exactly.  Measured
-against ``expert`` in docs/BOT_STUDIES.md, with the variants below (not kept, or kept as
-parts): each class flips one option.
+* **``racer``'s rule** at whiskertrail tables of three or more seats (its base class):
+  once an opponent is open, closed-hand discards weigh half the penalty shed against
+  the live outs kept.  Its games there are ``racer``'s; at two whiskertrail seats
+  ``expert``'s.
+
+Everything else is ``expert``'s.  Measured against ``expert`` in docs/BOT_STUDIES.md,
+with the variants below (not kept, or kept as parts): each class flips one option.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from clients.bots.base import Situation
-from clients.bots.expert import ExpertBot, capped_round
+from clients.bots.expert import capped_round
 from clients.bots.greedy import missing, progress_action
+from clients.bots.racer import RacerBot
 from clients.bots.strong import Kind
 from engine.actions import (
     Action,
@@ -75,7 +80,7 @@ def fills_table(sit: Situation, action: LayOff) -> bool:
     return all(is_full(m, rules) for m in table)
 
 
-class CloserBot(ExpertBot):
+class CloserBot(RacerBot):
     name = "closer"
 
     #: May I? before opening in a round of groups only whose contract has at least this

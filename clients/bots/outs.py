@@ -90,6 +90,7 @@ def _near(x: Card, hand: Sequence[Card]) -> bool:
 
 class OutsBot(CloserBot):
     name = "outs"
+    min_seats = 99  # (measured on closer before it took racer's rule)
 
     weight: float = 1.0  # penalty points a live card that lets the hand go out is worth
     most_cards: int = 6  # judge only hands this small (after the draw)
@@ -158,6 +159,7 @@ class ClosedLowBot(CloserBot):
     card held is at least ``gap`` points dearer (a known cheap card, not a random one)."""
 
     name = "closedlow"
+    min_seats = 99  # (measured on closer before it took racer's rule)
     low: int = 3
     gap: int = 7
 

@@ -21,6 +21,7 @@ from clients.bots.closer import (
 from clients.bots.expert import ExpertBot
 from clients.bots.greedy import missing
 from clients.bots.outs import ClosedLowBot, OutsBot3, can_go_out
+from clients.bots.racer import RacerBot
 from engine.actions import (
     Action,
     Claim,
@@ -52,11 +53,13 @@ def test_closer_is_deterministic_for_a_seed() -> None:
     )
 
 
-@pytest.mark.parametrize("seats", [2, 4])
-def test_closer_plays_experts_games_at_whiskertrail(seats: int) -> None:
+@pytest.mark.parametrize(("seats", "same"), [(2, ExpertBot), (4, RacerBot)])
+def test_closer_plays_experts_or_racers_games_at_whiskertrail(
+    seats: int, same: type[ExpertBot]
+) -> None:
     short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
     seed = f"closer:w{seats}".encode()
-    assert bot_moves(short, seats, CloserBot, seed) == bot_moves(short, seats, ExpertBot, seed)
+    assert bot_moves(short, seats, CloserBot, seed) == bot_moves(short, seats, same, seed)
 
 
 def test_closer_plays_otherwise_in_contracts_round_of_three_groups() -> None:
