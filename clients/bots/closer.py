@@ -307,7 +307,8 @@ class NoFillBot(CloserBot):
 
 
 class ClaimFourNoFillBot(CloserBot):
-    """The two kept rules (``closer`` itself, under the name it was measured by)."""
+    """``closer`` under the name its contract rules were measured by (its base class has
+    since given it ``racer``'s rule, which plays at whiskertrail tables only)."""
 
     name = "claim4nofill"
 
