@@ -6,7 +6,8 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from clients.bots.base import Bot
+from clients.bots import make_bot
+from clients.bots.base import Bot, Situation
 from clients.turn import engine_turn
 from engine.actions import (
     Action,
@@ -131,3 +132,22 @@ def bot_moves(rules: RuleSet, seats: int, make: type[Bot], seed: bytes) -> list[
         state, action, _ = engine_turn(state, seat, bots[seat], rng)  # refuses illegal moves
         out.append(action)
     return out
+
+
+def legal_game(rules: RuleSet, names: list[str], seed: bytes, rng: random.Random) -> int:
+    """One whole game of the named bots, seats acting in a random order where several may
+    (May I? windows); every action a bot picks must be among the legal ones. Steps."""
+    state = GameState.new_game(rules, len(names), seed)
+    bots = [make_bot(name, s) for s, name in enumerate(names)]
+    for s, bot in enumerate(bots):
+        bot.setup(rules, s)
+    steps = 0
+    while not state.is_terminal():
+        seat = state.to_act[rng.randrange(len(state.to_act))]
+        legal = state.legal_actions(seat)
+        action = bots[seat].choose(Situation.from_state(state, seat), legal, rng)
+        assert action in legal, (rules.name, steps, action)
+        state, _ = state.apply_action(seat, action)
+        steps += 1
+        assert steps < 200_000
+    return steps

@@ -8,7 +8,6 @@ import random
 
 import pytest
 
-from clients.bots import make_bot
 from clients.bots.base import Situation
 from clients.bots.expert import ExpertBot, capped_round, makes_extra_meld
 from clients.bots.greedy import missing
@@ -21,27 +20,10 @@ from engine.cards import card
 from engine.game import GameState
 from engine.rulesets import CONTRACT, WHISKERTRAIL, RuleSet
 from tests.support import CUSTOM_MAYI, CUSTOM_MIX
+from tests.support.playouts import legal_game as play
 from tests.support.wire import wire_situation
 
 RULE_SETS = [WHISKERTRAIL, CONTRACT, CUSTOM_MIX, CUSTOM_MAYI]
-
-
-def play(rules: RuleSet, names: list[str], seed: bytes, rng: random.Random) -> int:
-    """One whole game; every action a bot picks must be among the legal ones. Steps."""
-    state = GameState.new_game(rules, len(names), seed)
-    bots = [make_bot(name, s) for s, name in enumerate(names)]
-    for s, bot in enumerate(bots):
-        bot.setup(rules, s)
-    steps = 0
-    while not state.is_terminal():
-        seat = state.to_act[rng.randrange(len(state.to_act))]
-        legal = state.legal_actions(seat)
-        action = bots[seat].choose(Situation.from_state(state, seat), legal, rng)
-        assert action in legal, (rules.name, steps, action)
-        state, _ = state.apply_action(seat, action)
-        steps += 1
-        assert steps < 200_000
-    return steps
 
 
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: r.name)
