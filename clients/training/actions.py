@@ -56,13 +56,11 @@ __all__ = [
     "TYPE_OF_ID",
     "ActionLayout",
     "Choices",
-    "LayoutMemo",
     "Truncation",
     "card_type",
     "choices",
     "contract_layouts",
     "extra_meld_key",
-    "live_cards",
 ]
 
 CARD_TYPES = 53  # 52 natural kinds, then the joker
@@ -202,199 +200,26 @@ class Choices:
 
 
 def contract_layouts(
-    hand: Sequence[Card],
-    rules: RuleSet,
-    round_number: int,
-    auto: Selection,
-    memo: LayoutMemo | None = None,
+    hand: Sequence[Card], rules: RuleSet, round_number: int, auto: Selection
 ) -> list[Selection]:
     """The canonical contract layouts of a hand, the solver's own first: then, for each
     card type the solver's layout uses (in type order), the best layout keeping every
     copy of that type in hand, and the best without jokers; distinct by card types,
-    ranked by points laid (most first). Deterministic: the same hand, the same list.
-    ``memo`` (a seat's): answers proven equal from earlier searches (:class:`LayoutMemo`),
-    the same list."""
+    ranked by points laid (most first). Deterministic: the same hand, the same list."""
     seen = {_signature(auto)}
     found: list[tuple[int, tuple[tuple[int, ...], ...], Selection]] = []
     used = sorted({t for sig in _signature(auto) for t in sig})
     typed = [(JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52, c) for c in hand]
-    ids = [c.id for c in hand]
     for t in used:
         rest = [c for ct, c in typed if ct != t]
-        if memo is None:
-            other = best_selection(rest, rules, round_number)
-        else:
-            rest_ids = [ids[k] for k in range(len(ids)) if typed[k][0] != t]
-            other = memo.best(rest, rest_ids, rules, round_number)
+        other = best_selection(rest, rules, round_number)
         if other is not None:
             signature = _signature(other)
             if signature not in seen:
                 seen.add(signature)
                 found.append((-other.points, signature, other))
-    if memo is not None:
-        memo.add(round_number, ids, auto)  # (its subsets' answer, at later decisions)
     found.sort(key=lambda f: (f[0], f[1]))
     return [auto, *(s for _, _, s in found)]
-
-
-class LayoutMemo:
-    """A seat's recent layout searches, and the answers they prove without a search.
-
-    The solver's answer is the maximum of a total order on layouts that does not look at
-    the rest of the hand (most points, fewest jokers, smallest ids, then the split:
-    engine/solver/__init__.py), so two facts hold for hands A and B:
-
-    * a card no meld of the contract could hold (a *dead* card: too few of its rank for
-      a set, too few of its suit around it for a run, jokers counted) can be dropped:
-      ``best(A) == best(A without its dead cards)``;
-    * if ``best(A) == L`` and ``B`` is a subset of ``A`` that holds L's cards (or
-      L is None), then ``best(B) == L``: B's layouts are some of A's, L among them.
-
-    So a search is skipped when the live cards of the new hand are a subset of an earlier
-    searched hand (same round) and hold that hand's answer: e.g. a seat that drew a dead
-    card and discarded one its layout did not use.  Otherwise the hand is searched as
-    before (tests/unit/test_training_layout_memo.py compares both paths over thousands
-    of hands and along games)."""
-
-    __slots__ = ("entries", "proved", "searched", "shapes", "size")
-
-    def __init__(self, size: int = 24) -> None:
-        self.size = size
-        self.proved = 0  # answers given from the memo
-        self.searched = 0  # answers searched
-        # (round, the searched hand's card ids, its answer's card ids, the answer)
-        self.entries: list[tuple[int, frozenset[int], frozenset[int], Selection | None]] = []
-        self.shapes: dict[int, _Shape] = {}  # per round (one rule set per memo)
-
-    def best(
-        self, hand: list[Card], ids: list[int], rules: RuleSet, round_number: int
-    ) -> Selection | None:
-        """``best_selection(hand, rules, round_number)`` (``ids``: the hand's card ids),
-        from the memo where it proves it."""
-        shape = self.shapes.get(round_number)
-        if shape is None:
-            shape = self.shapes[round_number] = _shape(rules, round_number)
-        live = _live_kinds(ids, shape)
-        naturals = shape[0]
-        alive = frozenset([i for i in ids if i >= naturals or live >> (i % 52) & 1])
-        entries = self.entries
-        for k in range(len(entries) - 1, -1, -1):
-            entry_round, searched, its_cards, its_answer = entries[k]
-            if entry_round == round_number and its_cards <= alive and alive <= searched:
-                self.proved += 1
-                return its_answer
-        self.searched += 1
-        answer = best_selection(hand, rules, round_number)
-        self.add(round_number, ids, answer)
-        return answer
-
-    def add(self, round_number: int, ids: list[int], answer: Selection | None) -> None:
-        """Remember that ``answer`` is the best selection of the hand of card ``ids``."""
-        laid: frozenset[int] = frozenset()
-        if answer is not None:
-            laid = frozenset([c.id for m in answer.melds for c in m.cards])
-        entries = self.entries
-        entries.append((round_number, frozenset(ids), laid, answer))
-        if len(entries) > self.size:
-            del entries[0]
-
-
-# what live_cards reads of a rule set and a round: (natural ids, smallest set, smallest
-# run (0: none), jokers a meld may take (-1: any), min naturals, distinct suits, ace high)
-_Shape = tuple[int, int, int, int, int, bool, bool]
-
-
-def _shape(rules: RuleSet, round_number: int) -> _Shape:
-    set_min = 0
-    run_min = 0
-    for m in rules.contract(round_number).melds:
-        if m.kind is MeldKind.SET:
-            if set_min == 0 or m.size < set_min:
-                set_min = m.size
-        elif run_min == 0 or m.size < run_min:
-            run_min = m.size
-    cap = rules.max_jokers_per_meld
-    return (
-        rules.decks * 52,
-        set_min,
-        run_min,
-        -1 if cap is None else cap,
-        rules.min_naturals_per_meld,
-        rules.set_distinct_suits,
-        rules.ace_high,
-    )
-
-
-def live_cards(hand: Sequence[Card], rules: RuleSet, round_number: int) -> list[Card]:
-    """The hand without the cards no meld of the round's contract could hold (in hand
-    order; jokers always kept): a natural is kept when its rank has enough naturals
-    (of distinct suits where sets need them) and jokers for the smallest set, or some
-    window of the smallest run's length through it in its suit has enough naturals and
-    jokers.  Necessary conditions only (min naturals is not asked of a run's window),
-    so a kept card may still be dead, never the other way; repeated until nothing drops
-    (a dropped card cannot help another's run or set)."""
-    live = _live_kinds([c.id for c in hand], _shape(rules, round_number))
-    return [c for c in hand if c.rank == JOKER_RANK or live >> (c.id % 52) & 1]
-
-
-def _live_kinds(ids: list[int], shape: _Shape) -> int:
-    """live_cards' kinds (bit ``suit * 13 + rank - 1``), from card ids and bit masks."""
-    naturals, set_min, run_min, cap, min_naturals, distinct, ace_high = shape
-    held = 0  # kinds held
-    copies = [0] * 52
-    jokers = 0
-    for i in ids:
-        if i >= naturals:
-            jokers += 1
-        else:
-            k = i % 52
-            held |= 1 << k
-            copies[k] += 1
-    if 0 <= cap < jokers:
-        jokers = cap
-    top = 14 if ace_high else 13
-    window = (1 << run_min) - 1
-    while True:
-        live = 0
-        if set_min:
-            for r in range(13):
-                of_rank = held & (_RANK_KINDS << r)
-                if not of_rank:
-                    continue
-                c0 = of_rank >> r & 1
-                c1 = of_rank >> (r + 13) & 1
-                c2 = of_rank >> (r + 26) & 1
-                c3 = of_rank >> (r + 39) & 1
-                if distinct:
-                    n = c0 + c1 + c2 + c3
-                else:
-                    n = copies[r] * c0 + copies[r + 13] * c1 + copies[r + 26] * c2
-                    n += copies[r + 39] * c3
-                if n >= min_naturals and n + jokers >= set_min:
-                    live |= of_rank
-        if run_min and run_min <= top:
-            for s in range(4):
-                suit = (held >> (13 * s)) & 0x1FFF
-                if not suit:
-                    continue
-                positions = suit << 1  # bit p: position p (rank p; an ace also 14)
-                if ace_high and suit & 1:
-                    positions |= 1 << 14
-                cover = 0
-                count = 0  # positions held in the window ending at p
-                for p in range(1, top + 1):
-                    count += positions >> p & 1
-                    if p > run_min:
-                        count -= positions >> (p - run_min) & 1
-                    if p >= run_min and count + jokers >= run_min:
-                        cover |= window << (p - run_min + 1)
-                live |= (((cover >> 1) | (cover >> 14)) & suit) << (13 * s)
-        if live == held:
-            return live
-        held = live
-
-
-_RANK_KINDS = 1 | 1 << 13 | 1 << 26 | 1 << 39  # the kinds of rank 1 (shift by rank - 1)
 
 
 def _signature(selection: Selection) -> tuple[tuple[int, ...], ...]:
@@ -440,13 +265,11 @@ def choices(
     truncation: Truncation,
     auto: Selection | None = None,
     select: Callable[[], Selection | None] | None = None,
-    memo: LayoutMemo | None = None,
 ) -> Choices:
     """The legal actions on the index space.  ``hand``: the seat's; ``blocked``: the card
     it may not strand (taken from the pile this turn, in a round with discards);
     ``auto``: the solver's layout when the legal set holds ``LayContract()`` (else
-    ``select()``'s, else computed here); ``memo``: the seat's :class:`LayoutMemo` (the
-    same answers, fewer searches)."""
+    ``select()``'s, else computed here)."""
     mask = bytearray(layout.size)
     actions: dict[int, Action] = {}
     features: list[tuple[int, ...]] = []
@@ -493,7 +316,7 @@ def choices(
             assert auto is not None, "LayContract() is legal only when the contract lays"
             candidates = [auto]
             if rules.explicit_contract:
-                candidates = contract_layouts(hand, rules, round_number, auto, memo)
+                candidates = contract_layouts(hand, rules, round_number, auto)
                 candidates = [auto] + [s for s in candidates[1:] if not _strands(hand, s, blocked)]
             if len(candidates) > layout.layouts:
                 truncation.layouts += len(candidates) - layout.layouts

@@ -32,7 +32,6 @@ from clients.training.actions import (
     DEFAULT_LAYOUTS,
     ActionLayout,
     Choices,
-    LayoutMemo,
     Truncation,
     card_type,
     choices,
@@ -134,8 +133,6 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self._game: GameState | None = None
         # each seat's memory of the pile and of what it saw taken, fed at its decisions
         self.memories: list[TableMemory] = []
-        # each seat's recent contract-layout searches (answers they prove, no new search)
-        self._layout_memos: list[LayoutMemo] = []
         self._choices: Choices | None = None
         self._selected = -1
         self._situation: Situation | None = None
@@ -167,7 +164,6 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
         self.game_seed = seed_bytes
         self._game = GameState.new_game(self.rules, self.seats, seed_bytes)
         self.memories = [TableMemory() for _ in range(self.seats)]
-        self._layout_memos = [LayoutMemo() for _ in range(self.seats)]
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._rewarded = False  # whether a reward was paid since the rewards were reset
@@ -277,8 +273,6 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
             game.blocked_card,
             self.truncation,
             auto,
-            None,
-            self._layout_memos[seat],
         )
         self._set_infos(self._choices)
 
