@@ -1,0 +1,188 @@
+"""Whiskertrail variants of ``closer``: discards that do not feed the opponent's known
+collection (``FeedBot``), and shedding points once an open opponent is near out (``RushBot``).
+
+At two whiskertrail seats the only seat that can take a discard is the opponent, and
+whether it took this seat's last discard is public: between this seat's discard and its
+next draw the stock shrank by one card (a stock draw) or not at all (the pile).  So this
+seat knows some of the cards the opponent holds on purpose.  ``expert`` keeps a card
+that fits a meld on the table (``danger``), but not one that fits what the opponent
+collects in its hand.  ``FeedBot`` counts, for each closed-hand discard, the cards
+the opponent took from the pile this deal that it would go with: the same rank (a
+group) or the same suit within two ranks (a run), and ranks it after the table's
+danger and before live outs; ``FeedTieBot`` only to break ties of live outs.
+``FeedOpenBot`` also applies it to open-hand discards, before the penalty shed.
+
+Only at two seats (at more, which seat took the pile is not known from the sizes).
+
+``RushBot``: an open opponent's hand size is public; once one holds at most
+``rush_cards`` cards, closed-hand discards score live outs + ``rush_alpha`` × the
+penalty shed (``racer``'s rule, with a larger weight and at any table size), since the
+round is about to end with this hand counted.  Measured in docs/BOT_STUDIES.md.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from clients.bots.base import Situation
+from clients.bots.closer import CloserBot
+from clients.bots.greedy import fits_table
+from clients.bots.strong import DiscardRank
+from engine.actions import Action, Discard
+from engine.cards import Card, card
+
+__all__ = [
+    "FeedBot",
+    "FeedOpenBot",
+    "FeedTieBot",
+    "RushBot",
+    "RushFourBot",
+    "RushHalfBot",
+    "RushHighBot",
+    "RushTwoBot",
+    "feeds",
+    "near_out",
+]
+
+
+def feeds(c: Card, taken: Sequence[Card]) -> int:
+    """How many of the opponent's known pile draws ``c`` would go with."""
+    if c.is_joker:
+        return len(taken)
+    n = 0
+    for t in taken:
+        if t.is_joker:
+            continue
+        if t.rank == c.rank or (t.suit == c.suit and abs(t.rank - c.rank) <= 2):
+            n += 1
+    return n
+
+
+class FeedBot(CloserBot):
+    name = "feed"
+
+    #: where the count goes in a closed discard's rank: "live" (before live outs),
+    #: "tie" (after them)
+    feed_place: str = "live"
+    #: open discards too: keep a card that feeds, before the penalty shed
+    feed_open: bool = False
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self._feed_deal: tuple[int, int] | None = None
+        self._last: tuple[int, int] | None = None  # (card id, stock size) at my discard
+        self._taken: list[Card] = []  # the opponent's pile draws of my discards, this deal
+
+    def choose(self, situation: Situation, legal: Sequence[Action], rng: random.Random) -> Action:
+        sit = situation
+        deal = (sit.round_number, sit.exhaustions)
+        if deal != self._feed_deal:
+            self._feed_deal = deal
+            self._last = None
+            self._taken = []
+        elif self._last is not None and sit.phase == "draw":
+            card_id, stock = self._last
+            if sit.seats == 2 and sit.stock_size == stock:
+                self._taken.append(card(card_id, sit.rules.decks))
+            self._last = None
+        action = super().choose(sit, legal, rng)
+        if isinstance(action, Discard):
+            self._last = (action.card, sit.stock_size)
+        return action
+
+    def _active(self, sit: Situation) -> bool:
+        return sit.seats == 2 and bool(self._taken) and sit.rules.draw_from_discard
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        if not self._active(sit):
+            return super()._closed_rank(sit)
+        taken = tuple(self._taken)
+        tie = self.feed_place == "tie"
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            danger = 1 if self.danger and sit.table and fits_table(c, sit) else 0
+            fed = feeds(c, taken)
+            penalty = -sit.rules.penalty(c)
+            if tie:
+                return (missing, danger, -live, fed, penalty, c.id)
+            return (missing, danger, fed, -live, penalty, c.id)
+
+        return rank
+
+    def _open_key(self, sit: Situation) -> Callable[[Discard], tuple[int, ...]]:
+        if not (self.feed_open and self._active(sit)):
+            return super()._open_key(sit)
+        by_id = {c.id: c for c in sit.hand}
+        penalty = sit.rules.penalty
+        taken = tuple(self._taken)
+
+        def key(action: Discard) -> tuple[int, ...]:
+            c = by_id[action.card]
+            fits = 1 if self.open_fits and sit.table and fits_table(c, sit) else 0
+            return (fits, feeds(c, taken), -penalty(c), c.id)
+
+        return key
+
+
+class FeedTieBot(FeedBot):
+    name = "feedtie"
+    feed_place = "tie"
+
+
+class FeedOpenBot(FeedBot):
+    name = "feedopen"
+    feed_open = True
+
+
+def near_out(sit: Situation, cards: int) -> bool:
+    """Whether an open opponent holds at most ``cards`` cards (a free pile only)."""
+    if not sit.rules.draw_from_discard:
+        return False
+    return any(
+        opened and s != sit.seat and sit.hand_sizes[s] <= cards
+        for s, opened in enumerate(sit.opened_seats)
+    )
+
+
+class RushBot(CloserBot):
+    """``racer``'s rule with a larger weight once an open opponent is near going out
+    (whiskertrail: its hand size is public), at every table size."""
+
+    name = "rush"
+
+    rush_cards: int = 3  # an open opponent holding at most this many cards
+    rush_alpha: float = 1.0  # penalty points worth one live out then
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        if not near_out(sit, self.rush_cards):
+            return super()._closed_rank(sit)
+        alpha = self.rush_alpha
+
+        def rank(c: Card, missing: int, live: int) -> tuple[float, ...]:
+            danger = 1 if self.danger and sit.table and fits_table(c, sit) else 0
+            penalty = sit.rules.penalty(c)
+            return (missing, danger, -live - alpha * penalty, -penalty, c.id)
+
+        return rank  # type: ignore[return-value]
+
+
+class RushHalfBot(RushBot):
+    name = "rushhalf"
+    rush_alpha = 0.5
+
+
+class RushTwoBot(RushBot):
+    name = "rush2"
+    rush_cards = 2
+    rush_alpha = 2.0
+
+
+class RushFourBot(RushBot):
+    name = "rush4"
+    rush_cards = 4
+
+
+class RushHighBot(RushBot):
+    name = "rushhigh"
+    rush_alpha = 1.5
