@@ -28,14 +28,19 @@ from collections.abc import Callable, Sequence
 from clients.bots.base import Situation
 from clients.bots.closer import CloserBot
 from clients.bots.greedy import fits_table
+from clients.bots.outs import can_go_out
 from clients.bots.strong import DiscardRank
-from engine.actions import Action, Discard
+from engine.actions import Action, Discard, ExtraMeld
 from engine.cards import Card, card
+from engine.game.moves import canonical_extra_melds
 
 __all__ = [
     "FeedBot",
     "FeedOpenBot",
     "FeedTieBot",
+    "HoldBot",
+    "HoldTwoBot",
+    "NextDangerBot",
     "RushBot",
     "RushFourBot",
     "RushHalfBot",
@@ -186,3 +191,70 @@ class RushFourBot(RushBot):
 class RushHighBot(RushBot):
     name = "rushhigh"
     rush_alpha = 1.5
+
+
+class HoldBot(CloserBot):
+    """Two seats, once open: keep an extra meld in hand (the opponent lays nothing off
+    on it, and reads nothing from it) until it lets the hand go out this turn or the
+    open opponent holds at most ``hold_cards`` cards; open discards keep the cards of a
+    meld the hand holds."""
+
+    name = "hold"
+
+    hold_cards: int = 4
+
+    def _holding(self, sit: Situation) -> bool:
+        return (
+            sit.seats == 2
+            and sit.opened
+            and sit.rules.extra_melds
+            and not near_out(sit, self.hold_cards)
+            and not can_go_out(sit.hand, sit.table, sit.rules)
+        )
+
+    def _decide(self, sit: Situation, legal: Sequence[Action]) -> Action:
+        if (
+            sit.phase == "play"
+            and any(isinstance(a, ExtraMeld) for a in legal)
+            and self._holding(sit)
+        ):
+            legal = [a for a in legal if not isinstance(a, ExtraMeld)]
+        return super()._decide(sit, legal)
+
+    def _open_key(self, sit: Situation) -> Callable[[Discard], tuple[int, ...]]:
+        if not self._holding(sit):
+            return super()._open_key(sit)
+        held = {c.id for _, cards in canonical_extra_melds(sit.hand, sit.rules) for c in cards}
+        base = super()._open_key(sit)
+
+        def key(action: Discard) -> tuple[int, ...]:
+            return (1 if action.card in held else 0, *base(action))
+
+        return key
+
+
+class HoldTwoBot(HoldBot):
+    name = "hold2"
+    hold_cards = 2
+
+
+class NextDangerBot(CloserBot):
+    """The table's danger counts only when the seat that draws next is open: only that
+    seat can take this discard from the pile, and only an open seat lays it off (expert
+    keeps a card that fits the table whoever sits next)."""
+
+    name = "nextdanger"
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        base = super()._closed_rank(sit)
+        nxt = (sit.seat + 1) % sit.seats if sit.seats else sit.seat
+        if not sit.rules.draw_from_discard or (
+            nxt < len(sit.opened_seats) and sit.opened_seats[nxt]
+        ):
+            return base
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            key = base(c, missing, live)
+            return (key[0], 0, *key[2:])  # the danger's place, zeroed
+
+        return rank

@@ -12,12 +12,22 @@ import pytest
 from clients.bots.base import Situation
 from clients.bots.closer import CloserBot
 from clients.bots.expert import ExpertBot
-from clients.bots.feed import FeedBot, FeedOpenBot, FeedTieBot, RushBot, feeds, near_out
+from clients.bots.feed import (
+    FeedBot,
+    FeedOpenBot,
+    FeedTieBot,
+    HoldBot,
+    NextDangerBot,
+    RushBot,
+    feeds,
+    near_out,
+)
 from clients.turn import engine_turn
 from engine.actions import Discard, Draw, DrawSource
 from engine.cards import Card, cards_from_codes
 from engine.game import GameState
-from engine.rulesets import CONTRACT, WHISKERTRAIL
+from engine.melds import build_meld
+from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind
 from tests.support.playouts import bot_moves
 
 
@@ -69,7 +79,7 @@ def test_rush_sheds_the_costlier_card_once_the_opponent_is_near_out() -> None:
         assert min(keys, key=keys.__getitem__) is first
 
 
-@pytest.mark.parametrize("bot", [FeedBot, FeedTieBot, FeedOpenBot, RushBot])
+@pytest.mark.parametrize("bot", [FeedBot, FeedTieBot, FeedOpenBot, RushBot, HoldBot, NextDangerBot])
 @pytest.mark.parametrize("seats", [2, 4])
 def test_the_variants_play_reproducible_games(bot: type[CloserBot], seats: int) -> None:
     short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
@@ -104,3 +114,12 @@ def test_feed_knows_which_of_its_discards_the_opponent_took() -> None:
             assert [c.id for c in feeder._taken] == truth
             checked += 1
     assert checked > 50 and taken > 3
+
+
+def test_next_danger_keeps_a_card_that_fits_the_table_only_when_the_next_seat_is_open() -> None:
+    nine = cards_from_codes(["9C"])[0]
+    table = (build_meld(MeldKind.SET, list(cards_from_codes(["9D", "9H", "9S"])), WHISKERTRAIL),)
+    for opened, danger in [((False, True), 1), ((False, False), 0)]:
+        sit = _situation((10, 8), opened)._replace(table=table)
+        assert CloserBot(1)._closed_rank(sit)(nine, 2, 5)[1] == 1
+        assert NextDangerBot(1)._closed_rank(sit)(nine, 2, 5)[1] == danger
