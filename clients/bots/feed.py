@@ -29,6 +29,7 @@ from clients.bots.base import Situation
 from clients.bots.closer import CloserBot
 from clients.bots.greedy import fits_table
 from clients.bots.outs import can_go_out
+from clients.bots.racer import weighted_rank
 from clients.bots.strong import DiscardRank
 from engine.actions import Action, Discard, ExtraMeld
 from engine.cards import Card, card
@@ -162,14 +163,7 @@ class RushBot(CloserBot):
     def _closed_rank(self, sit: Situation) -> DiscardRank:
         if not near_out(sit, self.rush_cards):
             return super()._closed_rank(sit)
-        alpha = self.rush_alpha
-
-        def rank(c: Card, missing: int, live: int) -> tuple[float, ...]:
-            danger = 1 if self.danger and sit.table and fits_table(c, sit) else 0
-            penalty = sit.rules.penalty(c)
-            return (missing, danger, -live - alpha * penalty, -penalty, c.id)
-
-        return rank  # type: ignore[return-value]
+        return weighted_rank(sit, self.rush_alpha, self.danger)
 
 
 class RushHalfBot(RushBot):
