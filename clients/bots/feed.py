@@ -233,22 +233,8 @@ class HoldTwoBot(HoldBot):
 
 
 class NextDangerBot(CloserBot):
-    """The table's danger counts only when the seat that draws next is open: only that
-    seat can take this discard from the pile, and only an open seat lays it off (expert
-    keeps a card that fits the table whoever sits next)."""
+    """The table's danger only when the seat that draws next is open (measured as this
+    variant, then folded into ``closer``: its ``next_danger``)."""
 
     name = "nextdanger"
-
-    def _closed_rank(self, sit: Situation) -> DiscardRank:
-        base = super()._closed_rank(sit)
-        nxt = (sit.seat + 1) % sit.seats if sit.seats else sit.seat
-        if not sit.rules.draw_from_discard or (
-            nxt < len(sit.opened_seats) and sit.opened_seats[nxt]
-        ):
-            return base
-
-        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
-            key = base(c, missing, live)
-            return (key[0], 0, *key[2:])  # the danger's place, zeroed
-
-        return rank
+    next_danger = True

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from clients.bots.base import Situation
-from clients.bots.closer import CloserBot
+from clients.bots.closer import AnyDangerBot, CloserBot
 from clients.bots.expert import ExpertBot
 from clients.bots.feed import (
     FeedBot,
@@ -116,10 +116,11 @@ def test_feed_knows_which_of_its_discards_the_opponent_took() -> None:
     assert checked > 50 and taken > 3
 
 
-def test_next_danger_keeps_a_card_that_fits_the_table_only_when_the_next_seat_is_open() -> None:
+def test_closer_keeps_a_card_that_fits_the_table_only_when_the_next_seat_is_open() -> None:
     nine = cards_from_codes(["9C"])[0]
     table = (build_meld(MeldKind.SET, list(cards_from_codes(["9D", "9H", "9S"])), WHISKERTRAIL),)
     for opened, danger in [((False, True), 1), ((False, False), 0)]:
         sit = _situation((10, 8), opened)._replace(table=table)
-        assert CloserBot(1)._closed_rank(sit)(nine, 2, 5)[1] == 1
+        assert AnyDangerBot(1)._closed_rank(sit)(nine, 2, 5)[1] == 1
+        assert CloserBot(1)._closed_rank(sit)(nine, 2, 5)[1] == danger
         assert NextDangerBot(1)._closed_rank(sit)(nine, 2, 5)[1] == danger
