@@ -19,8 +19,12 @@ their contract before someone went out, and held about 77 points each.  ``closer
 
 * **``racer``'s rule** at whiskertrail tables of three or more seats (its base class):
   once an opponent is open, closed-hand discards weigh half the penalty shed against
-  the live outs kept.  Its games there are ``racer``'s; at two whiskertrail seats
-  ``expert``'s.
+  the live outs kept.
+* **The next seat's danger** (a free pile): ``expert`` keeps a closed-hand card that
+  fits a table meld (an open seat would lay it off) whoever sits next; only the next
+  seat can take the discard, so ``closer`` counts that only while the next seat is
+  open.  At two seats the table's melds are the next seat's while this one is closed:
+  ``expert``'s games there.
 
 Everything else is ``expert``'s.  Measured against ``expert`` in docs/BOT_STUDIES.md,
 with the variants below (not kept, or kept as parts): each class flips one option.
