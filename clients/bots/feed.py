@@ -26,7 +26,7 @@ import random
 from collections.abc import Callable, Sequence
 
 from clients.bots.base import Situation
-from clients.bots.closer import CloserBot
+from clients.bots.closer import CloserBot, next_open
 from clients.bots.greedy import fits_table
 from clients.bots.outs import can_go_out
 from clients.bots.racer import weighted_rank
@@ -42,6 +42,7 @@ __all__ = [
     "HoldBot",
     "HoldTwoBot",
     "NextDangerBot",
+    "RaceNextBot",
     "RushBot",
     "RushFourBot",
     "RushHalfBot",
@@ -238,3 +239,19 @@ class NextDangerBot(CloserBot):
 
     name = "nextdanger"
     next_danger = True
+
+
+class RaceNextBot(CloserBot):
+    """``racer``'s rule only while the next seat (the one that may take the discard) is
+    open, not any opponent."""
+
+    name = "racenext"
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        if sit.seats >= self.min_seats and sit.rules.draw_from_discard and not next_open(sit):
+            saved, self.min_seats = self.min_seats, 99  # racer's rule off: expert's rank
+            try:
+                return super()._closed_rank(sit)
+            finally:
+                self.min_seats = saved
+        return super()._closed_rank(sit)

@@ -18,6 +18,7 @@ from clients.bots.feed import (
     FeedTieBot,
     HoldBot,
     NextDangerBot,
+    RaceNextBot,
     RushBot,
     feeds,
     near_out,
@@ -79,7 +80,9 @@ def test_rush_sheds_the_costlier_card_once_the_opponent_is_near_out() -> None:
         assert min(keys, key=keys.__getitem__) is first
 
 
-@pytest.mark.parametrize("bot", [FeedBot, FeedTieBot, FeedOpenBot, RushBot, HoldBot, NextDangerBot])
+@pytest.mark.parametrize(
+    "bot", [FeedBot, FeedTieBot, FeedOpenBot, RushBot, HoldBot, NextDangerBot, RaceNextBot]
+)
 @pytest.mark.parametrize("seats", [2, 4])
 def test_the_variants_play_reproducible_games(bot: type[CloserBot], seats: int) -> None:
     short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
