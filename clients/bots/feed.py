@@ -36,6 +36,7 @@ from engine.cards import Card, card
 from engine.game.moves import canonical_extra_melds
 
 __all__ = [
+    "ClaimDangerOffBot",
     "FeedBot",
     "FeedOpenBot",
     "FeedTieBot",
@@ -255,3 +256,22 @@ class RaceNextBot(CloserBot):
             finally:
                 self.min_seats = saved
         return super()._closed_rank(sit)
+
+
+class ClaimDangerOffBot(CloserBot):
+    """Contract (no free pile): no danger at all.  A discard leaves the table only by a
+    May I?, and ``expert`` (and ``closer``) never claim once open, so a card that fits a
+    table meld is no gift to an open seat among them."""
+
+    name = "claimdangeroff"
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        if sit.rules.draw_from_discard:
+            return super()._closed_rank(sit)
+        base = super()._closed_rank(sit)
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            key = base(c, missing, live)
+            return (key[0], key[1], 0, *key[3:])  # contract's danger, third: zero
+
+        return rank

@@ -13,6 +13,7 @@ from clients.bots.base import Situation
 from clients.bots.closer import AnyDangerBot, CloserBot
 from clients.bots.expert import ExpertBot
 from clients.bots.feed import (
+    ClaimDangerOffBot,
     FeedBot,
     FeedOpenBot,
     FeedTieBot,
@@ -81,7 +82,17 @@ def test_rush_sheds_the_costlier_card_once_the_opponent_is_near_out() -> None:
 
 
 @pytest.mark.parametrize(
-    "bot", [FeedBot, FeedTieBot, FeedOpenBot, RushBot, HoldBot, NextDangerBot, RaceNextBot]
+    "bot",
+    [
+        FeedBot,
+        FeedTieBot,
+        FeedOpenBot,
+        RushBot,
+        HoldBot,
+        NextDangerBot,
+        RaceNextBot,
+        ClaimDangerOffBot,
+    ],
 )
 @pytest.mark.parametrize("seats", [2, 4])
 def test_the_variants_play_reproducible_games(bot: type[CloserBot], seats: int) -> None:
@@ -127,3 +138,9 @@ def test_closer_keeps_a_card_that_fits_the_table_only_when_the_next_seat_is_open
         assert AnyDangerBot(1)._closed_rank(sit)(nine, 2, 5)[1] == 1
         assert CloserBot(1)._closed_rank(sit)(nine, 2, 5)[1] == danger
         assert NextDangerBot(1)._closed_rank(sit)(nine, 2, 5)[1] == danger
+
+
+def test_claim_danger_off_plays_legal_reproducible_contract_games() -> None:
+    short = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[1:3])
+    moves = bot_moves(short, 4, ClaimDangerOffBot, b"feed:c")
+    assert moves == bot_moves(short, 4, ClaimDangerOffBot, b"feed:c")
