@@ -17,7 +17,13 @@ Only at two seats (at more, which seat took the pile is not known from the sizes
 ``RushBot``: an open opponent's hand size is public; once one holds at most
 ``rush_cards`` cards, closed-hand discards score live outs + ``rush_alpha`` × the
 penalty shed (``racer``'s rule, with a larger weight and at any table size), since the
-round is about to end with this hand counted.  Measured in docs/BOT_STUDIES.md.
+round is about to end with this hand counted.
+
+``HoldBot`` keeps extra melds in hand once open (two seats); ``NextDangerBot`` is the
+next seat's danger, measured here and then folded into ``closer``; ``RaceNextBot``
+waits for the next seat to open before ``racer``'s rule; ``ClaimDangerOffBot`` drops
+the danger in contract.  None but the next seat's danger was kept: measured in
+docs/BOT_STUDIES.md.
 """
 
 from __future__ import annotations
