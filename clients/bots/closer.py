@@ -19,8 +19,12 @@ their contract before someone went out, and held about 77 points each.  ``closer
 
 * **``racer``'s rule** at whiskertrail tables of three or more seats (its base class):
   once an opponent is open, closed-hand discards weigh half the penalty shed against
-  the live outs kept.  Its games there are ``racer``'s; at two whiskertrail seats
-  ``expert``'s.
+  the live outs kept.
+* **The next seat's danger** (a free pile): ``expert`` keeps a closed-hand card that
+  fits a table meld (an open seat would lay it off) whoever sits next; only the next
+  seat can take the discard, so ``closer`` counts that only while the next seat is
+  open.  At two seats the table's melds are the next seat's while this one is closed:
+  ``expert``'s games there.
 
 Everything else is ``expert``'s.  Measured against ``expert`` in docs/BOT_STUDIES.md,
 with the variants below (not kept, or kept as parts): each class flips one option.
@@ -35,7 +39,7 @@ from clients.bots.base import Situation
 from clients.bots.expert import capped_round
 from clients.bots.greedy import missing, progress_action
 from clients.bots.racer import RacerBot
-from clients.bots.strong import Kind
+from clients.bots.strong import DiscardRank, Kind
 from engine.actions import (
     Action,
     Claim,
@@ -46,11 +50,13 @@ from engine.actions import (
     PassClaim,
     SwapJoker,
 )
+from engine.cards import Card
 from engine.melds import End, Meld, build_run, is_full, lay_off, layoff_ends, run_placements
 from engine.rulesets import MeldKind
 from engine.solver import Selection, best_selection
 
 __all__ = [
+    "AnyDangerBot",
     "ClaimFourBot",
     "ClaimFourLe1Bot",
     "ClaimFourLe2Bot",
@@ -65,6 +71,7 @@ __all__ = [
     "SwapGainBot",
     "SwapNeverBot",
     "fills_table",
+    "next_open",
 ]
 
 _NEVER = 99
@@ -78,6 +85,13 @@ def fills_table(sit: Situation, action: LayOff) -> bool:
     table = list(sit.table)
     table[action.meld] = lay_off(table[action.meld], c, rules, action.end)
     return all(is_full(m, rules) for m in table)
+
+
+def next_open(sit: Situation) -> bool:
+    """Whether the seat that plays after this one has laid its contract: at a free pile
+    the only seat that can take this seat's discard."""
+    nxt = (sit.seat + 1) % sit.seats if sit.seats else sit.seat
+    return nxt < len(sit.opened_seats) and sit.opened_seats[nxt]
 
 
 class CloserBot(RacerBot):
@@ -105,6 +119,21 @@ class CloserBot(RacerBot):
     #: lay-down (contract): among the canonical layouts, most points laid plus the
     #: penalty of the cards left that would lay off on the table
     layout_leftovers: bool = False
+    #: a free pile (whiskertrail): closed discards keep a card that fits the table (the
+    #: danger) only while the seat that draws next is open (expert: whoever sits next)
+    next_danger: bool = True
+
+    # ------------------------------------------------------------------ discards
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        base = super()._closed_rank(sit)
+        if not self.next_danger or not sit.rules.draw_from_discard or next_open(sit):
+            return base
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            key = base(c, missing, live)
+            return (key[0], 0, *key[2:])  # expert's and racer's danger, second: zero
+
+        return rank
 
     # ------------------------------------------------------------------ May I?
     def _claim(self, sit: Situation, legal: Sequence[Action]) -> Action:
@@ -360,3 +389,10 @@ class LayoutBot(CloserBot):
     claim_groups_from = _NEVER
     no_fill = False
     layout_leftovers = True
+
+
+class AnyDangerBot(CloserBot):
+    """``closer`` before ``next_danger``: expert's danger whoever sits next."""
+
+    name = "anydanger"
+    next_danger = False

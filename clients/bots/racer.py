@@ -23,7 +23,7 @@ from clients.bots.greedy import fits_table
 from clients.bots.strong import DiscardRank
 from engine.cards import Card
 
-__all__ = ["RacerBot", "racing"]
+__all__ = ["RacerBot", "racing", "weighted_rank"]
 
 
 def racing(sit: Situation, min_seats: int) -> bool:
@@ -42,11 +42,16 @@ class RacerBot(ExpertBot):
     def _closed_rank(self, sit: Situation) -> DiscardRank:
         if not racing(sit, self.min_seats):
             return super()._closed_rank(sit)
-        alpha = self.alpha
+        return weighted_rank(sit, self.alpha, self.danger)
 
-        def rank(c: Card, missing: int, live: int) -> tuple[float, ...]:
-            danger = 1 if self.danger and sit.table and fits_table(c, sit) else 0
-            penalty = sit.rules.penalty(c)
-            return (missing, danger, -live - alpha * penalty, -penalty, c.id)
 
-        return rank  # type: ignore[return-value]
+def weighted_rank(sit: Situation, alpha: float, danger: bool) -> DiscardRank:
+    """Closed discards by ``missing``, the table's danger, then live outs + ``alpha`` ×
+    the penalty shed (the higher penalty, then the card id, break ties)."""
+
+    def rank(c: Card, missing: int, live: int) -> tuple[float, ...]:
+        fits = 1 if danger and sit.table and fits_table(c, sit) else 0
+        penalty = sit.rules.penalty(c)
+        return (missing, fits, -live - alpha * penalty, -penalty, c.id)
+
+    return rank  # type: ignore[return-value]

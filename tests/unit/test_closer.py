@@ -10,6 +10,7 @@ import pytest
 
 from clients.bots.base import Situation
 from clients.bots.closer import (
+    AnyDangerBot,
     CloserBot,
     JokerHomeBot,
     JokerSpotBot,
@@ -53,13 +54,24 @@ def test_closer_is_deterministic_for_a_seed() -> None:
     )
 
 
-@pytest.mark.parametrize(("seats", "same"), [(2, ExpertBot), (4, RacerBot)])
+@pytest.mark.parametrize(
+    ("seats", "bot", "same"), [(2, CloserBot, ExpertBot), (4, AnyDangerBot, RacerBot)]
+)
 def test_closer_plays_experts_or_racers_games_at_whiskertrail(
-    seats: int, same: type[ExpertBot]
+    seats: int, bot: type[ExpertBot], same: type[ExpertBot]
 ) -> None:
+    """At two seats the next seat is the only one that can have laid the table's melds
+    while this one is closed: the next-seat danger is expert's."""
     short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
     seed = f"closer:w{seats}".encode()
-    assert bot_moves(short, seats, CloserBot, seed) == bot_moves(short, seats, same, seed)
+    assert bot_moves(short, seats, bot, seed) == bot_moves(short, seats, same, seed)
+
+
+def test_closer_plays_otherwise_at_four_whiskertrail_seats() -> None:
+    short = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
+    assert bot_moves(short, 4, CloserBot, b"closer:w4") != bot_moves(
+        short, 4, RacerBot, b"closer:w4"
+    )
 
 
 def test_closer_plays_otherwise_in_contracts_round_of_three_groups() -> None:
