@@ -143,8 +143,9 @@ class Client:
         self.seen[seat] = max(self.seen[seat], prompt.version)
         if prompt.version <= self.acted[seat]:
             return None  # (prompted again where the session resumed: answered already)
-        if self.in_turn_order and view.to_act[0] != seat:
-            return None  # (prompted again once the seats before it have answered)
+        if self.in_turn_order and view.to_act[0] != seat and window is None:
+            # (a window's seats answer in any order, each on its one prompt there)
+            return None
         self.acted[seat] = prompt.version
         act = pb.PlayAct(
             game_id=self.game_id,

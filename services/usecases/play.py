@@ -122,6 +122,9 @@ class _Session:
     task: asyncio.Task[None] | None = None
     #: PlaySubscribe.results_in_prompts: a result rides in the next prompt of its game
     results_in_prompts: bool = False
+    #: the version at which the claim window this session last prompted in opened: its
+    #: seat is prompted once a window (its answer is judged against the window)
+    window_prompted: int = -1
 
     def names(self, seat: int | None) -> bool:
         return seat is None or seat == self.requested or seat == self.seat
@@ -638,6 +641,9 @@ class PlayStream:
             return ENDED
         if seat not in state.to_act:
             return version
+        answered = state.claim_answers_given
+        if answered and session.window_prompted == version - answered:
+            return version  # (prompted in this window already: that prompt still holds)
         if self._inflight.get(session.game_id):
             await self._settled(session.game_id)
             if self._landed.get(session.game_id, -1) > version:
@@ -650,6 +656,8 @@ class PlayStream:
         fill_view(prompt.view, loaded, seat)
         convert.extend_actions(prompt.legal_actions, state.legal_actions(seat))
         prompt.deadline_unix = loaded.record.deadline_unix
+        if state.claim_discarder is not None:
+            session.window_prompted = version - answered
         alone, rides = self._take_held(
             session.game_id, version, seat if session.results_in_prompts else -1, state.to_act
         )
