@@ -98,6 +98,8 @@ class _Playing:
         request.token = self.seat.token
         # (a result that leaves the seat to act again comes inside the prompt it leads to)
         request.results_in_prompts = True
+        # (a May I? window prompts the seat once: its prompt holds until it answers)
+        request.prompt_once_per_window = True
         if self.prompts_only:
             # no cursors: after the newest version seen (a prompt at it comes again)
             request.prompts_only = True

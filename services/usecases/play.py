@@ -115,8 +115,9 @@ class _Session:
     task: asyncio.Task[None] | None = None
     #: PlaySubscribe.results_in_prompts: a result rides in the next prompt of its game
     results_in_prompts: bool = False
-    #: the version at which the claim window this session last prompted in opened: its
-    #: seat is prompted once a window (its answer is judged against the window)
+    #: PlaySubscribe.prompt_once_per_window, and the version at which the claim window
+    #: this session last prompted in opened (its answer is judged against the window)
+    once_per_window: bool = False
     window_prompted: int = -1
     #: the version of the prompt sent that no act of the seat has followed yet (-1:
     #: none): while one is out, the client may be holding it, waiting for the result
@@ -230,6 +231,7 @@ class PlayStream(ResultsInPrompts):
         self._unreachable.pop((game_id, requested), None)
         session = _Session(game_id, requested, caller)
         session.results_in_prompts = request.results_in_prompts
+        session.once_per_window = request.prompt_once_per_window
         sessions.append(session)
         session.task = asyncio.create_task(self._run(session, request))
 
@@ -515,7 +517,7 @@ class PlayStream(ResultsInPrompts):
             session.awaiting = -1
             return version
         answered = state.claim_answers_given
-        if answered and session.window_prompted == version - answered:
+        if answered and session.once_per_window and session.window_prompted == version - answered:
             return version  # (prompted in this window already: that prompt still holds)
         if self._inflight.get(session.game_id):
             await self._settled(session.game_id)

@@ -29,9 +29,12 @@ from tests.e2e.play_support import mirror_from_log, raw_play
 from tests.e2e.support import Env, Mirror
 
 
-async def new_client(server: Env, seed: bytes, *, in_turn_order: bool) -> tuple[Client, Mirror]:
+async def new_client(
+    server: Env, seed: bytes, *, in_turn_order: bool, once: bool = True
+) -> tuple[Client, Mirror]:
     game, joined = await server.new_game("contract", 4, seed)
-    client = Client(game.game_id, [s.token for s in joined], random.Random(seed), in_turn_order)
+    tokens = [s.token for s in joined]
+    client = Client(game.game_id, tokens, random.Random(seed), in_turn_order, once)
     return client, Mirror(PRESETS["contract"], 4, seed)
 
 
@@ -75,6 +78,25 @@ async def test_a_claim_window_sends_each_seat_its_prompts_and_no_result_alone(
     # when its short grace passed (a busy machine)
     counts = Counter(c for each in windows.values() for c in each)
     assert set(counts) <= {1, 2} and counts[2] <= counts[1] // 4, counts
+
+
+async def test_a_subscription_without_once_per_window_is_prompted_again(server: Env) -> None:
+    """Subscribed as before (no ``prompt_once_per_window``: the web page, clients
+    written before it), a window's seats still to answer are prompted again at each
+    answer before their own; answering in turn order, the seats of a window receive 1,
+    2 and 3 messages, and no answer is refused."""
+    seed = f"claim windows again/{server.store}".encode()
+    client, mirror = await new_client(server, seed, in_turn_order=True, once=False)
+    async with raw_play(server.target) as stream:
+        for seat in range(4):
+            client.subscribe(stream, seat)
+        await play(stream, client)
+    await mirror_from_log(server.running.service.store, client.game_id, mirror)
+    assert mirror.state.is_terminal()
+    assert client.stale == 0 and set(client.answers) == set(client.sent)
+    windows = client.windows()
+    assert len(windows) > 20
+    assert all(sorted(counts) == [1, 2, 3] for counts in windows.values()), windows
 
 
 async def test_a_stream_dropped_after_a_pass_resumes_with_nothing_lost(server: Env) -> None:
