@@ -5,10 +5,14 @@ The same 4-seat contract games (the greedy bot at every seat, fixed seeds), ever
 of a game on one Play stream through the generated stubs (prompts only, results in
 prompts), against a Glintwick server on the memory store: this checkout's, in this
 process, or (``--before PATH``) another checkout's in a process of its own, and then
-this one's, the same games both ways.  Two clients: one answering in turn order (only
-the seat first in ``to_act``: a claim window's seats one after another, as the bot
-runner and the tournaments play), one answering every prompt at once (as clients
-holding their seats apart: the answers race, all but one overtaken).  Per window: the
+this one's, the same games both ways.  Three clients: ``prompted_again`` subscribes
+as before (a window's seats still to answer are prompted again at each answer) and
+answers in turn order (only the seat first in ``to_act``: a window's seats one after
+another); ``at_once_prompted_again`` answers every prompt at once (as clients holding
+their seats apart: the answers race, and before window-judged answers all but one
+were overtaken); ``once_per_window`` asks for one prompt a window
+(``prompt_once_per_window``, as the SDK and the bots do) and answers each as it comes,
+in turn order outside the windows.  Per window: the
 messages each seat prompted in it received about it (its prompts there, and the
 results of its answers that came alone); per move: every message received, every
 message sent, over the moves the games took.  ``sdk``: the same games played by this
@@ -73,6 +77,7 @@ class Client:
     tokens: list[str]
     rng: random.Random
     in_turn_order: bool
+    once_per_window: bool = True
     seen: list[int] = field(default_factory=list)  # per seat: the newest version seen
     acted: list[int] = field(default_factory=list)  # per seat: the newest version acted at
     closed: set[int] = field(default_factory=set)
@@ -96,6 +101,7 @@ class Client:
             token=self.tokens[seat],
             prompts_only=True,
             results_in_prompts=True,
+            prompt_once_per_window=self.once_per_window,
             from_version=max(self.seen[seat], 0),
         )
         stream.send(pb.PlayRequest(subscribe=request))
@@ -143,8 +149,12 @@ class Client:
         self.seen[seat] = max(self.seen[seat], prompt.version)
         if prompt.version <= self.acted[seat]:
             return None  # (prompted again where the session resumed: answered already)
-        if self.in_turn_order and view.to_act[0] != seat:
-            return None  # (prompted again once the seats before it have answered)
+        # (in turn order: a seat not first waits to be prompted again once the seats
+        # before it have answered; but prompted once a window, its seats answer in any
+        # order, each on that prompt)
+        waits = window is None or not self.once_per_window
+        if self.in_turn_order and view.to_act[0] != seat and waits:
+            return None
         self.acted[seat] = prompt.version
         act = pb.PlayAct(
             game_id=self.game_id,
@@ -204,12 +214,13 @@ class _Stream:
         return message
 
 
-async def _game(target: str, seed: bytes, in_turn_order: bool) -> dict[str, Any]:
+async def _game(target: str, seed: bytes, in_turn_order: bool, once: bool) -> dict[str, Any]:
     client = GlintwickClient(target)
     try:
         game = await client.create_game("contract", seats=4, seed=seed)
         seats = [await client.join(game.game_id, seat=s) for s in range(4)]
-        player = Client(game.game_id, [s.token for s in seats], random.Random(seed), in_turn_order)
+        tokens = [s.token for s in seats]
+        player = Client(game.game_id, tokens, random.Random(seed), in_turn_order, once)
         async with grpc.aio.insecure_channel(target) as channel:
             stream = _Stream(pb_grpc.GameServiceStub(channel))
             for seat in range(4):
@@ -230,11 +241,19 @@ async def _game(target: str, seed: bytes, in_turn_order: bool) -> dict[str, Any]
     }
 
 
+#: the clients measured: name, in turn order, one prompt a window
+CLIENTS = (
+    ("prompted_again", True, False),  # (as before: the seats still to answer prompted again)
+    ("at_once_prompted_again", False, False),
+    ("once_per_window", True, True),  # (the SDK's and the bots' subscription)
+)
+
+
 async def run_clients(target: str, seeds: list[bytes]) -> dict[str, Any]:
     """Both clients' figures for the games of ``seeds`` on the server at ``target``."""
     out: dict[str, Any] = {}
-    for name, in_order in (("in_turn_order", True), ("at_once", False)):
-        games = [await _game(target, seed, in_order) for seed in seeds]
+    for name, in_order, once in CLIENTS:
+        games = [await _game(target, seed, in_order, once) for seed in seeds]
         moves = sum(g["moves"] for g in games)
         counts = [c for g in games for c in g["window_messages"]]
         alone: Counter[str] = Counter()

@@ -356,8 +356,10 @@ class BotPool:
                 self._wake.set()  # prompted, not leased: list now
                 return
             turn = held[0]
-            if prompt.version < turn.version:
-                del self._prompts[key]  # a prompt the seat has moved past
+            # a prompt the seat has moved past; but a May I? prompt holds until the seat
+            # answers (prompted once a window: the other seats' answers moved the version)
+            if prompt.version < turn.version and prompt.view.phase != pb.PHASE_CLAIM:
+                del self._prompts[key]
                 return
             if prompt.version > turn.version:
                 del self._leases[key]  # the lease ended with the game's move

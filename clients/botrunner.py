@@ -76,9 +76,11 @@ async def play_seats(
     (the act) per move; ``"unary"``: the seats of each game by one unary runner.
 
     ``in_turn_order`` (every seat of a game is played here: a tournament) answers only
-    the seat first in the view's ``to_act``, as the engine in process does: where a
-    claim window prompts several seats at once, who answers first is then never a
-    matter of timing, and each bot's randomness is drawn exactly as in process.
+    the seat first in the view's ``to_act``, as the engine in process does, but each
+    seat of a May I? window on its one prompt there as soon as it comes (the server
+    prompts a seat once a window): the answers' order never changes the window's
+    outcome, and each bot draws from its own generator, so the games are those played
+    in process whatever the timing.
     """
     if not seats:
         return []

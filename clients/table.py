@@ -222,7 +222,8 @@ class Table:
     """The seats a client plays, and every decision of their play (see the module).
 
     ``in_turn_order``: where every seat of a game is seated here, answer only the seat
-    first in ``to_act`` (False: every seat that may act).  ``max_failures``: failures in
+    first in ``to_act``, but every seat of a May I? window, each on its one prompt there
+    (False: every seat that may act).  ``max_failures``: failures in
     a row after which a seat is given up (None: never).  ``request_ids`` makes each
     act's request id (default: 128 random bits, in hex).
     """
@@ -390,8 +391,13 @@ class Table:
         return playing
 
     def _answers(self, game_id: str, seat: int, view: pb.View) -> bool:
-        """The in-turn-order rule: whether ``seat`` answers a view where it may act."""
+        """The in-turn-order rule: whether ``seat`` answers a view where it may act.  A
+        May I? window's seats each answer their one prompt there, in any order (the
+        server prompts a seat once a window, and the first claimant in turn order after
+        the discarder wins however the answers arrive)."""
         if not self.in_turn_order or not view.to_act or view.to_act[0] == seat:
+            return True
+        if view.HasField("claim"):
             return True
         return self._per_game[game_id] < view.seats  # (not every seat is played here)
 

@@ -88,6 +88,7 @@ class _Playing:
     prompts_only: bool = False
     prompt_version: int = -1  # the newest prompt received
     prompted: int = -1  # the version of the newest prompt yielded
+    acted_at: int = -1  # the newest version an act of the seat was sent at
     yielded: Prompt | None = None  # the newest prompt yielded
     unreachable: int = 0  # acts refused UNAVAILABLE in a row
     final_view: pb.View | None = None
@@ -97,6 +98,8 @@ class _Playing:
         request.token = self.seat.token
         # (a result that leaves the seat to act again comes inside the prompt it leads to)
         request.results_in_prompts = True
+        # (a May I? window prompts the seat once: its prompt holds until it answers)
+        request.prompt_once_per_window = True
         if self.prompts_only:
             # no cursors: after the newest version seen (a prompt at it comes again)
             request.prompts_only = True
@@ -231,6 +234,9 @@ class PlaySession:
             if isinstance(self._failure, CallError):
                 raise self._failure
             raise CallError(grpc.StatusCode.CANCELLED, "CANCELLED", "session closed")
+        playing = self._seats.get((seat.game_id, seat.seat))
+        if playing is not None:
+            playing.acted_at = max(playing.acted_at, expected_version)
         act = pb.PlayAct(
             game_id=seat.game_id,
             seat=seat.seat,
@@ -299,9 +305,13 @@ class PlaySession:
                 return
             playing = self._seats.get((prompt.seat.game_id, prompt.seat.seat))
             # a prompt the seat has moved past (its act landed, a deadline acted, a newer
-            # prompt of it came: another seat answered the claim window first) is stale
-            if playing is None or prompt.version < max(
-                playing.seen_version, playing.prompt_version
+            # prompt of it came) is stale; but not a May I? prompt the seat has not
+            # answered merely because other seats' answers moved the version: the seat is
+            # prompted once a window, and its answer is judged against the window
+            if playing is None or prompt.version < playing.prompt_version:
+                continue
+            if prompt.version < playing.seen_version and (
+                prompt.view.phase != pb.PHASE_CLAIM or prompt.version <= playing.acted_at
             ):
                 continue
             # (a resumed prompts-only session prompts again at the version it resumed

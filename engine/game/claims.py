@@ -57,6 +57,12 @@ def waiting(state: GameState) -> tuple[int, ...]:
     return tuple([s for s in order if answers[s] is None])
 
 
+def answered(state: GameState) -> int:
+    """How many seats have answered the open window (each answer is one action: the
+    window opened that many actions ago); 0 outside a window."""
+    return sum(1 for answer in state.claim_answers if answer is not None)
+
+
 def legal_answers(state: GameState, seat: int) -> list[Action]:
     """``Claim`` (while the stock can pay its penalty) and ``PassClaim``, for a seat that
     has yet to answer; nothing for the discarder or a seat that answered."""

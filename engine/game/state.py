@@ -106,6 +106,12 @@ class GameState:
         return self.rules.contracts[self.round_number - 1]
 
     @property
+    def claim_answers_given(self) -> int:
+        """In a claim window, how many seats have answered it (the window opened that
+        many actions ago); 0 otherwise."""
+        return claims.answered(self) if self.phase is CLAIM_PHASE else 0
+
+    @property
     def claim_discarder(self) -> int | None:
         """In a claim window, the seat that discarded; None otherwise."""
         if self.phase is not CLAIM_PHASE:

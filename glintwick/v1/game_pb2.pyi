@@ -2797,7 +2797,10 @@ class SubmitActionRequest(_message.Message):
     """The game's id (NOT_FOUND GAME_NOT_FOUND when no game has it)."""
     expected_version: _builtins.int
     """The game's version the action was chosen at (Game.version, View.version);
-    ABORTED STALE_VERSION when the game is at another one.
+    ABORTED STALE_VERSION when the game is at another one. But a May I? answer
+    (claim, pass_claim) is judged against its window: sent at any version since
+    the window opened (only the window's other answers moved it since, and their
+    order never changes who wins), it applies while its seat has yet to answer.
     """
     request_id: _builtins.str
     """Idempotency key, unique per seat (e.g. a UUID), at most 128 characters
@@ -3676,6 +3679,7 @@ class PlaySubscribe(_message.Message):
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
     PROMPTS_ONLY_FIELD_NUMBER: _builtins.int
     RESULTS_IN_PROMPTS_FIELD_NUMBER: _builtins.int
+    PROMPT_ONCE_PER_WINDOW_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game."""
     seat: _builtins.int
@@ -3713,10 +3717,19 @@ class PlaySubscribe(_message.Message):
     first prompt, a May I? answer's in the next seat's), not as a message of its
     own; so does the STALE_VERSION refusal of a claim answer another seat's
     overtook, in the fresh prompt that follows. It comes alone when a prompt of
-    the game after the act already went out, for any other refusal, for a game's
-    last act (before closed) and when no prompt follows within 2 s. Off: every
-    result is a message of its own, as before (clients that read a result and
-    then a prompt need not change).
+    the game after the act already went out, after 5 ms when a prompt of the game
+    sent before it is still unanswered (the client may answer that one only once
+    it has this result), for any other refusal, for a game's last act (before
+    closed) and when no prompt follows within 2 s. Off: every result is a message
+    of its own, as before (clients that read a result and then a prompt need not
+    change).
+    """
+    prompt_once_per_window: _builtins.bool
+    """One prompt a May I? window: the seat is prompted once in each window, and
+    that prompt holds until it answers (a claim answer is judged against its
+    window, whatever version it was sent at: see SubmitActionRequest), not again
+    at each other seat's answer that moves the version. Off: a seat still to
+    answer is prompted again at each answer before its own, as before.
     """
     def __init__(
         self,
@@ -3728,10 +3741,11 @@ class PlaySubscribe(_message.Message):
         after_cursor: _builtins.str = ...,
         prompts_only: _builtins.bool = ...,
         results_in_prompts: _builtins.bool = ...,
+        prompt_once_per_window: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompts_only", b"prompts_only", "results_in_prompts", b"results_in_prompts", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "after_cursor", b"after_cursor", "from_version", b"from_version", "game_id", b"game_id", "prompt_once_per_window", b"prompt_once_per_window", "prompts_only", b"prompts_only", "results_in_prompts", b"results_in_prompts", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

@@ -195,7 +195,8 @@ class GameServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SubmitAction(self, request, context):
-        """Applies an action if the game is still at expected_version (ABORTED if not).
+        """Applies an action if the game is still at expected_version (ABORTED if not;
+        a May I? answer: if its window is still open to its seat).
         A repeated request_id from the same seat returns the first result.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -67,7 +67,8 @@ class GameServiceStub:
     ListLegalActions: _grpc.UnaryUnaryMultiCallable[_game_pb2.ListLegalActionsRequest, _game_pb2.ListLegalActionsResponse]
     """Every legal action of the caller's seat now (canonical forms, see docs)."""
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_game_pb2.SubmitActionRequest, _game_pb2.SubmitActionResponse]
-    """Applies an action if the game is still at expected_version (ABORTED if not).
+    """Applies an action if the game is still at expected_version (ABORTED if not;
+    a May I? answer: if its window is still open to its seat).
     A repeated request_id from the same seat returns the first result.
     """
     ValidateAction: _grpc.UnaryUnaryMultiCallable[_game_pb2.ValidateActionRequest, _game_pb2.ValidateActionResponse]
@@ -144,7 +145,8 @@ class GameServiceAsyncStub(GameServiceStub):
     ListLegalActions: _aio.UnaryUnaryMultiCallable[_game_pb2.ListLegalActionsRequest, _game_pb2.ListLegalActionsResponse]  # type: ignore[assignment]
     """Every legal action of the caller's seat now (canonical forms, see docs)."""
     SubmitAction: _aio.UnaryUnaryMultiCallable[_game_pb2.SubmitActionRequest, _game_pb2.SubmitActionResponse]  # type: ignore[assignment]
-    """Applies an action if the game is still at expected_version (ABORTED if not).
+    """Applies an action if the game is still at expected_version (ABORTED if not;
+    a May I? answer: if its window is still open to its seat).
     A repeated request_id from the same seat returns the first result.
     """
     ValidateAction: _aio.UnaryUnaryMultiCallable[_game_pb2.ValidateActionRequest, _game_pb2.ValidateActionResponse]  # type: ignore[assignment]
@@ -272,7 +274,8 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _game_pb2.SubmitActionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_game_pb2.SubmitActionResponse, _abc.Awaitable[_game_pb2.SubmitActionResponse]]:
-        """Applies an action if the game is still at expected_version (ABORTED if not).
+        """Applies an action if the game is still at expected_version (ABORTED if not;
+        a May I? answer: if its window is still open to its seat).
         A repeated request_id from the same seat returns the first result.
         """
 

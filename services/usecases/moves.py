@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import structlog
 
-from engine.actions import Action
+from engine.actions import Action, Claim, PassClaim
 from engine.errors import GlintwickError, IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import GameState
@@ -88,7 +88,7 @@ async def submit_action(
     # still the store's), then a fresh load (None), whose answer is final.
     cached = ctx.cached(game_id)
     on_version = cached is not None and cached.version == expected
-    tries = (cached, None) if on_version else (None,)
+    tries = [cached, None] if on_version else [None]
     charged = False  # this request took its token from the seat's bucket
     for candidate in tries:
         on_cache = candidate is not None
@@ -127,7 +127,7 @@ async def submit_action(
                         continue  # judged fresh: a retry of a landed move gets its answer
                     raise
             charged = True
-        if expected != loaded.version:
+        if expected != loaded.version and not answers_window(loaded, seat, action, expected):
             raise stale(expected, loaded.version)
         try:
             state, events = loaded.state.apply_action(seat, action)
@@ -162,9 +162,39 @@ async def submit_action(
             earlier = await ctx.store.idempotent_response(game_id, idem_key)
             if earlier is not None:
                 return await _replayed(ctx, game_id, earlier, expected, action, request_id)
+        window = isinstance(action, Claim | PassClaim) and loaded.state.claim_discarder is not None
+        if window and seat in loaded.state.to_act and len(tries) < MAX_WINDOW_TRIES:
+            # another answer of the window landed first: this one is judged again on the
+            # game as it is now (still to answer there, it applies: the order is free)
+            tries.append(None)
+            continue
         log.info("action_conflict", **_fields(request, caller, seat, loaded))
         raise conflict()
     raise AssertionError("the try on a fresh load answers")
+
+
+#: loads a claim answer is judged on when other answers of its window land meanwhile
+#: (each landing one leaves one seat fewer to race: a window has at most three)
+MAX_WINDOW_TRIES = 6
+
+
+def answers_window(loaded: Loaded, seat: int, action: Action, expected: int) -> bool:
+    """Whether ``action``, sent at version ``expected`` that is not the game's, is a
+    May I? answer judged against its window rather than the version: sent at any
+    version since the window opened (only the window's earlier answers moved it since,
+    and the rules make the order of the answers irrelevant: the first claimant in turn
+    order after the discarder wins), it applies while its seat has yet to answer.  So
+    each seat of a window answers the one prompt it got there, however many answers
+    landed before its own."""
+    if not isinstance(action, Claim | PassClaim):
+        return False
+    state = loaded.state
+    opened = loaded.version - state.claim_answers_given
+    return (
+        state.claim_answers_given > 0
+        and opened <= expected < loaded.version
+        and (seat in state.to_act)
+    )
 
 
 async def _replayed(
@@ -176,7 +206,10 @@ async def _replayed(
     action, and its version is the expected one plus one): no store change, one log
     read, and only on a replay."""
     answer = pb.SubmitActionResponse.FromString(earlier)
-    same = expected + 1 == answer.version
+    # (a claim answer is judged against its window: it may have landed later than
+    # the version after the one it was sent at)
+    claim = isinstance(action, Claim | PassClaim)
+    same = expected + 1 == answer.version or (claim and expected < answer.version)
     if same:
         items = await ctx.store.read_log(game_id, answer.version - 1, limit=1)
         if items and items[0].version == answer.version:

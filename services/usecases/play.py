@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -41,6 +41,7 @@ from services.store.base import LogItem, StoreUnavailableError
 from .access import acting_seat
 from .context import Caller, Context
 from .moves import submit_action
+from .play_results import ResultsInPrompts
 from .quotas import admit, hold_stream
 from .records import Loaded
 from .streams import StreamStart, deal_events, shutting_down, stream_start
@@ -71,14 +72,6 @@ PROMPTED = -4
 #: session of prompts only learns the game's end so, without decoding each entry: the
 #: entry that ends a game is its log's last, and the state after it is over)
 ENDED = -5
-#: how long an act's result waits for the prompt it rides in (results_in_prompts) before
-#: it goes alone: the next prompt of its game on the stream (any seat's) comes as soon
-#: as the log has the move and a seat of the stream may act, so only a game waiting
-#: for a seat of another client (or a log read that stalls) ever lets this pass
-HOLD_SECONDS = 2.0
-#: how long a prompt waits for the acts of its game that this stream is still answering
-#: (each about a store round trip), so that their results ride in it
-SETTLE_SECONDS = 0.5
 #: sessions one stream may hold (each is a task, and a waiter of the store's one
 #: log reader: no connection of its own; tests/e2e/test_play.py plays 300 on one)
 MAX_SESSIONS = 1000
@@ -122,12 +115,20 @@ class _Session:
     task: asyncio.Task[None] | None = None
     #: PlaySubscribe.results_in_prompts: a result rides in the next prompt of its game
     results_in_prompts: bool = False
+    #: PlaySubscribe.prompt_once_per_window, and the version at which the claim window
+    #: this session last prompted in opened (its answer is judged against the window)
+    once_per_window: bool = False
+    window_prompted: int = -1
+    #: the version of the prompt sent that no act of the seat has followed yet (-1:
+    #: none): while one is out, the client may be holding it, waiting for the result
+    #: of another act of the game before it answers, so no result of the game is held
+    awaiting: int = -1
 
     def names(self, seat: int | None) -> bool:
         return seat is None or seat == self.requested or seat == self.seat
 
 
-class PlayStream:
+class PlayStream(ResultsInPrompts):
     """The server side of one play stream: feed it each client message with
     :meth:`receive`; send what :meth:`responses` yields."""
 
@@ -143,16 +144,7 @@ class PlayStream:
         #: refusal: an act for one before it is subscribed again is answered with it
         #: (UNAVAILABLE, retried) rather than as an act of no session
         self._unreachable: dict[tuple[str, int | None], ServiceError] = {}
-        #: results_in_prompts: the results held for the next prompt of their game (with
-        #: the timer that sends one alone if none comes), by game; the newest version
-        #: of a prompt of each game sent
-        self._held: dict[str, list[tuple[pb.PlayResponse, asyncio.TimerHandle]]] = {}
-        self._prompted: dict[str, int] = {}
-        #: acts received and not answered yet, by game, and what a prompt of the game
-        #: waits on meanwhile (:meth:`_settled`); the newest version an act here made
-        self._inflight: dict[str, int] = {}
-        self._settling: dict[str, asyncio.Future[None]] = {}
-        self._landed: dict[str, int] = {}
+        self._init_results()
         self._closed = False
         #: the client sent its last message (half-closed): the stream ends, with OK,
         #: once no session is left and every act is answered
@@ -182,6 +174,7 @@ class PlayStream:
             # each answers with its result, named by its request id
             game_id = request.act.game_id
             self._inflight[game_id] = self._inflight.get(game_id, 0) + 1
+            self._answering(request.act)
             task = asyncio.create_task(self._act(request.act))
             self._acts.add(task)
             task.add_done_callback(self._acts.discard)
@@ -238,6 +231,7 @@ class PlayStream:
         self._unreachable.pop((game_id, requested), None)
         session = _Session(game_id, requested, caller)
         session.results_in_prompts = request.results_in_prompts
+        session.once_per_window = request.prompt_once_per_window
         sessions.append(session)
         session.task = asyncio.create_task(self._run(session, request))
 
@@ -308,123 +302,6 @@ class PlayStream:
             self._landed[act.game_id] = result.version
         if session is None or not self._hold(session, message, act.expected_version):
             await self._send(message)
-
-    # ------------------------------------------------------------------ results in prompts
-
-    def _hold(self, session: _Session, message: pb.PlayResponse, expected: int) -> bool:
-        """Keep an act's result for the next prompt of its game on this stream, any
-        seat's (a move in two messages: act, then the prompt that carries its answer),
-        if its session asked for it; False: send it now.  Kept: an applied act's result
-        and an overtaken act's refusal (STALE_VERSION at a version this stream was
-        prompted at: a fresh prompt follows), while no prompt of the game at a version
-        after the act went out yet (the client may be holding that one, waiting for
-        this answer before it acts on it)."""
-        game_id = session.game_id
-        if not session.results_in_prompts or self._closed:
-            return False
-        if session not in self._sessions.get(game_id, ()):
-            return False  # (its session ended meanwhile: its closed has gone)
-        prompted = self._prompted.get(game_id, -1)
-        result = message.result
-        if result.HasField("error"):
-            if result.error.reason != "STALE_VERSION" or expected > prompted:
-                return False
-            after = expected + 1
-        else:
-            after = result.version
-        if prompted >= after:
-            return False
-        # (the session's loop: get_running_loop() costs a getpid() call on Python 3.11)
-        timer = session.ready.get_loop().call_later(
-            HOLD_SECONDS, self._release_late, game_id, message
-        )
-        self._held.setdefault(game_id, []).append((message, timer))
-        return True
-
-    def _release_late(self, game_id: str, message: pb.PlayResponse) -> None:
-        held = self._held.get(game_id, [])
-        for index, (waiting, _) in enumerate(held):
-            if waiting is message:
-                del held[index]
-                if not held:
-                    del self._held[game_id]
-                task = asyncio.create_task(self._send(message))
-                self._acts.add(task)  # (the stream ends after it: see _finish_if_done)
-                task.add_done_callback(self._acts.discard)
-                return
-
-    def _take_held(
-        self, game_id: str, version: int, seat: int = -1, to_act: Sequence[int] = ()
-    ) -> tuple[list[pb.PlayResponse], pb.PlayResponse | None]:
-        """A prompt of ``seat`` at ``version`` (``to_act``: the seats that may act there)
-        goes out: the results held for its game that go alone before it, and the one
-        that rides in it.  The seat's own rides (the newest; older ones of its own go
-        alone): a seat is never prompted while an answer of its own waits.  Else one
-        of another seat's (an applied act's before a refusal, the oldest first), but
-        not of a seat to act at ``version`` whose session here carries results: that
-        one keeps for its own prompt; the others keep for the prompts after this one
-        (or their timers).  (``seat`` -1: every result goes alone.)"""
-        if self._prompted.get(game_id, -1) < version:
-            self._prompted[game_id] = version
-        held = self._held.pop(game_id, None)
-        if held is None:
-            return [], None
-        if seat < 0:
-            for _, timer in held:
-                timer.cancel()
-            return [m for m, _ in held], None
-        own = [(m, t) for m, t in held if m.seat == seat]
-        waiting = {
-            s.seat
-            for s in self._sessions.get(game_id, ())
-            if s.results_in_prompts and s.seat in to_act and s.seat != seat
-        }
-        others = [(m, t) for m, t in held if m.seat != seat and m.seat not in waiting]
-        if own:
-            chosen = own[-1]
-        elif others:
-            chosen = max(others, key=lambda each: not each[0].result.error.code)
-        else:
-            self._held[game_id] = held
-            return [], None
-        alone = [m for m, _ in own if m is not chosen[0]]
-        for _, timer in [*own, chosen]:
-            timer.cancel()
-        left = [(m, t) for m, t in held if m.seat != seat and m is not chosen[0]]
-        if left:
-            self._held[game_id] = left
-        return alone, chosen[0]
-
-    def _settle(self, game_id: str) -> None:
-        """An act of ``game_id`` is answered (its result held or sent)."""
-        left = self._inflight.get(game_id, 1) - 1
-        if left > 0:
-            self._inflight[game_id] = left
-            return
-        self._inflight.pop(game_id, None)
-        settled = self._settling.pop(game_id, None)
-        if settled is not None and not settled.done():
-            settled.set_result(None)
-
-    async def _settled(self, game_id: str) -> None:
-        """Wait (at most SETTLE_SECONDS) until no act of ``game_id`` received on this
-        stream is still unanswered: a prompt goes out after the answers it can carry."""
-        if not self._inflight.get(game_id):
-            return
-        settled = self._settling.get(game_id)
-        if settled is None:
-            settled = asyncio.get_running_loop().create_future()
-            self._settling[game_id] = settled
-        await asyncio.wait({settled}, timeout=SETTLE_SECONDS)
-
-    async def _release_game(self, game_id: str) -> None:
-        """A session of ``game_id`` ends: every result held for its game goes alone
-        (before its closed)."""
-        for message in self._take_held(game_id, -1)[0]:
-            await self._send(message)
-        if not self._sessions.get(game_id):
-            self._prompted.pop(game_id, None)
-            self._landed.pop(game_id, None)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:
         """The authenticated session an act names (None: none, or it was refused).
@@ -637,7 +514,11 @@ class PlayStream:
         if state.is_terminal():
             return ENDED
         if seat not in state.to_act:
+            session.awaiting = -1
             return version
+        answered = state.claim_answers_given
+        if answered and session.once_per_window and session.window_prompted == version - answered:
+            return version  # (prompted in this window already: that prompt still holds)
         if self._inflight.get(session.game_id):
             await self._settled(session.game_id)
             if self._landed.get(session.game_id, -1) > version:
@@ -650,6 +531,9 @@ class PlayStream:
         fill_view(prompt.view, loaded, seat)
         convert.extend_actions(prompt.legal_actions, state.legal_actions(seat))
         prompt.deadline_unix = loaded.record.deadline_unix
+        if state.claim_discarder is not None:
+            session.window_prompted = version - answered
+        session.awaiting = version
         alone, rides = self._take_held(
             session.game_id, version, seat if session.results_in_prompts else -1, state.to_act
         )

@@ -2,16 +2,17 @@
 user's side: stubs generated from the proto over real gRPC, four seats of a contract
 game on one stream, on both stores.
 
-A claim window prompts every seat but the discarder at once (and again, at each answer,
-the seats still to answer: the version moved).  Every act is answered once: the result
-of one that landed rides in the next prompt of the game on the stream (any seat's),
-never alone (but the game's last act's, before closed); the refusal of one another
-seat's answer overtook rides in the fresh prompt that follows when that is not out
-yet, else comes alone at once.  A client answering in turn order receives one message
-per prompt: 1, 2 and 3 for the three seats of a window (before: each of those plus a
-result alone).  A stream dropped right after a pass resumes from the versions seen,
-the pass resent by its request id: answered once, applied once, every seat prompted on
-until the game's end.
+A claim window prompts every seat but the discarder once, and each answers that one
+prompt: a claim answer is judged against its window, not the version (the answers
+before it moved the version; their order never changes who wins), so none is
+overtaken and no seat is prompted again in the window.  Every act is answered once:
+the result of one that landed rides in the next prompt of the game on the stream (any
+seat's), never alone (but the game's last act's, before closed).  So a seat receives
+one message per window (before: 1, 2 and 3 for a window's three seats answering in
+turn order, each prompted again at every answer before its own; 3.9 a seat answering
+at once, with the overtaken answers' refusals).  A stream dropped right after a pass
+resumes from the versions seen, the pass resent by its request id: answered once,
+applied once, every seat prompted on until the game's end.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ from tests.e2e.play_support import mirror_from_log, raw_play
 from tests.e2e.support import Env, Mirror
 
 
-async def new_client(server: Env, seed: bytes, *, in_turn_order: bool) -> tuple[Client, Mirror]:
+async def new_client(
+    server: Env, seed: bytes, *, in_turn_order: bool, once: bool = True
+) -> tuple[Client, Mirror]:
     game, joined = await server.new_game("contract", 4, seed)
-    client = Client(game.game_id, [s.token for s in joined], random.Random(seed), in_turn_order)
+    tokens = [s.token for s in joined]
+    client = Client(game.game_id, tokens, random.Random(seed), in_turn_order, once)
     return client, Mirror(PRESETS["contract"], 4, seed)
 
 
@@ -38,11 +42,11 @@ async def new_client(server: Env, seed: bytes, *, in_turn_order: bool) -> tuple[
 async def test_a_claim_window_sends_each_seat_its_prompts_and_no_result_alone(
     server: Env, in_turn_order: bool
 ) -> None:
-    """A four-seat contract game, every seat on one prompts-only stream: the results of
-    each window's answers (and of the discard that opened it) ride in prompts; the
-    overtaken answers (every prompt answered at once) are refused, each answered once.
-    (Before, when a result rode only in the acting seat's own prompt at its version,
-    most answers' results came alone: 2,493 of 3,448 moves' in bench.bench_claims.)"""
+    """A four-seat contract game, every seat on one prompts-only stream, answering in
+    turn order outside the windows (as the bot runner and the tournaments do) or every
+    prompt at once: each seat of a window gets one prompt there and its answer lands,
+    whatever the order; the results of each window's answers (and of the discard that
+    opened it) ride in prompts, each act answered once."""
     seed = f"claim windows/{in_turn_order}/{server.store}".encode()
     client, mirror = await new_client(server, seed, in_turn_order=in_turn_order)
     async with raw_play(server.target) as stream:
@@ -57,18 +61,42 @@ async def test_a_claim_window_sends_each_seat_its_prompts_and_no_result_alone(
     assert sorted(client.applied) == sorted(e.request_id.split(":", 1)[1] for e in entries)
     windows = client.windows()
     claim_answers = sum(1 for s in client.sent.values() if s.window is not None)
-    assert len(windows) > 20 and claim_answers >= 2 * len(windows), (len(windows), claim_answers)
-    # every applied act's result rode in a prompt (but the game's last: before closed)
-    assert client.alone["applied"] <= 1 + len(client.applied) // 100, client.alone
-    if not in_turn_order:
-        assert client.stale > 0, "no answer was overtaken: the test shows nothing"
-    # a seat receives one message per prompt (a fresh one at each answer before its
-    # own: the version moved); at once, also the overtaken refusals whose fresh prompt
-    # went out first
-    counts = [c for each in windows.values() for c in each]
-    mean = sum(counts) / len(counts)
-    # (before: 3.0 and 3.9, bench.bench_claims)
-    assert mean <= (2.0 if in_turn_order else 3.4), (mean, Counter(counts))
+    assert len(windows) > 20 and claim_answers == 3 * len(windows), (len(windows), claim_answers)
+    # an applied act's result rides in a prompt (but the game's last, before closed,
+    # and those whose grace passed: counted with the windows below)
+    assert client.alone["applied"] <= 1 + len(client.applied) // 10, client.alone
+    assert client.stale == 0, "a claim answer was refused as overtaken"
+    # answers sent at the window's first version that landed after others of it
+    late = [
+        request_id
+        for request_id, sent in client.sent.items()
+        if sent.window is not None and client.applied[request_id] > sent.act.expected_version + 1
+    ]
+    assert late, "no answer landed after another of its window: the test shows nothing"
+    # one message a seat a window: its one prompt (carrying a result, or not); two
+    # where an answer's result went alone, a prompt of the window still unanswered
+    # when its short grace passed (a busy machine)
+    counts = Counter(c for each in windows.values() for c in each)
+    assert set(counts) <= {1, 2} and counts[2] <= counts[1] // 4, counts
+
+
+async def test_a_subscription_without_once_per_window_is_prompted_again(server: Env) -> None:
+    """Subscribed as before (no ``prompt_once_per_window``: the web page, clients
+    written before it), a window's seats still to answer are prompted again at each
+    answer before their own; answering in turn order, the seats of a window receive 1,
+    2 and 3 messages, and no answer is refused."""
+    seed = f"claim windows again/{server.store}".encode()
+    client, mirror = await new_client(server, seed, in_turn_order=True, once=False)
+    async with raw_play(server.target) as stream:
+        for seat in range(4):
+            client.subscribe(stream, seat)
+        await play(stream, client)
+    await mirror_from_log(server.running.service.store, client.game_id, mirror)
+    assert mirror.state.is_terminal()
+    assert client.stale == 0 and set(client.answers) == set(client.sent)
+    windows = client.windows()
+    assert len(windows) > 20
+    assert all(sorted(counts) == [1, 2, 3] for counts in windows.values()), windows
 
 
 async def test_a_stream_dropped_after_a_pass_resumes_with_nothing_lost(server: Env) -> None:
