@@ -103,9 +103,8 @@ async def test_each_seat_answers_the_window_at_the_version_it_opened(server: Env
 @pytest.mark.parametrize("server", ["memory"], indirect=True)
 async def test_an_answer_from_before_its_window_is_stale(server: Env) -> None:
     """A claim answer sent at a version before its window opened (the discard's own)
-    is refused ABORTED STALE_VERSION, and changes nothing; so is one from a seat that
-    already answered the window, whatever its version (ALREADY_ANSWERED at the
-    window's current version: the engine's refusal)."""
+    is refused ABORTED STALE_VERSION, and changes nothing; so is a second answer of a
+    seat that already answered, sent at the window's first version."""
     game, seats = await server.new_game("contract", 4, b"window stale")
     tokens = [seat.token for seat in seats]
     async with grpc.aio.insecure_channel(server.target) as channel:
