@@ -203,8 +203,8 @@ async def _replayed(
     """The first answer to a request id, for the same request again; another request
     under that id (another action or expected version) is refused, REQUEST_ID_REUSED.
     The request is the move its answer's version logged (the log entry keeps the
-    action, and its version is the expected one plus one): no store change, one log
-    read, and only on a replay."""
+    action, and its version is the expected one plus one, or later for a claim answer):
+    no store change, one log read, and only on a replay."""
     answer = pb.SubmitActionResponse.FromString(earlier)
     # (a claim answer is judged against its window: it may have landed later than
     # the version after the one it was sent at)
