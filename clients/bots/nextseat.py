@@ -1,0 +1,109 @@
+"""Whiskertrail variants of ``closer`` for when the next seat is open (four seats).
+
+Only the next seat can take this seat's discard at a free pile.  Once it has laid its
+contract, a discard it can lay off brings it a card nearer going out, and when it goes
+out this closed hand is counted whole.  ``NextRushBot``: while the next seat is open,
+``racer``'s weight of the penalty shed is ``next_alpha`` (1.0; ``closer``: 0.5).
+``NextGuardBot``: while the next seat is open and holds at most ``guard_cards`` cards,
+the table's danger ranks before ``missing`` (``closer``: after it).
+
+Measured against ``closer`` in docs/BOT_STUDIES.md (2026-12-06): none kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from clients.bots.base import Situation
+from clients.bots.closer import CloserBot, next_open
+from clients.bots.racer import racing, weighted_rank
+from clients.bots.strong import DiscardRank
+from engine.actions import Action
+from engine.cards import Card
+
+__all__ = [
+    "ClosedNextRushBot",
+    "ClosedNextRushTwoBot",
+    "NextGuardBot",
+    "NextRushBot",
+    "PileLiveBot",
+    "PileLiveThreeBot",
+]
+
+
+def _next_cards(sit: Situation) -> int:
+    nxt = (sit.seat + 1) % sit.seats
+    return sit.hand_sizes[nxt] if nxt < len(sit.hand_sizes) else 99
+
+
+class NextRushBot(CloserBot):
+    name = "nextrush"
+    next_alpha: float = 1.0
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        if next_open(sit) and racing(sit, self.min_seats):
+            return weighted_rank(sit, self.next_alpha, self.danger)
+        return super()._closed_rank(sit)
+
+
+class NextGuardBot(CloserBot):
+    name = "nextguard"
+    guard_cards: int = 2
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        base = super()._closed_rank(sit)
+        if not (
+            sit.rules.draw_from_discard
+            and sit.seats >= 3
+            and next_open(sit)
+            and _next_cards(sit) <= self.guard_cards
+        ):
+            return base
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            key = base(c, missing, live)
+            return (key[1], key[0], *key[2:])  # the danger first, then missing
+
+        return rank
+
+
+class PileLiveBot(CloserBot):
+    """At three seats or more (whiskertrail), closed: take the pile's top at equal
+    ``missing`` when it adds at least ``pile_gain`` live outs (a passed card is buried:
+    only this seat could draw it)."""
+
+    name = "pilelive"
+    pile_gain: int = 1
+
+    def _draw(self, sit: Situation, legal: Sequence[Action]) -> Action:
+        self.pile_live_gain = self.pile_gain if sit.seats >= 3 else 0
+        return super()._draw(sit, legal)
+
+
+class PileLiveThreeBot(PileLiveBot):
+    name = "pilelive3"
+    pile_gain = 3
+
+
+class ClosedNextRushBot(CloserBot):
+    """While the race is on and the next seat is closed (it takes a discard only for
+    its contract), ``racer``'s weight of the penalty shed is ``closed_alpha`` (1.0)."""
+
+    name = "closednextrush"
+    closed_alpha: float = 1.0
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        if next_open(sit) or not racing(sit, self.min_seats):
+            return super()._closed_rank(sit)
+        base = weighted_rank(sit, self.closed_alpha, self.danger)
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            key = base(c, missing, live)
+            return (key[0], 0, *key[2:])  # the next seat's danger: none while it is closed
+
+        return rank
+
+
+class ClosedNextRushTwoBot(ClosedNextRushBot):
+    name = "closednextrush2"
+    closed_alpha = 2.0
