@@ -6,6 +6,9 @@ out this closed hand is counted whole.  ``NextRushBot``: while the next seat is 
 ``racer``'s weight of the penalty shed is ``next_alpha`` (1.0; ``closer``: 0.5).
 ``NextGuardBot``: while the next seat is open and holds at most ``guard_cards`` cards,
 the table's danger ranks before ``missing`` (``closer``: after it).
+``DangerFewBot``: the next seat's danger only once it holds at most ``danger_cards``.
+``ClosedNextRushBot``: a larger ``racer`` weight while the next seat is closed.
+``PileLiveBot``: closed, the pile's top at equal ``missing`` for more live outs.
 
 Measured against ``closer`` in docs/BOT_STUDIES.md (2026-12-06): none kept.
 """
@@ -24,6 +27,8 @@ from engine.cards import Card
 __all__ = [
     "ClosedNextRushBot",
     "ClosedNextRushTwoBot",
+    "DangerFewBot",
+    "DangerFewSixBot",
     "NextGuardBot",
     "NextRushBot",
     "PileLiveBot",
@@ -107,3 +112,29 @@ class ClosedNextRushBot(CloserBot):
 class ClosedNextRushTwoBot(ClosedNextRushBot):
     name = "closednextrush2"
     closed_alpha = 2.0
+
+
+class DangerFewBot(CloserBot):
+    """The next seat's danger only while it is open *and* holds at most ``danger_cards``
+    cards (``closer``: whenever it is open): a lay-off matters most near its end."""
+
+    name = "dangerfew"
+    danger_cards: int = 4
+
+    def _closed_rank(self, sit: Situation) -> DiscardRank:
+        base = super()._closed_rank(sit)
+        if not sit.rules.draw_from_discard or not next_open(sit):
+            return base
+        if _next_cards(sit) <= self.danger_cards:
+            return base
+
+        def rank(c: Card, missing: int, live: int) -> tuple[int, ...]:
+            key = base(c, missing, live)
+            return (key[0], 0, *key[2:])
+
+        return rank
+
+
+class DangerFewSixBot(DangerFewBot):
+    name = "dangerfew6"
+    danger_cards = 6

@@ -8,6 +8,7 @@ round) all three drew from the stock, so the next seat passed the card.  A close
 of the same rank it passed is likely to be passed again.  ``PassTieBot``: while the
 next seat is closed, closed-hand discards prefer such a card to break ties of the
 score ``closer`` ranks by; ``PassLiveBot``: before that score (after ``missing``).
+``PassOpenBot``: and open-hand discards of equal penalty too.
 
 Measured against ``closer`` in docs/BOT_STUDIES.md (2026-12-06): none kept.
 """
@@ -15,7 +16,7 @@ Measured against ``closer`` in docs/BOT_STUDIES.md (2026-12-06): none kept.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Self
 
 from clients.bots.base import Situation
@@ -24,7 +25,7 @@ from clients.bots.strong import DiscardRank
 from engine.actions import Action, Discard
 from engine.cards import Card, card
 
-__all__ = ["PassLiveBot", "PassTieBot", "passed_rank"]
+__all__ = ["PassLiveBot", "PassOpenBot", "PassTieBot", "passed_rank"]
 
 
 def passed_rank(c: Card, passed: frozenset[int]) -> int:
@@ -91,3 +92,25 @@ class PassTieBot(CloserBot):
 class PassLiveBot(PassTieBot):
     name = "passlive"
     pass_place = "live"
+
+
+class PassOpenBot(PassTieBot):
+    """``passtie``, and open-hand discards too: among cards of the same penalty (and
+    lay-off), a rank the closed next seat passed first."""
+
+    name = "passopen"
+
+    def _open_key(self, sit: Situation) -> Callable[[Discard], tuple[int, ...]]:
+        base = super()._open_key(sit)
+        if sit.seats < 3 or not sit.rules.draw_from_discard or next_open(sit):
+            return base
+        if not self._passed_ranks:
+            return base
+        passed = frozenset(self._passed_ranks)
+        by_id = {c.id: c for c in sit.hand}
+
+        def key(action: Discard) -> tuple[int, ...]:
+            k = base(action)
+            return (*k[:2], passed_rank(by_id[action.card], passed), *k[2:])
+
+        return key

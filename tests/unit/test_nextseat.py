@@ -14,12 +14,13 @@ from clients.bots.expert import ExpertBot
 from clients.bots.nextseat import (
     ClosedNextRushBot,
     ClosedNextRushTwoBot,
+    DangerFewBot,
     NextGuardBot,
     NextRushBot,
     PileLiveBot,
     PileLiveThreeBot,
 )
-from clients.bots.passed import PassLiveBot, PassTieBot, passed_rank
+from clients.bots.passed import PassLiveBot, PassOpenBot, PassTieBot, passed_rank
 from clients.turn import engine_turn
 from engine.actions import Discard, Draw, DrawSource
 from engine.cards import card, cards_from_codes
@@ -33,6 +34,8 @@ from tests.support.playouts import bot_moves
     [
         PassTieBot,
         PassLiveBot,
+        PassOpenBot,
+        DangerFewBot,
         NextRushBot,
         NextGuardBot,
         PileLiveBot,
