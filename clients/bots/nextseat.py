@@ -7,7 +7,8 @@ out this closed hand is counted whole.  ``NextRushBot``: while the next seat is 
 ``NextGuardBot``: while the next seat is open and holds at most ``guard_cards`` cards,
 the table's danger ranks before ``missing`` (``closer``: after it).
 ``DangerFewBot``: the next seat's danger only once it holds at most ``danger_cards``.
-``ClosedNextRushBot``: a larger ``racer`` weight while the next seat is closed.
+``ClosedNextRushBot`` (and ``ClosedNextCalmBot``, ``ClosedNextZeroBot``): another ``racer``
+weight while the next seat is closed.
 ``PileLiveBot``: closed, the pile's top at equal ``missing`` for more live outs.
 
 Measured against ``closer`` in docs/BOT_STUDIES.md (2026-12-06): none kept.
@@ -25,8 +26,10 @@ from engine.actions import Action
 from engine.cards import Card
 
 __all__ = [
+    "ClosedNextCalmBot",
     "ClosedNextRushBot",
     "ClosedNextRushTwoBot",
+    "ClosedNextZeroBot",
     "DangerFewBot",
     "DangerFewSixBot",
     "NextGuardBot",
@@ -138,3 +141,13 @@ class DangerFewBot(CloserBot):
 class DangerFewSixBot(DangerFewBot):
     name = "dangerfew6"
     danger_cards = 6
+
+
+class ClosedNextCalmBot(ClosedNextRushBot):
+    name = "closednextcalm"
+    closed_alpha = 0.25
+
+
+class ClosedNextZeroBot(ClosedNextRushBot):
+    name = "closednext0"
+    closed_alpha = 0.0

@@ -12,6 +12,7 @@ import pytest
 from clients.bots.closer import CloserBot
 from clients.bots.expert import ExpertBot
 from clients.bots.nextseat import (
+    ClosedNextCalmBot,
     ClosedNextRushBot,
     ClosedNextRushTwoBot,
     DangerFewBot,
@@ -42,6 +43,7 @@ from tests.support.playouts import bot_moves
         PileLiveThreeBot,
         ClosedNextRushBot,
         ClosedNextRushTwoBot,
+        ClosedNextCalmBot,
     ],
 )
 def test_the_variants_play_reproducible_games(bot: type[CloserBot]) -> None:
