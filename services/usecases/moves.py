@@ -189,10 +189,10 @@ def answers_window(loaded: Loaded, seat: int, action: Action, expected: int) -> 
     if not isinstance(action, Claim | PassClaim):
         return False
     state = loaded.state
-    opened = loaded.version - state.claim_answers_given
+    answered = state.claim_answers_given
     return (
-        state.claim_answers_given > 0
-        and opened <= expected < loaded.version
+        answered > 0
+        and loaded.version - answered <= expected < loaded.version
         and (seat in state.to_act)
     )
 

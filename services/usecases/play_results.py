@@ -68,6 +68,11 @@ class ResultsInPrompts:
         elif len(sessions) == 1:
             sessions[0].awaiting = -1
 
+    def _prompt_out(self, game_id: str, but: _Session | None = None) -> bool:
+        """Whether a prompt of ``game_id`` went out on this stream that no act of its seat
+        has followed yet (``but``: that session's aside)."""
+        return any(s.awaiting >= 0 for s in self._sessions.get(game_id, ()) if s is not but)
+
     def _hold(self, session: _Session, message: pb.PlayResponse, expected: int) -> bool:
         """Keep an act's result for the next prompt of its game on this stream, any
         seat's (a move in two messages: act, then the prompt that carries its answer),
@@ -83,7 +88,7 @@ class ResultsInPrompts:
         if session not in sessions:
             return False  # (its session ended meanwhile: its closed has gone)
         # (a prompt out unanswered: the client may answer it only after this result)
-        grace = any(other.awaiting >= 0 for other in sessions if other is not session)
+        grace = self._prompt_out(game_id, session)
         prompted = self._prompted.get(game_id, -1)
         result = message.result
         if result.HasField("error"):
@@ -105,7 +110,7 @@ class ResultsInPrompts:
         held = self._held.get(game_id, [])
         for index, (waiting, _) in enumerate(held):
             if waiting is message:
-                if grace and not any(s.awaiting >= 0 for s in self._sessions.get(game_id, ())):
+                if grace and not self._prompt_out(game_id):
                     # every prompt out was answered meanwhile: held on for the next one
                     timer = asyncio.get_running_loop().call_later(
                         HOLD_SECONDS - GRACE_SECONDS, self._release_late, game_id, message
