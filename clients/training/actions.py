@@ -47,7 +47,7 @@ from engine.actions import (
 from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
 from engine.melds import End, Meld
 from engine.rulesets import MeldKind, RuleSet
-from engine.solver import Selection, best_selection
+from engine.solver import Selection, best_selection, best_selections_without
 
 __all__ = [
     "CARD_TYPES",
@@ -209,10 +209,8 @@ def contract_layouts(
     seen = {_signature(auto)}
     found: list[tuple[int, tuple[tuple[int, ...], ...], Selection]] = []
     used = sorted({t for sig in _signature(auto) for t in sig})
-    typed = [(JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52, c) for c in hand]
-    for t in used:
-        rest = [c for ct, c in typed if ct != t]
-        other = best_selection(rest, rules, round_number)
+    # (the solver's types: a natural's kind, the joker 52, as JOKER_TYPE here)
+    for other in best_selections_without(hand, rules, round_number, used):
         if other is not None:
             signature = _signature(other)
             if signature not in seen:

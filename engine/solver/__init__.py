@@ -71,16 +71,25 @@ SOLVER_FORM: str = choose_form(__name__, Path(__file__).resolve().parent)
 # True when the compiled build runs
 COMPILED: bool = SOLVER_FORM == _COMPILED_FORM
 
-from .answers import analyse, best_selection, can_lay, missing_cards  # noqa: E402
+from .answers import (  # noqa: E402
+    JOKER_TYPE,
+    analyse,
+    best_selection,
+    best_selections_without,
+    can_lay,
+    missing_cards,
+)
 from .values import Analysis, Selection  # noqa: E402
 
 __all__ = [
     "COMPILED",
+    "JOKER_TYPE",
     "SOLVER_FORM",
     "Analysis",
     "Selection",
     "analyse",
     "best_selection",
+    "best_selections_without",
     "can_lay",
     "missing_cards",
 ]
