@@ -8,7 +8,7 @@ from engine.cards import JOKER_RANK, Card
 from engine.errors import InvalidActionError
 from engine.rulesets import PRESETS, RuleSet
 
-from .best_search import search_best
+from .best_search import SetMemo, search_best
 from .best_so_far import BestSoFar, FoundOne
 from .card_ids import KIND_IDS, HandIds
 from .cost_search import CostSearch
@@ -60,6 +60,7 @@ def best_selections_without(
             jokers.append(i)
     jokers.sort()
     out: list[Selection | None] = []
+    set_memos: dict[tuple[int, ...], SetMemo] = {}
     for t in types:
         if t == JOKER_TYPE:
             h1, h2, h3, h4 = held1, held2, held3, held4
@@ -80,7 +81,7 @@ def best_selections_without(
             ids = HandIds(natural_ids & ~KIND_IDS[t], list(jokers), tables.decks, h2 != 0, by_id)
         best_so_far = BestSoFar(tables, shape, (), jc, h2 != 0)
         best_so_far.ids = ids
-        search_best(best_so_far, h1, h2, h3, h4, naturals, suits)
+        search_best(best_so_far, h1, h2, h3, h4, naturals, suits, set_memos)
         out.append(None if best_so_far.best_chosen is None else selection_of(best_so_far))
     return out
 

@@ -36,6 +36,9 @@ class RunCandidate:
         self.r_mask = r_mask  # skeleton: its positions in the suit
 
 
+# set candidates by size, for what the runs left (the counts of the search's ranks)
+SetMemo = dict[tuple[int, ...], dict[int, list[SetCandidate]]]
+
 # run candidates sort by their score (a C key function)
 BY_SCORE: Final = attrgetter("score")
 
@@ -89,6 +92,7 @@ class BestSearch:
         run_cands: dict[int, list[RunCandidate]],
         rest_nat: list[int],
         rest_cap: list[int],
+        set_memo: SetMemo,
     ) -> None:
         tables = best_so_far.tables
         shape = best_so_far.shape
@@ -116,7 +120,7 @@ class BestSearch:
         self.rest_nat = rest_nat
         self.rest_cap = rest_cap
         # (the set search's state; used only by contracts with sets)
-        self.set_memo: dict[tuple[int, ...], dict[int, list[SetCandidate]]] = {}
+        self.set_memo = set_memo
         # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
         self.current_sets: dict[int, list[SetCandidate]] = {}
         self.left = [0] * 14  # naturals a rank still offers (sets of any suits)
@@ -365,8 +369,11 @@ def search_best(
     held4: int,
     rank_naturals: list[int],
     rank_suits: list[int],
+    set_memos: dict[tuple[int, ...], SetMemo] | None = None,
 ) -> None:
-    """Fill best_so_far.best_* with the best selection, if there is one."""
+    """Fill best_so_far.best_* with the best selection, if there is one.  ``set_memos``:
+    the set candidates of searches with the same rule set and contract (for several
+    hands searched together), by the jokers and the ranks that can hold a set."""
     tables = best_so_far.tables
     shape = best_so_far.shape
     joker_count = best_so_far.joker_count
@@ -527,7 +534,16 @@ def search_best(
     for i in range(nreq - 1, -1, -1):
         rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
         rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
-    search = BestSearch(best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap)
+    set_memo: SetMemo = {}
+    if set_memos is not None:
+        memo_key = (meld_jokers, joker_count, *ranks)
+        got = set_memos.get(memo_key)
+        if got is None:
+            got = set_memos[memo_key] = {}
+        set_memo = got
+    search = BestSearch(
+        best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap, set_memo
+    )
     if nruns:
         search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, ())
     else:
