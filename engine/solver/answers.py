@@ -10,7 +10,7 @@ from engine.rulesets import PRESETS, RuleSet
 
 from .best_search import SetMemo, search_best
 from .best_so_far import BestSoFar, FoundOne
-from .card_ids import KIND_IDS, HandIds
+from .card_ids import KIND_IDS, HandIds, hand_ids
 from .cost_search import CostSearch
 from .meld_building import selection_of
 from .planes import hand_planes, parse_hand, rank_count, with_card
@@ -48,16 +48,7 @@ def best_selections_without(
     tables = rule_tables(rules)
     shape = contract_shape(tables, round_number)
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
-    natural_ids = 0
-    jokers: list[int] = []
-    by_id: dict[int, Card] = {}
-    for c in hand:
-        i = c.id
-        by_id[i] = c
-        if c.rank:
-            natural_ids |= 1 << i
-        else:
-            jokers.append(i)
+    natural_ids, jokers, by_id = hand_ids(hand)
     jokers.sort()
     out: list[Selection | None] = []
     set_memos: dict[tuple[int, ...], SetMemo] = {}
