@@ -287,7 +287,8 @@ class PlayStream(ResultsInPrompts):
                 )
             seat = session.seat
             request = submit_request(act, session.requested)
-            response = await submit_action(self._ctx, request, session.caller)
+            # (its result carries the version alone: no events built for it)
+            response = await submit_action(self._ctx, request, session.caller, events=False)
             result.version = response.version
         except ServiceError as exc:
             result.error.CopyFrom(play_error(exc))
