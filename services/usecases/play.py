@@ -560,7 +560,11 @@ class PlayStream(ResultsInPrompts):
 
     async def _send(self, message: pb.PlayResponse) -> None:
         if not self._closed:
-            await self._outbox.put(message)
+            outbox = self._outbox
+            if outbox.full():
+                await outbox.put(message)  # (a client slow to read: wait for room)
+            else:
+                outbox.put_nowait(message)  # (as put() does then, without its coroutine)
             self._signal()
 
     def _signal(self, _: object = None) -> None:
