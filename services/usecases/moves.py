@@ -73,11 +73,16 @@ async def validate_action(
 
 
 async def submit_action(
-    ctx: Context, request: pb.SubmitActionRequest, caller: Caller, *, events: bool = True
+    ctx: Context,
+    request: pb.SubmitActionRequest | pb.PlayAct,
+    caller: Caller,
+    *,
+    events: bool = True,
 ) -> pb.SubmitActionResponse:
     """``events``: the answer carries the mover's events (a Play act's result carries
     its version alone: its answer, and the one kept for its request id, has none, and
-    a repeat of the request gets them from the log entry: :func:`_replayed`)."""
+    a repeat of the request gets them from the log entry: :func:`_replayed`).  A
+    PlayAct is the same request (the same fields), for the seat it names."""
     # (each field read once: a protobuf field read is a call into upb)
     request_id = request.request_id
     if len(request_id) > MAX_REQUEST_ID:
@@ -243,7 +248,7 @@ async def _replayed(
 
 
 def _fields(
-    request: pb.SubmitActionRequest, caller: Caller, seat: int, loaded: Loaded
+    request: pb.SubmitActionRequest | pb.PlayAct, caller: Caller, seat: int, loaded: Loaded
 ) -> dict[str, object]:
     """A move's log fields."""
     fields: dict[str, object] = {

@@ -296,7 +296,11 @@ class PlayStream(ResultsInPrompts):
                     + " on this stream: subscribe first",
                 )
             seat = session.seat
-            request = submit_request(act, session.requested)
+            # (the act is the SubmitAction, its fields named alike, when it names the
+            # seat its session asked for: no request built and the action copied in)
+            request = (
+                act if requested == session.requested else submit_request(act, session.requested)
+            )
             # (its result carries the version alone: no events built for it)
             response = await submit_action(self._ctx, request, session.caller, events=False)
             result.version = response.version
