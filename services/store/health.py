@@ -210,15 +210,9 @@ class MonitoredStore(GameStore):
         return await self._call(self.inner.load(game_id), self._games(game_id))
 
     async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
-        # (a move's calls, commit and wait_log, written as _call inline: a coroutine
-        # frame fewer for each of their awaits to pass through)
-        if self.monitor.down:
-            self._refuse(self._games(game_id))
-        try:
-            return await self.inner.commit(game_id, expected_revision, write)
-        except StoreUnavailableError as exc:
-            self.monitor.suspect(exc)
-            raise
+        return await self._call(
+            self.inner.commit(game_id, expected_revision, write), self._games(game_id)
+        )
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         return await self._call(self.inner.idempotent_response(game_id, key), self._games(game_id))
@@ -229,6 +223,8 @@ class MonitoredStore(GameStore):
         )
 
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+        # (each session's every wait: _call written out, a coroutine frame fewer for
+        # its await to pass through)
         if self.monitor.down:
             self._refuse(self._games(game_id))
         try:
