@@ -173,16 +173,21 @@ class PlayStream(ResultsInPrompts):
             game_id = request.act.game_id
             self._inflight[game_id] = self._inflight.get(game_id, 0) + 1
             self._answering(request.act)
+            sessions = self._sessions.get(game_id)
+            named = request.act.seat if request.act.HasField("seat") else None
             if (
-                not self._acts
+                sessions is not None
                 and len(self._sessions) == 1
-                and game_id in self._sessions
+                and not self._acts
+                and any(s.names(named) for s in sessions)
                 and not self._prompt_out(game_id)
             ):
-                # the stream's one game, no other act in flight nor a prompt out that
-                # another act may answer meanwhile (a claim window's seats): answered
-                # in the reader's task, a task a move fewer (the client's next message,
-                # which then waits for this answer, is read after it)
+                # the stream's one game, a session of the seat the act names (not one
+                # subscribed by a message still to read), no other act in flight nor a
+                # prompt out that another act may answer meanwhile (a claim window's
+                # seats): answered in the reader's task, a task a move fewer (the
+                # client's next message, which then waits for this answer, is read
+                # after it)
                 await self._act(request.act)
                 return
             task = asyncio.create_task(self._act(request.act))
