@@ -158,26 +158,35 @@ def _glintwick(server: Server, stats: redis.Redis, seeds: list[bytes]) -> dict[s
     Redis's own CPU (whatever the server's store: the memory store's runs show Redis
     idle), and the messages, per move (from the games' creation on: their play alone)."""
     before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
 
     def started() -> None:
         before["commands"] = _commands(stats)
         before["redis_cpu"] = _redis_cpu(stats)
         before["cpu"] = cpu_seconds(server.pid)
 
-    played = asyncio.run(_play(server.target, seeds, prompts_only=True, on_started=started))
+    def finished() -> None:  # (before the games' replays are read: play alone)
+        after["cpu"] = cpu_seconds(server.pid)
+        after["redis_cpu"] = _redis_cpu(stats)
+        after["commands"] = _commands(stats)
+
+    played = asyncio.run(
+        _play(server.target, seeds, prompts_only=True, on_started=started, on_finished=finished)
+    )
     moves = played["moves"]
     return {
-        "cpu_us_per_move": _cpu_us(server.pid, before["cpu"], moves),
-        "redis_cpu_us_per_move": round(1e6 * (_redis_cpu(stats) - before["redis_cpu"]) / moves, 1),
-        "redis_commands": _commands_per_move(before["commands"], _commands(stats), moves),
+        "cpu_us_per_move": _cpu_us(server.pid, before["cpu"], moves, after["cpu"]),
+        "redis_cpu_us_per_move": round(1e6 * (after["redis_cpu"] - before["redis_cpu"]) / moves, 1),
+        "redis_commands": _commands_per_move(before["commands"], after["commands"], moves),
         "sent_per_move": played["sent_per_move"],
         "received_per_move": played["received_per_move"],
         "moves": moves,
     }
 
 
-def _cpu_us(pid: int, before: float | None, moves: int) -> float:
-    after = cpu_seconds(pid)
+def _cpu_us(pid: int, before: float | None, moves: int, after: float | None = None) -> float:
+    """The process's CPU per move since ``before`` (until ``after``, else now)."""
+    after = cpu_seconds(pid) if after is None else after
     assert before is not None and after is not None, "no /proc: no server CPU"
     return round(1e6 * (after - before) / moves, 1)
 

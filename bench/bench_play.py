@@ -87,11 +87,13 @@ async def _play(
     prompts_only: bool,
     on_started: Callable[[], None] | None = None,
     *,
+    on_finished: Callable[[], None] | None = None,
     rules: str = "whiskertrail",
     seats: int = 2,
 ) -> dict[str, Any]:
     """``on_started``: called once the games are created, as their play starts (the
-    floor benchmark reads the server's CPU there); ``rules``, ``seats``: the games'."""
+    floor benchmark reads the server's CPU there), ``on_finished`` once they are over
+    (before their replays are read); ``rules``, ``seats``: the games'."""
     client = GlintwickClient(target)
     games = [await _new_game(client, seed, rules, seats) for seed in seeds]
     sent = received = 0
@@ -114,6 +116,8 @@ async def _play(
 
     await asyncio.gather(*(game(n, seats) for n, seats in enumerate(games)))
     took = time.perf_counter() - started
+    if on_finished is not None:
+        on_finished()
     moves, scores = await _results(client, games)
     await client.close()
     return {

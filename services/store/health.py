@@ -184,6 +184,18 @@ class MonitoredStore(GameStore):
             return ()
         return (self.inner.part_of_key(kind, name),)
 
+    def _refuse_game(self, game_id: str) -> None:
+        """Raise the refusal of a call on ``game_id`` while its part is judged down."""
+        if self.monitor.down:
+            refused = self.monitor.refusal(self._games(game_id))
+            if refused is not None:
+                raise StoreUnavailableError(refused)
+
+    def _suspected(self, error: StoreUnavailableError) -> StoreUnavailableError:
+        """``error`` (raised again by the caller), the monitor woken by it."""
+        self.monitor.suspect(error)
+        return error
+
     async def _call(self, call: Awaitable[T], parts: tuple[str, ...] | None = None) -> T:
         """``call``, which needs ``parts`` of the store (None: every part)."""
         refused = self.monitor.refusal(parts)
@@ -204,9 +216,13 @@ class MonitoredStore(GameStore):
         return await self._call(self.inner.load(game_id), self._games(game_id))
 
     async def commit(self, game_id: str, expected_revision: int, write: Write) -> bool:
-        return await self._call(
-            self.inner.commit(game_id, expected_revision, write), self._games(game_id)
-        )
+        # (a move's calls, commit and each session's wait, are _call written out: a
+        # coroutine frame fewer for each of their awaits to pass through)
+        self._refuse_game(game_id)
+        try:
+            return await self.inner.commit(game_id, expected_revision, write)
+        except StoreUnavailableError as exc:
+            raise self._suspected(exc)  # noqa: B904  (the same error, raised again)
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
         return await self._call(self.inner.idempotent_response(game_id, key), self._games(game_id))
@@ -217,9 +233,11 @@ class MonitoredStore(GameStore):
         )
 
     async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
-        return await self._call(
-            self.inner.wait_log(game_id, after_version, timeout), self._games(game_id)
-        )
+        self._refuse_game(game_id)
+        try:
+            return await self.inner.wait_log(game_id, after_version, timeout)
+        except StoreUnavailableError as exc:
+            raise self._suspected(exc)  # noqa: B904  (the same error, raised again)
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         return await self._call(self.inner.due_deadlines(now, limit))

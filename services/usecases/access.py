@@ -113,6 +113,7 @@ def requested_seat(
     request: pb.GetViewRequest
     | pb.ListLegalActionsRequest
     | pb.SubmitActionRequest
-    | pb.ValidateActionRequest,
+    | pb.ValidateActionRequest
+    | pb.PlayAct,
 ) -> int | None:
     return request.seat if request.HasField("seat") else None

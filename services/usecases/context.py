@@ -131,7 +131,7 @@ class Context:
         wake when the log reader has the entry, which often comes before the reply to
         the commit that wrote it, so the cache does not hold it yet; each used to read
         and decode the game itself (docs/LOADTEST.md, the log's 2026-12-02 entry for 81d2c18)."""
-        remembered = self._remembered_at(game_id, version)
+        remembered = self.remembered_at(game_id, version)
         if remembered is not None:
             return remembered
         commit = self._committing.get(game_id)
@@ -139,7 +139,7 @@ class Context:
             # this process is writing the game (most often the entry's own move): the
             # store's answer is on its way, and the game is remembered with it
             await asyncio.shield(commit)
-            remembered = self._remembered_at(game_id, version)
+            remembered = self.remembered_at(game_id, version)
             if remembered is not None:
                 return remembered
         key = (game_id, version)
@@ -149,7 +149,8 @@ class Context:
             loading.add_done_callback(lambda done: self._loaded(key, done))
         return await asyncio.shield(loading)
 
-    def _remembered_at(self, game_id: str, version: int) -> Loaded | None:
+    def remembered_at(self, game_id: str, version: int) -> Loaded | None:
+        """The game this process remembers, if it is at ``version``."""
         cached = self._newest.get(game_id)
         return cached if cached is not None and cached.version == version else None
 

@@ -73,8 +73,16 @@ async def validate_action(
 
 
 async def submit_action(
-    ctx: Context, request: pb.SubmitActionRequest, caller: Caller
+    ctx: Context,
+    request: pb.SubmitActionRequest | pb.PlayAct,
+    caller: Caller,
+    *,
+    events: bool = True,
 ) -> pb.SubmitActionResponse:
+    """``events``: the answer carries the mover's events (a Play act's result carries
+    its version alone: its answer, and the one kept for its request id, has none, and
+    a repeat of the request gets them from the log entry: :func:`_replayed`).  A
+    PlayAct is the same request (the same fields), for the seat it names."""
     # (each field read once: a protobuf field read is a call into upb)
     request_id = request.request_id
     if len(request_id) > MAX_REQUEST_ID:
@@ -105,7 +113,7 @@ async def submit_action(
         if not on_cache and idem_key is not None:
             earlier = await ctx.store.idempotent_response(game_id, idem_key)
             if earlier is not None:
-                answer = await _replayed(ctx, game_id, earlier, expected, action, request_id)
+                answer = await _replayed(ctx, game_id, earlier, expected, action, request_id, seat)
                 log.info("action_replayed", **_fields(request, caller, seat, loaded))
                 return answer
         if not loaded.table_full():
@@ -130,15 +138,16 @@ async def submit_action(
         if expected != loaded.version and not answers_window(loaded, seat, action, expected):
             raise stale(expected, loaded.version)
         try:
-            state, events = loaded.state.apply_action(seat, action)
+            state, applied = loaded.state.apply_action(seat, action)
         except GlintwickError as exc:
             if on_cache:
                 continue  # a stale cache must answer ABORTED, not this: judged fresh
             raise engine_error(exc) from exc
         try:
             response = await commit_move(
-                ctx, loaded, seat, action, state, events, idem_key, by_deadline=False, take=take
-            )
+                ctx, loaded, seat, action, state, applied, idem_key, by_deadline=False,
+                take=take, with_events=events,
+            )  # fmt: skip
         except RateRefusedError:
             continue  # (on the cache only) judged fresh: RATE_LIMITED there, or its answer
         if response is not None:
@@ -161,7 +170,7 @@ async def submit_action(
         if idem_key is not None:
             earlier = await ctx.store.idempotent_response(game_id, idem_key)
             if earlier is not None:
-                return await _replayed(ctx, game_id, earlier, expected, action, request_id)
+                return await _replayed(ctx, game_id, earlier, expected, action, request_id, seat)
         window = isinstance(action, Claim | PassClaim) and loaded.state.claim_discarder is not None
         if window and seat in loaded.state.to_act and len(tries) < MAX_WINDOW_TRIES:
             # another answer of the window landed first: this one is judged again on the
@@ -198,13 +207,21 @@ def answers_window(loaded: Loaded, seat: int, action: Action, expected: int) -> 
 
 
 async def _replayed(
-    ctx: Context, game_id: str, earlier: bytes, expected: int, action: Action, request_id: str
+    ctx: Context,
+    game_id: str,
+    earlier: bytes,
+    expected: int,
+    action: Action,
+    request_id: str,
+    seat: int,
 ) -> pb.SubmitActionResponse:
     """The first answer to a request id, for the same request again; another request
     under that id (another action or expected version) is refused, REQUEST_ID_REUSED.
     The request is the move its answer's version logged (the log entry keeps the
     action, and its version is the expected one plus one, or later for a claim answer):
-    no store change, one log read, and only on a replay."""
+    no store change, one log read, and only on a replay.  An answer kept without the
+    mover's events (a Play act's: :func:`commit_move`'s ``with_events``) gets them from
+    that entry, as a watcher of the seat does (the same messages: tests/unit/test_convert.py)."""
     answer = pb.SubmitActionResponse.FromString(earlier)
     # (a claim answer is judged against its window: it may have landed later than
     # the version after the one it was sent at)
@@ -213,8 +230,14 @@ async def _replayed(
     if same:
         items = await ctx.store.read_log(game_id, answer.version - 1, limit=1)
         if items and items[0].version == answer.version:
-            logged = spb.LogEntry.FromString(items[0].entry).action
-            same = convert.action_from_pb(logged) == action
+            entry = spb.LogEntry.FromString(items[0].entry)
+            same = convert.action_from_pb(entry.action) == action
+            if same and not answer.events:
+                add_event = answer.events.add
+                for index, stored in enumerate(entry.events):
+                    out = add_event()
+                    codec.fill_event_pb(out, stored, seat, answer.version)
+                    convert.place_event(out, index)
     if not same:
         raise invalid(
             f"request_id {request_id[:40]!r} was used for another request of this seat "
@@ -225,7 +248,7 @@ async def _replayed(
 
 
 def _fields(
-    request: pb.SubmitActionRequest, caller: Caller, seat: int, loaded: Loaded
+    request: pb.SubmitActionRequest | pb.PlayAct, caller: Caller, seat: int, loaded: Loaded
 ) -> dict[str, object]:
     """A move's log fields."""
     fields: dict[str, object] = {
@@ -261,10 +284,12 @@ async def commit_move(
     idem_key: str | None,
     by_deadline: bool,
     take: CellTake | None = None,
+    with_events: bool = True,
 ) -> pb.SubmitActionResponse | None:
     """One compare-and-set of an applied move; None when the game moved on first
     (or ``idem_key`` is stored already).  ``take``: the move's act cell, taken in the
-    same step (RateRefusedError: refused by it, nothing written)."""
+    same step (RateRefusedError: refused by it, nothing written).  ``with_events``:
+    the answer (and the one kept for ``idem_key``) carries the mover's events."""
     version = state.action_count
     record = spb.StoredGame()
     record.CopyFrom(loaded.record)
@@ -286,12 +311,13 @@ async def commit_move(
     # from the engine's events: the same message, tests/unit/test_convert.py checks,
     # at a third of the cost of reading the stored Structs back)
     response = pb.SubmitActionResponse(version=version)
-    add_event = response.events.add
-    for index, event in enumerate(events):
-        out = add_event()
-        payload = event.for_seat(seat)
-        convert.fill_event(out, payload.pop("type"), payload.pop("seat"), payload, version)
-        convert.place_event(out, index)
+    if with_events:
+        add_event = response.events.add
+        for index, event in enumerate(events):
+            out = add_event()
+            payload = event.for_seat(seat)
+            convert.fill_event(out, payload.pop("type"), payload.pop("seat"), payload, version)
+            convert.place_event(out, index)
     write = store_write(
         loaded,
         record,

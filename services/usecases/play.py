@@ -36,7 +36,7 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
 from services.errors import ServiceError, internal, invalid, store_unavailable
-from services.store.base import LogItem, StoreUnavailableError
+from services.store.base import StoreUnavailableError
 
 from .access import acting_seat
 from .context import Caller, Context
@@ -66,8 +66,6 @@ BEHIND_RECHECK = 0.25
 #: so it reads the game's record again every WAITING_RECHECK seconds until it is
 WAITING = -3
 WAITING_RECHECK = 0.5
-#: :meth:`PlayStream._judge_prompt`'s answer when it sent the prompt
-PROMPTED = -4
 #: :meth:`PlayStream._prompt`'s answer when the game is over at the version judged (a
 #: session of prompts only learns the game's end so, without decoding each entry: the
 #: entry that ends a game is its log's last, and the state after it is over)
@@ -175,6 +173,23 @@ class PlayStream(ResultsInPrompts):
             game_id = request.act.game_id
             self._inflight[game_id] = self._inflight.get(game_id, 0) + 1
             self._answering(request.act)
+            sessions = self._sessions.get(game_id)
+            named = request.act.seat if request.act.HasField("seat") else None
+            if (
+                sessions is not None
+                and len(self._sessions) == 1
+                and not self._acts
+                and any(s.names(named) for s in sessions)
+                and not self._prompt_out(game_id)
+            ):
+                # the stream's one game, a session of the seat the act names (not one
+                # subscribed by a message still to read), no other act in flight nor a
+                # prompt out that another act may answer meanwhile (a claim window's
+                # seats): answered in the reader's task, a task a move fewer (the
+                # client's next message, which then waits for this answer, is read
+                # after it)
+                await self._act(request.act)
+                return
             task = asyncio.create_task(self._act(request.act))
             self._acts.add(task)
             task.add_done_callback(self._acts.discard)
@@ -286,8 +301,13 @@ class PlayStream(ResultsInPrompts):
                     + " on this stream: subscribe first",
                 )
             seat = session.seat
-            request = submit_request(act, session.requested)
-            response = await submit_action(self._ctx, request, session.caller)
+            # (the act is the SubmitAction, its fields named alike, when it names the
+            # seat its session asked for: no request built and the action copied in)
+            request = (
+                act if requested == session.requested else submit_request(act, session.requested)
+            )
+            # (its result carries the version alone: no events built for it)
+            response = await submit_action(self._ctx, request, session.caller, events=False)
             result.version = response.version
         except ServiceError as exc:
             result.error.CopyFrom(play_error(exc))
@@ -416,6 +436,7 @@ class PlayStream(ResultsInPrompts):
         end is the state's, judged at the newest version for the prompt).
         The game at its end when it is over (its final view closes the session)."""
         ctx, game_id = self._ctx, session.game_id
+        poll = ctx.config.watch_poll_seconds
 
         def message(**kind: object) -> pb.PlayResponse:
             return pb.PlayResponse(game_id=game_id, seat=seat, **kind)  # type: ignore[arg-type]
@@ -438,7 +459,15 @@ class PlayStream(ResultsInPrompts):
             behind = prompted == BEHIND
             waiting = prompted == WAITING
             recheck = BEHIND_RECHECK if behind else WAITING_RECHECK if waiting else None
-            items = await _log_after(ctx, game_id, version - 1, recheck)
+            # the store's entries after the version, waiting a while for one.  Unlike
+            # the watch's wait, nothing here watches the server stopping: the stream
+            # does (:meth:`responses`), and its end ends every session.  That saves
+            # each session two tasks and a wait per version, about 7 % of the server's
+            # CPU per move (docs/LOADTEST.md, the log's entry for 5213fc3)
+            if ctx.stopping.is_set():
+                raise shutting_down()
+            wait = poll if recheck is None else recheck
+            items = await ctx.store.wait_log(game_id, version - 1, wait)
             if prompts_only and items:
                 version, skip = items[-1].version + 1, 0
             for item in () if prompts_only else items:
@@ -486,21 +515,13 @@ class PlayStream(ResultsInPrompts):
         record is not at ``version`` yet; WAITING while a seat is free; ENDED when the
         game is over at ``version``).  The last result held for the game rides in the
         prompt (:meth:`_hold`)."""
-        judged = await self._judge_prompt(session, seat, version, loaded, message)
-        return version if judged == PROMPTED else judged
-
-    async def _judge_prompt(
-        self,
-        session: _Session,
-        seat: int,
-        version: int,
-        loaded: Loaded | None,
-        message: Callable[..., pb.PlayResponse],
-    ) -> int:
-        """:meth:`_prompt`'s judgement: PROMPTED when it sent the prompt (with the
-        last result held for its game in it: :meth:`_hold`)."""
         if loaded is None or loaded.version != version:
-            loaded = await self._ctx.load_committed(session.game_id, version)
+            # (most often the game this process remembers at that version: no await)
+            remembered = self._ctx.remembered_at(session.game_id, version)
+            if remembered is not None:
+                loaded = remembered
+            else:
+                loaded = await self._ctx.load_committed(session.game_id, version)
         if not loaded.table_full() and not loaded.state.is_terminal():
             # (a join writes no log entry: the record as the store has it now)
             loaded = await self._ctx.load(session.game_id)
@@ -542,13 +563,17 @@ class PlayStream(ResultsInPrompts):
         if rides is not None:
             prompt.result.CopyFrom(rides.result)
         await self._send(response)
-        return PROMPTED
+        return version
 
     # ------------------------------------------------------------------ the server's messages
 
     async def _send(self, message: pb.PlayResponse) -> None:
         if not self._closed:
-            await self._outbox.put(message)
+            outbox = self._outbox
+            if outbox.full():
+                await outbox.put(message)  # (a client slow to read: wait for room)
+            else:
+                outbox.put_nowait(message)  # (as put() does then, without its coroutine)
             self._signal()
 
     def _signal(self, _: object = None) -> None:
@@ -608,20 +633,6 @@ class PlayStream(ResultsInPrompts):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-
-async def _log_after(
-    ctx: Context, game_id: str, after_version: int, timeout: float | None
-) -> list[LogItem]:
-    """The store's entries after ``after_version``, waiting a while for one (``timeout``
-    seconds, else the configured poll).  Unlike the watch's wait, nothing here watches
-    the server stopping: the stream does (:meth:`PlayStream.responses`), and its end
-    ends every session.  That saves each session two tasks and a wait per version,
-    about 7 % of the server's CPU per move (docs/LOADTEST.md, the log's entry for 5213fc3)."""
-    if ctx.stopping.is_set():
-        raise shutting_down()
-    wait = ctx.config.watch_poll_seconds if timeout is None else timeout
-    return await ctx.store.wait_log(game_id, after_version, wait)
 
 
 def _closed(game_id: str, seat: int | None, error: ServiceError) -> pb.PlayResponse:

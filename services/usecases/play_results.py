@@ -145,6 +145,18 @@ class ResultsInPrompts:
             for _, timer in held:
                 timer.cancel()
             return [m for m, _ in held], None
+        if len(held) == 1:
+            # (the common case, one result held: the rules below, without their lists)
+            message, timer = held[0]
+            mover = message.seat
+            if mover == seat or not any(
+                s.results_in_prompts and s.seat == mover and mover in to_act
+                for s in self._sessions.get(game_id, ())
+            ):
+                timer.cancel()
+                return [], message
+            self._held[game_id] = held
+            return [], None
         own = [(m, t) for m, t in held if m.seat == seat]
         waiting = {
             s.seat

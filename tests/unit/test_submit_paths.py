@@ -138,6 +138,29 @@ async def test_a_repeated_request_id_returns_the_original_and_refuses_another_re
     assert [i.version for i in await store.read_log(game_id, 0)] == [1]
 
 
+async def test_an_answer_kept_without_events_is_repeated_with_the_events_of_the_log() -> None:
+    """A Play act's answer (its result carries the version alone) is kept without the
+    mover's events; a repeat of its request id, on any path, gets the answer a
+    SubmitAction would have had, the events read back from the log entry."""
+    from services.usecases.moves import submit_action
+
+    answers = []
+    for events in (True, False):
+        store = MemoryStore()
+        service = GameService(store)
+        game_id, callers, state = await new_game(service)
+        seat = state.to_act[0]
+        action = state.legal_actions(seat)[0]
+        request = submit(game_id, 0, action, "kept")
+        first = await submit_action(service._ctx, request, callers[seat], events=events)
+        assert bool(first.events) == events and first.version == 1
+        repeated = await service.submit_action(request, callers[seat])
+        answers.append(repeated)
+        if events:
+            assert repeated == first
+    assert answers[0].events and answers[1] == answers[0]
+
+
 async def test_a_token_from_another_game_is_refused_on_the_fast_path() -> None:
     store = MemoryStore()
     service = GameService(store)

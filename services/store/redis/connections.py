@@ -16,6 +16,7 @@ from redis.backoff import NoBackoff
 from redis.event import AsyncAfterConnectionReleasedEvent
 from redis.exceptions import ClusterDownError, DataError, SlotNotCoveredError
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redis.typing import EncodableT
 
@@ -69,9 +70,50 @@ class TornDownIsUnreachable(AbstractConnection):
 
     async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
         try:
-            await super().send_packed_command(*args, **kwargs)
+            if len(args) == 1 and not kwargs and self._writes_at_once(args[0]):
+                await self._write(args[0])
+            else:
+                await super().send_packed_command(*args, **kwargs)
         except _TORN_DOWN as exc:
             raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+
+    def _writes_at_once(self, command: object) -> bool:
+        """Whether ``command`` (packed: a list of bytes) is written without a wait: the
+        connection open, no health check due, its transport taking writes (not paused
+        by a full buffer, not closing) and its reader healthy.  redis-py's send runs
+        the write and a drain under ``asyncio.wait_for``, a task and a timer each
+        command, for a drain that then returns at once."""
+        writer = self._writer
+        if writer is None or not isinstance(command, list) or self.health_check_interval:
+            return False
+        reader = self._reader
+        protocol = getattr(writer, "_protocol", None)
+        return (
+            getattr(protocol, "_paused", None) is False
+            and not writer.transport.is_closing()
+            and reader is not None
+            and reader.exception() is None
+        )
+
+    async def _write(self, command: list[bytes]) -> None:
+        """redis-py's send of ``command``, its errors the same, the drain waited for
+        (under the connection's timeout) only when the write filled the buffer."""
+        writer = self._writer
+        assert writer is not None
+        try:
+            writer.writelines(command)
+            # (a full buffer pauses the writer: asyncio's own field, checked above)
+            if writer._protocol._paused:  # type: ignore[attr-defined]
+                await asyncio.wait_for(writer.drain(), self.socket_timeout)
+        except TimeoutError:
+            await self.disconnect(nowait=True)
+            raise RedisTimeoutError("Timeout writing to socket") from None
+        except OSError as exc:
+            await self.disconnect(nowait=True)
+            raise RedisConnectionError(f"Error while writing to socket. {exc.args}.") from exc
+        except BaseException:
+            await self.disconnect(nowait=True)
+            raise
 
     async def read_response(self, *args: Any, **kwargs: Any) -> Any:
         try:
