@@ -47,7 +47,7 @@ from engine.actions import (
 from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
 from engine.melds import End, Meld
 from engine.rulesets import MeldKind, RuleSet
-from engine.solver import Selection, best_selection
+from engine.solver import Selection, best_selection, best_selections_without
 
 __all__ = [
     "CARD_TYPES",
@@ -206,15 +206,15 @@ def contract_layouts(
     card type the solver's layout uses (in type order), the best layout keeping every
     copy of that type in hand, and the best without jokers; distinct by card types,
     ranked by points laid (most first). Deterministic: the same hand, the same list."""
-    seen = {_signature(auto)}
+    types = TYPE_OF_ID[rules.decks]
+    first = _signature(auto, types)
+    seen = {first}
     found: list[tuple[int, tuple[tuple[int, ...], ...], Selection]] = []
-    used = sorted({t for sig in _signature(auto) for t in sig})
-    typed = [(JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52, c) for c in hand]
-    for t in used:
-        rest = [c for ct, c in typed if ct != t]
-        other = best_selection(rest, rules, round_number)
+    used = sorted({t for sig in first for t in sig})
+    # (the solver's types: a natural's kind, the joker 52, as JOKER_TYPE here)
+    for other in best_selections_without(hand, rules, round_number, used):
         if other is not None:
-            signature = _signature(other)
+            signature = _signature(other, types)
             if signature not in seen:
                 seen.add(signature)
                 found.append((-other.points, signature, other))
@@ -222,12 +222,9 @@ def contract_layouts(
     return [auto, *(s for _, _, s in found)]
 
 
-def _signature(selection: Selection) -> tuple[tuple[int, ...], ...]:
-    # (card_type inlined: the layouts' hot path)
-    return tuple(
-        tuple(sorted([JOKER_TYPE if c.rank == JOKER_RANK else c.id % 52 for c in m.cards]))
-        for m in selection.melds
-    )
+def _signature(selection: Selection, types: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    # (types: TYPE_OF_ID's table of the game's decks, card_type by id: the hot path)
+    return tuple(tuple(sorted([types[c.id] for c in m.cards])) for m in selection.melds)
 
 
 def _layout_features(size: int, held: int, s: Selection) -> tuple[int, ...]:

@@ -32,7 +32,9 @@ Nothing is cached between calls except tables derived from a rule set: penalty
 tables, the contract's requirement lists, and (filled as hands ask, bounded)
 the run skeletons of one suit's positions and the splits of one rank's counts
 over several sets.  Each is a function of the rule set and a few small numbers,
-never of a whole hand, so every call still does its own search.
+never of a whole hand, so every call still does its own search
+(``best_selections_without``, one hand less each of several card types, reads the
+hand once and shares the set candidates among its searches, within the call).
 
 Speed: the modules are plain typed Python written to compile well with mypyc
 (setup.py builds them in place as one group; ``SOLVER_FORM`` says which form
@@ -71,16 +73,25 @@ SOLVER_FORM: str = choose_form(__name__, Path(__file__).resolve().parent)
 # True when the compiled build runs
 COMPILED: bool = SOLVER_FORM == _COMPILED_FORM
 
-from .answers import analyse, best_selection, can_lay, missing_cards  # noqa: E402
+from .answers import (  # noqa: E402
+    JOKER_TYPE,
+    analyse,
+    best_selection,
+    best_selections_without,
+    can_lay,
+    missing_cards,
+)
 from .values import Analysis, Selection  # noqa: E402
 
 __all__ = [
     "COMPILED",
+    "JOKER_TYPE",
     "SOLVER_FORM",
     "Analysis",
     "Selection",
     "analyse",
     "best_selection",
+    "best_selections_without",
     "can_lay",
     "missing_cards",
 ]

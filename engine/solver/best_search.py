@@ -5,17 +5,42 @@ good as any other for a set, except for its id).
 
 from __future__ import annotations
 
+from operator import attrgetter
+from typing import Final
+
 from .best_so_far import BestSoFar, ChosenMeld
 from .planes import SUIT_MASK, copies_per_suit, popcount, rank_count, sets_fit, suit_positions
 from .skeletons import FIRST_FIELD, kept_run_skeletons
 
 # Candidates of the best-selection search, best first: (score bound, naturals'
-# points, least jokers, most jokers, kinds, suit, skeleton) for a run, and
-# (score bound, naturals' points, least jokers, most jokers, rank, naturals) for a set.
-RunCandidate = tuple[int, int, int, int, int, int, int]
-
-
+# points, least jokers, most jokers, rank, naturals) for a set; a run's is a RunCandidate.
 SetCandidate = tuple[int, int, int, int, int, int]
+
+
+class RunCandidate:
+    """A run candidate of the best-selection search: a class rather than a tuple, so
+    that, compiled, the candidate loop (hundreds of candidates a search where the
+    contract holds runs) reads its fields unboxed."""
+
+    __slots__ = ("cap", "kinds", "min_jokers", "points", "r_mask", "score", "suit")
+
+    def __init__(
+        self, score: int, points: int, min_jokers: int, cap: int, kinds: int, suit: int, r_mask: int
+    ) -> None:
+        self.score = score  # bound of its score: naturals' points and the most jokers
+        self.points = points  # naturals' points
+        self.min_jokers = min_jokers  # least jokers
+        self.cap = cap  # most jokers
+        self.kinds = kinds  # the natural kinds it takes (bit planes' layout)
+        self.suit = suit
+        self.r_mask = r_mask  # skeleton: its positions in the suit
+
+
+# set candidates by size, for what the runs left (the counts of the search's ranks)
+SetMemo = dict[tuple[int, ...], dict[int, list[SetCandidate]]]
+
+# run candidates sort by their score (a C key function)
+BY_SCORE: Final = attrgetter("score")
 
 
 class BestSearch:
@@ -67,6 +92,7 @@ class BestSearch:
         run_cands: dict[int, list[RunCandidate]],
         rest_nat: list[int],
         rest_cap: list[int],
+        set_memo: SetMemo,
     ) -> None:
         tables = best_so_far.tables
         shape = best_so_far.shape
@@ -94,7 +120,7 @@ class BestSearch:
         self.rest_nat = rest_nat
         self.rest_cap = rest_cap
         # (the set search's state; used only by contracts with sets)
-        self.set_memo: dict[tuple[int, ...], dict[int, list[SetCandidate]]] = {}
+        self.set_memo = set_memo
         # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
         self.current_sets: dict[int, list[SetCandidate]] = {}
         self.left = [0] * 14  # naturals a rank still offers (sets of any suits)
@@ -302,21 +328,25 @@ class BestSearch:
         loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
         ix = self.run_idx[i]
         for idx in range(start, len(candidates)):
-            cand_score, cand_points, cand_min_jokers, cand_cap, kinds, s, r_mask = candidates[idx]
-            if loose + cand_score < best_so_far.best_points:
+            cand = candidates[idx]
+            if loose + cand.score < best_so_far.best_points:
                 break
+            kinds = cand.kinds
             if kinds & left1 != kinds:
                 continue
+            cand_points = cand.points
+            cand_cap = cand.cap
             tot = cap_rest + cand_cap
             if (
                 base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
                 < best_so_far.best_points
             ):
                 continue
+            cand_min_jokers = cand.min_jokers
             if min_jokers + cand_min_jokers > joker_count:
                 continue
             other_kinds = ~kinds
-            meld: ChosenMeld = (True, ix, s, r_mask, cand_min_jokers, cand_cap)
+            meld: ChosenMeld = (True, ix, cand.suit, cand.r_mask, cand_min_jokers, cand_cap)
             self.rec_runs(
                 i + 1,
                 idx,
@@ -339,8 +369,11 @@ def search_best(
     held4: int,
     rank_naturals: list[int],
     rank_suits: list[int],
+    set_memos: dict[tuple[int, ...], SetMemo] | None = None,
 ) -> None:
-    """Fill best_so_far.best_* with the best selection, if there is one."""
+    """Fill best_so_far.best_* with the best selection, if there is one.  ``set_memos``:
+    the set candidates of searches with the same rule set and contract (for several
+    hands searched together), by the jokers and the ranks that can hold a set."""
     tables = best_so_far.tables
     shape = best_so_far.shape
     joker_count = best_so_far.joker_count
@@ -401,7 +434,7 @@ def search_best(
     # ---- runs: every skeleton of the full hand, best first
     run_len = shape.run_len
     nruns = len(run_len)
-    run_cands: dict[int, list[tuple[int, int, int, int, int, int, int]]] = {}
+    run_cands: dict[int, list[RunCandidate]] = {}
     run_ub_nat: list[int] = []
     run_ub_cap: list[int] = []
     if nruns:
@@ -434,7 +467,7 @@ def search_best(
         ubs: dict[int, tuple[int, int]] = {}
         for length in run_len:
             if length not in ubs:
-                lst = []
+                lst: list[RunCandidate] = []
                 need = length - meld_jokers
                 if need < min_naturals:
                     need = min_naturals
@@ -459,7 +492,7 @@ def search_best(
                                 top_cap = cap
                             kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << shift
                             lst.append(
-                                (
+                                RunCandidate(
                                     natural_points
                                     + joker_penalty * (cap if cap < joker_count else joker_count),
                                     natural_points,
@@ -472,7 +505,7 @@ def search_best(
                             )
                 if not lst:
                     return
-                lst.sort(key=FIRST_FIELD, reverse=True)
+                lst.sort(key=BY_SCORE, reverse=True)
                 run_cands[length] = lst
                 ubs[length] = (top_nat, top_cap)
             top_nat, top_cap = ubs[length]
@@ -482,17 +515,15 @@ def search_best(
     if nruns == 1 and not nsets:
         # one run: the candidates come best first, each one is a whole selection
         ix = shape.run_idx[0]
-        for cand_score, cand_points, cand_min_jokers, cand_cap, _, s, r_mask in run_cands[
-            run_len[0]
-        ]:
-            if cand_score < best_so_far.best_points:
+        for cand in run_cands[run_len[0]]:
+            if cand.score < best_so_far.best_points:
                 break
-            if cand_min_jokers <= joker_count:
+            if cand.min_jokers <= joker_count:
                 best_so_far.leaf(
-                    cand_points,
-                    cand_min_jokers,
-                    cand_cap,
-                    ((True, ix, s, r_mask, cand_min_jokers, cand_cap),),
+                    cand.points,
+                    cand.min_jokers,
+                    cand.cap,
+                    ((True, ix, cand.suit, cand.r_mask, cand.min_jokers, cand.cap),),
                 )
         return
     ub_nat = run_ub_nat + set_ub_nat
@@ -503,7 +534,16 @@ def search_best(
     for i in range(nreq - 1, -1, -1):
         rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
         rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
-    search = BestSearch(best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap)
+    set_memo: SetMemo = {}
+    if set_memos is not None:
+        memo_key = (meld_jokers, joker_count, *ranks)
+        got = set_memos.get(memo_key)
+        if got is None:
+            got = set_memos[memo_key] = {}
+        set_memo = got
+    search = BestSearch(
+        best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap, set_memo
+    )
     if nruns:
         search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, ())
     else:

@@ -17,6 +17,7 @@ from .card_ids import (
     KIND_MASK,
     RANK_IDS,
     HandIds,
+    hand_ids,
     kind_levels,
     lex_less,
     lex_less_each,
@@ -108,16 +109,7 @@ class BestSoFar:
     def id_table(self) -> HandIds:
         ids = self.ids
         if ids is None:
-            natural_ids = 0
-            jokers: list[int] = []
-            by_id: dict[int, Card] = {}
-            for c in self.hand:
-                i = c.id
-                by_id[i] = c
-                if c.rank:
-                    natural_ids |= 1 << i
-                else:
-                    jokers.append(i)
+            natural_ids, jokers, by_id = hand_ids(self.hand)
             ids = self.ids = HandIds(natural_ids, jokers, self.tables.decks, self.twins, by_id)
         return ids
 

@@ -53,6 +53,21 @@ def lowest_bits(x: int, n: int) -> int:
     return out
 
 
+def hand_ids(hand: Sequence[Card]) -> tuple[int, list[int], dict[int, Card]]:
+    """A hand's natural ids (a mask), its jokers' ids (in hand order), its cards by id."""
+    natural_ids = 0
+    jokers: list[int] = []
+    by_id: dict[int, Card] = {}
+    for c in hand:
+        i = c.id
+        by_id[i] = c
+        if c.rank:
+            natural_ids |= 1 << i
+        else:
+            jokers.append(i)
+    return natural_ids, jokers, by_id
+
+
 class HandIds:
     """The hand's physical ids, looked at only when ids decide (ties, the answer)."""
 
