@@ -27,7 +27,7 @@ from clients.bots.greedy import fits_table
 from clients.bots.strong import Kind, live_outs
 from engine.actions import Discard
 
-__all__ = ["DumpBot", "DumpFarBot", "DumpThreeBot", "DumpTwoCardsBot", "lost_race"]
+__all__ = ["DumpBot", "DumpFarBot", "DumpJokerBot", "DumpThreeBot", "DumpTwoCardsBot", "lost_race"]
 
 
 def lost_race(sit: Situation, cards: int, min_seats: int) -> bool:
@@ -53,6 +53,8 @@ class DumpBot(CloserBot):
     #: also once an open opponent holds at most this many cards and the best leave
     #: lacks ``dump_missing`` + 1 cards or more (0: not)
     dump_cards_far: int = 0
+    #: keep jokers while the best leave lacks exactly ``dump_missing`` cards
+    keep_jokers_near: bool = False
 
     def _lost(self, sit: Situation, fewest: int) -> bool:
         if fewest >= self.dump_missing and lost_race(sit, self.dump_cards, self.dump_seats):
@@ -73,15 +75,17 @@ class DumpBot(CloserBot):
             if c.kind not in judged:
                 judged[c.kind] = live_outs(tuple(x for x in sit.hand if x is not c), sit, seen)
         rank = self._closed_rank(sit)
-        if not self._lost(sit, min(m for m, _ in judged.values())):
+        fewest = min(m for m, _ in judged.values())
+        if not self._lost(sit, fewest):
             return min(discards, key=lambda a: rank(by_id[a.card], *judged[by_id[a.card].kind]))
         guard = self.danger and bool(sit.table) and (not self.next_danger or next_open(sit))
         penalty = sit.rules.penalty
+        keep = self.keep_jokers_near and fewest == self.dump_missing
 
-        def shed(action: Discard) -> tuple[int, int, int]:
+        def shed(action: Discard) -> tuple[int, int, int, int]:
             c = by_id[action.card]
             danger = 1 if guard and fits_table(c, sit) else 0
-            return (danger, -penalty(c), c.id)
+            return (danger, 1 if keep and c.is_joker else 0, -penalty(c), c.id)
 
         return min(discards, key=shed)
 
@@ -106,3 +110,10 @@ class DumpFarBot(DumpBot):
 
     name = "dumpfar"
     dump_cards_far = 2
+
+
+class DumpJokerBot(DumpFarBot):
+    """``dumpfar``, keeping its jokers while the best leave lacks two cards."""
+
+    name = "dumpjk"
+    keep_jokers_near = True
