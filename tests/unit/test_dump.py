@@ -9,13 +9,14 @@ import random
 
 import pytest
 
+from clients.bots import resolve
 from clients.bots.base import Situation
 from clients.bots.closer import CloserBot
 from clients.bots.dump import DumpBot, DumpFarBot, lost_race
 from engine.actions import Action, Discard
 from engine.cards import Card, cards_from_codes
 from engine.melds import Meld, build_meld
-from engine.rulesets import WHISKERTRAIL, MeldKind
+from engine.rulesets import CONTRACT, WHISKERTRAIL, MeldKind
 from tests.support.playouts import bot_moves, legal_game
 
 SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
@@ -32,8 +33,14 @@ def test_dump_is_deterministic_for_a_seed() -> None:
     assert bot_moves(SHORT, 4, DumpBot, b"dump:1") == bot_moves(SHORT, 4, DumpBot, b"dump:1")
 
 
-def test_dump_plays_closers_games_at_two_seats_and_otherwise_at_four() -> None:
+def test_dump_plays_closers_games_at_two_seats_and_in_contract_otherwise_at_four() -> None:
+    """``best`` is ``dumpfar``: where the rule cannot apply (one opponent; no free pile)
+    its games are ``closer``'s."""
+    assert resolve("best") is DumpFarBot
     assert bot_moves(SHORT, 2, DumpFarBot, b"dump:2") == bot_moves(SHORT, 2, CloserBot, b"dump:2")
+    contract = dataclasses.replace(CONTRACT, contracts=CONTRACT.contracts[1:3])
+    same = [bot_moves(contract, 4, b, b"dump:c") for b in (DumpFarBot, CloserBot)]
+    assert same[0] == same[1]
     fours = [bot_moves(SHORT, 4, b, b"dump:4") for b in (DumpFarBot, CloserBot)]
     assert fours[0] != fours[1]
 
