@@ -40,7 +40,7 @@ from clients.bots.strong import live_outs
 from clients.turn import engine_turn
 from engine.actions import Action, Discard, Draw, LayContract
 from engine.game import GameState
-from engine.rulesets import PRESETS
+from engine.rulesets import PRESETS, RuleSet
 
 _UNUSED = random.Random(0)  # the rule bots draw no random numbers
 KINDS = ("dump", "lay", "draw")
@@ -119,9 +119,9 @@ def alternative(
 
 
 def check(
-    ruleset: str, seats: int, bot: str, kind: str, games: int, worlds: int, seed: int
+    rules: RuleSet, seats: int, bot: str, kind: str, games: int, worlds: int, seed: int
 ) -> Iterator[dict[str, Any]]:
-    rules = PRESETS[ruleset]
+    """One JSON-ready row per decision of ``kind`` in ``games`` games of ``bot``."""
     seats = seats or rules.min_players
     for g in range(seed, seed + games):
         players: list[ExpertBot] = []
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     sink = sys.stdout if args.out == "-" else open(args.out, "w")  # noqa: SIM115
     for row in check(
-        args.ruleset, args.seats, args.bot, args.kind, args.games, args.worlds, args.seed
+        PRESETS[args.ruleset], args.seats, args.bot, args.kind, args.games, args.worlds, args.seed
     ):
         sink.write(json.dumps(row) + "\n")
         sink.flush()
