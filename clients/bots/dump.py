@@ -27,7 +27,15 @@ from clients.bots.greedy import fits_table
 from clients.bots.strong import Kind, live_outs
 from engine.actions import Discard
 
-__all__ = ["DumpBot", "DumpFarBot", "DumpJokerBot", "DumpThreeBot", "DumpTwoCardsBot", "lost_race"]
+__all__ = [
+    "DumpBot",
+    "DumpFarBot",
+    "DumpFreeBot",
+    "DumpJokerBot",
+    "DumpThreeBot",
+    "DumpTwoCardsBot",
+    "lost_race",
+]
 
 
 def lost_race(sit: Situation, cards: int, min_seats: int) -> bool:
@@ -55,6 +63,10 @@ class DumpBot(CloserBot):
     dump_cards_far: int = 0
     #: keep jokers while the best leave lacks exactly ``dump_missing`` cards
     keep_jokers_near: bool = False
+    #: while an open opponent holds at most this many cards and the best leave lacks
+    #: ``dump_missing`` or more (the race not yet lost): among the leaves that lack the
+    #: fewest, shed the costliest (0: ``closer``'s rank)
+    dump_free_cards: int = 0
 
     def _lost(self, sit: Situation, fewest: int) -> bool:
         if fewest >= self.dump_missing and lost_race(sit, self.dump_cards, self.dump_seats):
@@ -65,7 +77,7 @@ class DumpBot(CloserBot):
     def _closed_discard(
         self, sit: Situation, discards: Sequence[Discard], seen: Counter[Kind]
     ) -> Discard:
-        widest = max(self.dump_cards, self.dump_cards_far)
+        widest = max(self.dump_cards, self.dump_cards_far, self.dump_free_cards)
         if not lost_race(sit, widest, self.dump_seats):
             return super()._closed_discard(sit, discards, seen)
         by_id = {c.id: c for c in sit.hand}
@@ -76,8 +88,16 @@ class DumpBot(CloserBot):
                 judged[c.kind] = live_outs(tuple(x for x in sit.hand if x is not c), sit, seen)
         rank = self._closed_rank(sit)
         fewest = min(m for m, _ in judged.values())
-        if not self._lost(sit, fewest):
+        lost = self._lost(sit, fewest)
+        free = (
+            not lost
+            and fewest >= self.dump_missing
+            and lost_race(sit, self.dump_free_cards, self.dump_seats)
+        )
+        if not lost and not free:
             return min(discards, key=lambda a: rank(by_id[a.card], *judged[by_id[a.card].kind]))
+        if free:
+            discards = [a for a in discards if judged[by_id[a.card].kind][0] == fewest]
         guard = self.danger and bool(sit.table) and (not self.next_danger or next_open(sit))
         penalty = sit.rules.penalty
         keep = self.keep_jokers_near and fewest == self.dump_missing
@@ -117,3 +137,11 @@ class DumpJokerBot(DumpFarBot):
 
     name = "dumpjk"
     keep_jokers_near = True
+
+
+class DumpFreeBot(DumpFarBot):
+    """``dumpfar``, and while an open opponent holds two cards and the best leave lacks
+    two: the costliest card among those whose leave lacks no more."""
+
+    name = "dumpfree"
+    dump_free_cards = 2

@@ -23,7 +23,10 @@ SHORT = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:3])
 
 
 @pytest.mark.parametrize("seats", [2, 3, 4])
-@pytest.mark.parametrize("bot", ["clients.bots.dump:DumpBot", "clients.bots.dump:DumpFarBot"])
+@pytest.mark.parametrize(
+    "bot",
+    ["clients.bots.dump:DumpBot", "clients.bots.dump:DumpFarBot", "clients.bots.dump:DumpFreeBot"],
+)
 def test_dump_only_picks_legal_actions(seats: int, bot: str) -> None:
     seed = f"dump/{seats}".encode()
     assert legal_game(WHISKERTRAIL, [bot] * seats, seed, random.Random(0)) > 0
