@@ -13,7 +13,9 @@ ending before the hand opens.
 Found by ``bench/rollout_check.py --kind dump`` (docs/BOT_STUDIES.md): with the hands
 known and the stock reshuffled, the costliest card beat ``closer``'s discard there; at
 two seats it loses (one opponent, often stuck at one or two cards for many turns).
-Each option is a class attribute; the variants are classes below.
+Each option is a class attribute; the variants are classes below.  ``dumpfar`` (an
+open opponent with one card and the leave two short, or with two and three short) is
+the champion, ``best`` (docs/BOTS.md).
 """
 
 from __future__ import annotations
