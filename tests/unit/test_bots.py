@@ -167,6 +167,7 @@ def test_the_built_in_bots_register_through_the_entry_point_group() -> None:
     assert known_bots() == [
         "best",
         "closer",
+        "dumpfar",
         "expert",
         "greedy",
         "montecarlo",
@@ -199,8 +200,8 @@ def test_a_bot_is_found_by_module_and_class_or_by_file_and_class(
         (
             "",
             "nobody",
-            r"unknown bot 'nobody'; known: best, closer, expert, greedy, montecarlo, oracle, racer,"
-            r" random, search, strong",
+            r"unknown bot 'nobody'; known: best, closer, dumpfar, expert, greedy, montecarlo,"
+            r" oracle, racer, random, search, strong",
         ),
         ("", "no_such_module_here:Bot", r"cannot import no_such_module_here: ModuleNotFoundError"),
         ("raise RuntimeError('boom')\n", "FILE:Bot", r"cannot import .*: RuntimeError: boom"),
