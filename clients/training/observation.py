@@ -83,7 +83,8 @@ _SCORE_BYTES = bytes(
     for v in (s // 8 for s in range(-128 * 8, 128 * 8))
 )  # score // 8 clipped to int8, as its byte, for scores in -1024..1023 (offset 1024)
 _RUN = MeldKind.RUN
-_ZEROS = bytes(CARD_TYPES)
+# (slice sources are bytearrays: a bytes source is copied into a new bytearray first)
+_ZEROS = bytearray(CARD_TYPES)
 _INT8 = np.dtype(np.int8)
 _SET = MeldKind.SET
 
@@ -94,33 +95,33 @@ def _score_byte(score: int) -> int:
     return 0x80 if score < 0 else 127
 
 
-def _contract_scalars(rules: RuleSet) -> tuple[tuple[bytes, bytes], ...]:
-    """Per round (from 0): the scalars fixed by the rules, as bytes: the rounds (after
-    the round number), then the contract's discards and its melds (after the counters)."""
+def _contract_scalars(rules: RuleSet) -> tuple[tuple[int, bytearray], ...]:
+    """Per round (from 0): the scalars fixed by the rules: the rounds (after the round
+    number), then the contract's discards and its melds as bytes (after the counters)."""
     out = []
     for contract in rules.contracts:
         tail = [int(contract.discards)]
         for need in contract.melds[:MAX_CONTRACT_MELDS]:
             tail.extend((1 if need.kind is _SET else 2, min(127, need.size)))
         # (padded: the scalars block is written whole, over the last round's)
-        out.append((bytes((rules.rounds,)), bytes(tail).ljust(1 + 2 * MAX_CONTRACT_MELDS, b"\0")))
+        out.append((rules.rounds, bytearray(bytes(tail).ljust(1 + 2 * MAX_CONTRACT_MELDS, b"\0"))))
     return tuple(out)
 
 
 # (id of a rule set -> the rule set, kept alive so the id stays its, and its scalars)
-_CONTRACT_SCALARS: dict[int, tuple[RuleSet, tuple[tuple[bytes, bytes], ...]]] = {}
-_PHASE_BYTES = {p: bytes(int(i == k) for k in range(4)) for i, p in enumerate(PHASES)}
+_CONTRACT_SCALARS: dict[int, tuple[RuleSet, tuple[tuple[int, bytearray], ...]]] = {}
+_PHASE_ONE_HOT = {p: tuple(int(i == k) for k in range(4)) for i, p in enumerate(PHASES)}
 
 
 # the table's blocks by the table's identity (an engine state's melds are a tuple that
 # stays the same object until a meld changes), for the seat it is seen from
-_TABLES: dict[tuple[int, int, int, int, int], tuple[Sequence[Meld], bytes, bytes]] = {}
+_TABLES: dict[tuple[int, int, int, int, int], tuple[Sequence[Meld], bytearray, bytearray]] = {}
 _TABLES_KEPT = 256
 
 
 def _table_bytes(
     table: Sequence[Meld], me: int, seats: int, slots: int, type_of: tuple[int, ...]
-) -> tuple[bytes, bytes]:
+) -> tuple[bytearray, bytearray]:
     """The table's count plane and its slot features, as seen by seat ``me``."""
     key = (id(table), me, seats, slots, len(type_of))
     found = _TABLES.get(key)
@@ -146,12 +147,12 @@ def _table_bytes(
         )
     if len(_TABLES) >= _TABLES_KEPT:
         _TABLES.clear()
-    _TABLES[key] = (table, bytes(plane), bytes(features))
-    return bytes(plane), bytes(features)
+    _TABLES[key] = (table, plane, features)
+    return plane, features
 
 
 # the seats' block by what it is made of (hand sizes change a card at a time)
-_SEATS: dict[tuple[object, ...], bytes] = {}
+_SEATS: dict[tuple[object, ...], bytearray] = {}
 _SEATS_KEPT = 4096
 
 
@@ -163,7 +164,7 @@ def _seats_bytes(
     mine: int,
     opened: Sequence[bool],
     scores: Sequence[int],
-) -> bytes:
+) -> bytearray:
     """Per seat, from ``me`` on in turn order: hand size, opened, score / 8, to act."""
     block: list[int] = []
     for k in range(seats):
@@ -176,7 +177,7 @@ def _seats_bytes(
             _SCORE_BYTES[score + 1024] if -1024 <= score < 1024 else _score_byte(score),
             1 if seat == current else 0,
         )
-    return bytes(block)
+    return bytearray(block)
 
 
 def encode(
@@ -240,7 +241,9 @@ class Encoder:
             self._pile = pile[:]
         held = memory.held
         if me != self._held[0] or held != self._held[1]:
-            vec[known_at : known_at + CARD_TYPES * (seats - 1)] = bytes(CARD_TYPES * (seats - 1))
+            vec[known_at : known_at + CARD_TYPES * (seats - 1)] = bytearray(
+                CARD_TYPES * (seats - 1)
+            )
             for seat, cards in held.items():
                 r = (seat - me) % seats
                 if r == 0:
@@ -271,13 +274,13 @@ class Encoder:
             if table:
                 plane, slot_bytes = _table_bytes(table, me, seats, shape.slots, type_of)
             else:
-                plane, slot_bytes = _ZEROS, b""
+                plane, slot_bytes = _ZEROS, bytearray()
             vec[table_at : table_at + CARD_TYPES] = plane
             vec[slots_at : slots_at + len(slot_bytes)] = slot_bytes
             shown = min(len(before), shape.slots) * SLOT_FEATURES
             if shown > len(slot_bytes):
                 at = slots_at + len(slot_bytes)
-                vec[at : slots_at + shown] = bytes(shown - len(slot_bytes))
+                vec[at : slots_at + shown] = bytearray(shown - len(slot_bytes))
             self._table = table
         sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
         key = (me, seats, current, sizes or len(hand), opened, scores)
@@ -295,31 +298,33 @@ class Encoder:
         rounds, tail = cached[1][round_number - 1]
         stock, pile_size, unknown = sit.stock_size, sit.discard_size, memory.unknown
         turns = sit.turns_completed // 2
-        scalars = (
-            bytes((round_number,))
-            + rounds
-            + _PHASE_BYTES[sit.phase]
-            + bytes(
-                (
-                    stock if stock < 127 else 127,
-                    pile_size if pile_size < 127 else 127,
-                    unknown if unknown < 127 else 127,
-                    int(sit.laid_this_turn),
-                    turns if turns < 127 else 127,
-                )
+        phase = _PHASE_ONE_HOT[sit.phase]
+        scalars = bytearray(
+            (
+                round_number,
+                rounds,
+                phase[0],
+                phase[1],
+                phase[2],
+                phase[3],
+                stock if stock < 127 else 127,
+                pile_size if pile_size < 127 else 127,
+                unknown if unknown < 127 else 127,
+                int(sit.laid_this_turn),
+                turns if turns < 127 else 127,
             )
-            + tail
         )
+        scalars += tail
         vec[scalars_at : scalars_at + len(scalars)] = scalars
         shown = min(len(layout_features), shape.layouts)
         if shown or self._layouts:
             at = layouts_at
             for features in layout_features[:shown]:
-                vec[at : at + LAYOUT_FEATURES] = bytes(features)
+                vec[at : at + LAYOUT_FEATURES] = bytearray(features)
                 at += LAYOUT_FEATURES
             end = layouts_at + self._layouts * LAYOUT_FEATURES
             if end > at:
-                vec[at:end] = bytes(end - at)
+                vec[at:end] = bytearray(end - at)
             self._layouts = shown
         return np.frombuffer(bytes(vec), _INT8)
 
