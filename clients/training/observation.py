@@ -236,8 +236,12 @@ class Encoder:
             self._hand = hand
         pile = memory.pile
         old = self._pile
-        if pile != old:
-            self._pile_moved(old, pile, pile_at, type_of)
+        n = min(len(old), len(pile))
+        same = 0  # the length of the bottom part the two lists share
+        while same < n and old[same] == pile[same]:
+            same += 1
+        if same < n or len(old) != len(pile):
+            self._pile_moved(old, pile, same, pile_at, type_of)
             self._pile = pile[:]
         held = memory.held
         if me != self._held[0] or held != self._held[1]:
@@ -329,16 +333,15 @@ class Encoder:
         return np.frombuffer(bytes(vec), _INT8)
 
     def _pile_moved(
-        self, old: list[int], new: list[int], pile_at: int, type_of: tuple[int, ...]
+        self, old: list[int], new: list[int], same: int, pile_at: int, type_of: tuple[int, ...]
     ) -> None:
         """Count the cards that left the pile's list and those that joined it: cards leave
-        and join at its top, so the lists share a bottom part, found in a few tries
-        (else the whole plane is counted again)."""
+        and join at its top, so the lists share a bottom part (``same`` cards long); when
+        it reaches within two cards of the shorter list's end, only the cards above it are
+        counted, else the whole plane again."""
         vec = self._vec
         n = min(len(old), len(new))
-        k = n
-        while k > n - 3 and k > 0 and old[:k] != new[:k]:
-            k -= 1
+        k = same
         if k > 0 and k > n - 3:
             for cid in old[k:]:
                 vec[pile_at + type_of[cid]] -= 1
