@@ -198,13 +198,14 @@ class Encoder:
     list, the table by its tuple's identity); each call hands out a fresh read-only
     copy.  What it returns is :func:`encode`'s, whatever it was asked before."""
 
-    __slots__ = ("_blocked", "_hand", "_held", "_layouts", "_pile", "_table", "_top", "_vec",
+    __slots__ = ("_blocked", "_hand", "_held", "_ids", "_layouts", "_pile", "_table", "_top", "_vec",
                  "shape")  # fmt: skip
 
     def __init__(self, shape: ObservationLayout) -> None:
         self.shape = shape
         self._vec = bytearray(shape.size)
         self._hand: tuple[object, ...] | None = None  # the hand its block shows
+        self._ids: list[int] = []  # its card ids
         self._pile: list[int] = []  # the pile list its plane counts
         self._held: tuple[int, dict[int, set[int]]] = (-1, {})  # the seat, the cards shown
         self._top = -1  # the index set in the top's block (-1: none)
@@ -230,10 +231,13 @@ class Encoder:
         me = sit.seat
         hand = sit.hand
         if hand is not self._hand:
-            vec[hand_at : hand_at + CARD_TYPES] = _ZEROS
-            for c in hand:
-                vec[hand_at + type_of[c.id]] += 1
+            ids = [c.id for c in hand]
+            if not self._hand_moved(self._ids, ids, hand_at, type_of):
+                vec[hand_at : hand_at + CARD_TYPES] = _ZEROS
+                for cid in ids:
+                    vec[hand_at + type_of[cid]] += 1
             self._hand = hand
+            self._ids = ids
         pile = memory.pile
         old = self._pile
         n = min(len(old), len(pile))
@@ -331,6 +335,37 @@ class Encoder:
                 vec[at:end] = bytearray(end - at)
             self._layouts = shown
         return np.frombuffer(bytes(vec), _INT8)
+
+    def _hand_moved(
+        self, old: list[int], new: list[int], hand_at: int, type_of: tuple[int, ...]
+    ) -> bool:
+        """Count the cards that left the hand and those that joined it, for two hands in
+        card order that differ by at most two cards; False (nothing written) otherwise."""
+        vec = self._vec
+        i = j = 0
+        moved: list[int] = []  # card ids gone (as -1 - id) and come (as id)
+        while i < len(old) or j < len(new):
+            if i < len(old) and j < len(new) and old[i] == new[j]:
+                i += 1
+                j += 1
+            elif j >= len(new) or (i < len(old) and old[i] < new[j]):
+                moved.append(-1 - old[i])
+                i += 1
+            else:
+                moved.append(new[j])
+                j += 1
+            if (
+                len(moved) > 2
+                or (j > 1 and new[j - 1] <= new[j - 2])
+                or (i > 1 and old[i - 1] <= old[i - 2])
+            ):
+                return False  # (not in card order: counted again whole)
+        for cid in moved:
+            if cid < 0:
+                vec[hand_at + type_of[-1 - cid]] -= 1
+            else:
+                vec[hand_at + type_of[cid]] += 1
+        return True
 
     def _pile_moved(
         self, old: list[int], new: list[int], same: int, pile_at: int, type_of: tuple[int, ...]
