@@ -196,7 +196,8 @@ class Encoder:
     calls and only the blocks whose inputs changed are written again (the hand by its
     tuple's identity, its plane by the cards that left and joined it, the pile's plane
     by the cards that left and joined the pile's list, the table by its tuple's
-    identity); each call hands out a fresh read-only copy.  What it returns is :func:`encode`'s, whatever it was asked before."""
+    identity); each call hands out a fresh read-only copy.  What it returns is
+    :func:`encode`'s, whatever it was asked before."""
 
     __slots__ = ("_blocked", "_hand", "_held", "_ids", "_layouts", "_pile", "_table", "_top",
                  "_vec", "shape")  # fmt: skip
