@@ -247,8 +247,11 @@ class GlintwickEnv(AECEnv[str, Obs, int]):  # type: ignore[misc]
                 self.agent_selection = self.possible_agents[self._selected_or(game)]
                 self._set_infos(None)
                 return
+            if game.phase is not _CLAIM:
+                seat = game.current  # (to_act's one seat outside a claim window)
+                break
             seat = game.to_act[0]
-            if game.phase is _CLAIM and forced_pass(game, seat):
+            if forced_pass(game, seat):
                 self._apply(seat, _PASS)
                 continue
             break

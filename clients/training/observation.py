@@ -83,7 +83,8 @@ _SCORE_BYTES = bytes(
     for v in (s // 8 for s in range(-128 * 8, 128 * 8))
 )  # score // 8 clipped to int8, as its byte, for scores in -1024..1023 (offset 1024)
 _RUN = MeldKind.RUN
-_ZEROS = bytes(CARD_TYPES)
+# (slice sources are bytearrays: a bytes source is copied into a new bytearray first)
+_ZEROS = bytearray(CARD_TYPES)
 _INT8 = np.dtype(np.int8)
 _SET = MeldKind.SET
 
@@ -94,33 +95,33 @@ def _score_byte(score: int) -> int:
     return 0x80 if score < 0 else 127
 
 
-def _contract_scalars(rules: RuleSet) -> tuple[tuple[bytes, bytes], ...]:
-    """Per round (from 0): the scalars fixed by the rules, as bytes: the rounds (after
-    the round number), then the contract's discards and its melds (after the counters)."""
+def _contract_scalars(rules: RuleSet) -> tuple[tuple[int, bytearray], ...]:
+    """Per round (from 0): the scalars fixed by the rules: the rounds (after the round
+    number), then the contract's discards and its melds as bytes (after the counters)."""
     out = []
     for contract in rules.contracts:
         tail = [int(contract.discards)]
         for need in contract.melds[:MAX_CONTRACT_MELDS]:
             tail.extend((1 if need.kind is _SET else 2, min(127, need.size)))
         # (padded: the scalars block is written whole, over the last round's)
-        out.append((bytes((rules.rounds,)), bytes(tail).ljust(1 + 2 * MAX_CONTRACT_MELDS, b"\0")))
+        out.append((rules.rounds, bytearray(bytes(tail).ljust(1 + 2 * MAX_CONTRACT_MELDS, b"\0"))))
     return tuple(out)
 
 
 # (id of a rule set -> the rule set, kept alive so the id stays its, and its scalars)
-_CONTRACT_SCALARS: dict[int, tuple[RuleSet, tuple[tuple[bytes, bytes], ...]]] = {}
-_PHASE_BYTES = {p: bytes(int(i == k) for k in range(4)) for i, p in enumerate(PHASES)}
+_CONTRACT_SCALARS: dict[int, tuple[RuleSet, tuple[tuple[int, bytearray], ...]]] = {}
+_PHASE_ONE_HOT = {p: tuple(int(i == k) for k in range(4)) for i, p in enumerate(PHASES)}
 
 
 # the table's blocks by the table's identity (an engine state's melds are a tuple that
 # stays the same object until a meld changes), for the seat it is seen from
-_TABLES: dict[tuple[int, int, int, int, int], tuple[Sequence[Meld], bytes, bytes]] = {}
+_TABLES: dict[tuple[int, int, int, int, int], tuple[Sequence[Meld], bytearray, bytearray]] = {}
 _TABLES_KEPT = 256
 
 
 def _table_bytes(
     table: Sequence[Meld], me: int, seats: int, slots: int, type_of: tuple[int, ...]
-) -> tuple[bytes, bytes]:
+) -> tuple[bytearray, bytearray]:
     """The table's count plane and its slot features, as seen by seat ``me``."""
     key = (id(table), me, seats, slots, len(type_of))
     found = _TABLES.get(key)
@@ -146,12 +147,12 @@ def _table_bytes(
         )
     if len(_TABLES) >= _TABLES_KEPT:
         _TABLES.clear()
-    _TABLES[key] = (table, bytes(plane), bytes(features))
-    return bytes(plane), bytes(features)
+    _TABLES[key] = (table, plane, features)
+    return plane, features
 
 
 # the seats' block by what it is made of (hand sizes change a card at a time)
-_SEATS: dict[tuple[object, ...], bytes] = {}
+_SEATS: dict[tuple[object, ...], bytearray] = {}
 _SEATS_KEPT = 4096
 
 
@@ -163,7 +164,7 @@ def _seats_bytes(
     mine: int,
     opened: Sequence[bool],
     scores: Sequence[int],
-) -> bytes:
+) -> bytearray:
     """Per seat, from ``me`` on in turn order: hand size, opened, score / 8, to act."""
     block: list[int] = []
     for k in range(seats):
@@ -176,7 +177,7 @@ def _seats_bytes(
             _SCORE_BYTES[score + 1024] if -1024 <= score < 1024 else _score_byte(score),
             1 if seat == current else 0,
         )
-    return bytes(block)
+    return bytearray(block)
 
 
 def encode(
@@ -193,17 +194,19 @@ def encode(
 class Encoder:
     """Builds one seat's observations, one after another: the vector is kept between
     calls and only the blocks whose inputs changed are written again (the hand by its
-    tuple's identity, the pile's plane by the cards that left and joined the pile's
-    list, the table by its tuple's identity); each call hands out a fresh read-only
-    copy.  What it returns is :func:`encode`'s, whatever it was asked before."""
+    tuple's identity, its plane by the cards that left and joined it, the pile's plane
+    by the cards that left and joined the pile's list, the table by its tuple's
+    identity); each call hands out a fresh read-only copy.  What it returns is
+    :func:`encode`'s, whatever it was asked before."""
 
-    __slots__ = ("_blocked", "_hand", "_held", "_layouts", "_pile", "_table", "_top", "_vec",
-                 "shape")  # fmt: skip
+    __slots__ = ("_blocked", "_hand", "_held", "_ids", "_layouts", "_pile", "_table", "_top",
+                 "_vec", "shape")  # fmt: skip
 
     def __init__(self, shape: ObservationLayout) -> None:
         self.shape = shape
         self._vec = bytearray(shape.size)
         self._hand: tuple[object, ...] | None = None  # the hand its block shows
+        self._ids: list[int] = []  # its card ids
         self._pile: list[int] = []  # the pile list its plane counts
         self._held: tuple[int, dict[int, set[int]]] = (-1, {})  # the seat, the cards shown
         self._top = -1  # the index set in the top's block (-1: none)
@@ -229,18 +232,27 @@ class Encoder:
         me = sit.seat
         hand = sit.hand
         if hand is not self._hand:
-            vec[hand_at : hand_at + CARD_TYPES] = _ZEROS
-            for c in hand:
-                vec[hand_at + type_of[c.id]] += 1
+            ids = [c.id for c in hand]
+            if not self._hand_moved(self._ids, ids, hand_at, type_of):
+                vec[hand_at : hand_at + CARD_TYPES] = _ZEROS
+                for cid in ids:
+                    vec[hand_at + type_of[cid]] += 1
             self._hand = hand
+            self._ids = ids
         pile = memory.pile
         old = self._pile
-        if pile != old:
-            self._pile_moved(old, pile, pile_at, type_of)
+        n = min(len(old), len(pile))
+        same = 0  # the length of the bottom part the two lists share
+        while same < n and old[same] == pile[same]:
+            same += 1
+        if same < n or len(old) != len(pile):
+            self._pile_moved(old, pile, same, pile_at, type_of)
             self._pile = pile[:]
         held = memory.held
         if me != self._held[0] or held != self._held[1]:
-            vec[known_at : known_at + CARD_TYPES * (seats - 1)] = bytes(CARD_TYPES * (seats - 1))
+            vec[known_at : known_at + CARD_TYPES * (seats - 1)] = bytearray(
+                CARD_TYPES * (seats - 1)
+            )
             for seat, cards in held.items():
                 r = (seat - me) % seats
                 if r == 0:
@@ -271,13 +283,13 @@ class Encoder:
             if table:
                 plane, slot_bytes = _table_bytes(table, me, seats, shape.slots, type_of)
             else:
-                plane, slot_bytes = _ZEROS, b""
+                plane, slot_bytes = _ZEROS, bytearray()
             vec[table_at : table_at + CARD_TYPES] = plane
             vec[slots_at : slots_at + len(slot_bytes)] = slot_bytes
             shown = min(len(before), shape.slots) * SLOT_FEATURES
             if shown > len(slot_bytes):
                 at = slots_at + len(slot_bytes)
-                vec[at : slots_at + shown] = bytes(shown - len(slot_bytes))
+                vec[at : slots_at + shown] = bytearray(shown - len(slot_bytes))
             self._table = table
         sizes, opened, scores, current = sit.hand_sizes, sit.opened_seats, sit.scores, sit.current
         key = (me, seats, current, sizes or len(hand), opened, scores)
@@ -295,45 +307,77 @@ class Encoder:
         rounds, tail = cached[1][round_number - 1]
         stock, pile_size, unknown = sit.stock_size, sit.discard_size, memory.unknown
         turns = sit.turns_completed // 2
-        scalars = (
-            bytes((round_number,))
-            + rounds
-            + _PHASE_BYTES[sit.phase]
-            + bytes(
-                (
-                    stock if stock < 127 else 127,
-                    pile_size if pile_size < 127 else 127,
-                    unknown if unknown < 127 else 127,
-                    int(sit.laid_this_turn),
-                    turns if turns < 127 else 127,
-                )
+        phase = _PHASE_ONE_HOT[sit.phase]
+        scalars = bytearray(
+            (
+                round_number,
+                rounds,
+                phase[0],
+                phase[1],
+                phase[2],
+                phase[3],
+                stock if stock < 127 else 127,
+                pile_size if pile_size < 127 else 127,
+                unknown if unknown < 127 else 127,
+                int(sit.laid_this_turn),
+                turns if turns < 127 else 127,
             )
-            + tail
         )
+        scalars += tail
         vec[scalars_at : scalars_at + len(scalars)] = scalars
         shown = min(len(layout_features), shape.layouts)
         if shown or self._layouts:
             at = layouts_at
             for features in layout_features[:shown]:
-                vec[at : at + LAYOUT_FEATURES] = bytes(features)
+                vec[at : at + LAYOUT_FEATURES] = bytearray(features)
                 at += LAYOUT_FEATURES
             end = layouts_at + self._layouts * LAYOUT_FEATURES
             if end > at:
-                vec[at:end] = bytes(end - at)
+                vec[at:end] = bytearray(end - at)
             self._layouts = shown
         return np.frombuffer(bytes(vec), _INT8)
 
+    def _hand_moved(
+        self, old: list[int], new: list[int], hand_at: int, type_of: tuple[int, ...]
+    ) -> bool:
+        """Count the cards that left the hand and those that joined it, for two hands in
+        card order that differ by at most two cards; False (nothing written) otherwise."""
+        vec = self._vec
+        i = j = 0
+        moved: list[int] = []  # card ids gone (as -1 - id) and come (as id)
+        while i < len(old) or j < len(new):
+            if i < len(old) and j < len(new) and old[i] == new[j]:
+                i += 1
+                j += 1
+            elif j >= len(new) or (i < len(old) and old[i] < new[j]):
+                moved.append(-1 - old[i])
+                i += 1
+            else:
+                moved.append(new[j])
+                j += 1
+            if (
+                len(moved) > 2
+                or (j > 1 and new[j - 1] <= new[j - 2])
+                or (i > 1 and old[i - 1] <= old[i - 2])
+            ):
+                return False  # (not in card order: counted again whole)
+        for cid in moved:
+            if cid < 0:
+                vec[hand_at + type_of[-1 - cid]] -= 1
+            else:
+                vec[hand_at + type_of[cid]] += 1
+        return True
+
     def _pile_moved(
-        self, old: list[int], new: list[int], pile_at: int, type_of: tuple[int, ...]
+        self, old: list[int], new: list[int], same: int, pile_at: int, type_of: tuple[int, ...]
     ) -> None:
         """Count the cards that left the pile's list and those that joined it: cards leave
-        and join at its top, so the lists share a bottom part, found in a few tries
-        (else the whole plane is counted again)."""
+        and join at its top, so the lists share a bottom part (``same`` cards long); when
+        it reaches within two cards of the shorter list's end, only the cards above it are
+        counted, else the whole plane again."""
         vec = self._vec
         n = min(len(old), len(new))
-        k = n
-        while k > n - 3 and k > 0 and old[:k] != new[:k]:
-            k -= 1
+        k = same
         if k > 0 and k > n - 3:
             for cid in old[k:]:
                 vec[pile_at + type_of[cid]] -= 1
