@@ -47,7 +47,7 @@ from engine.actions import (
 from engine.cards import JOKER_RANK, MAX_DECKS, MAX_JOKERS, Card
 from engine.melds import End, Meld
 from engine.rulesets import MeldKind, RuleSet
-from engine.solver import Selection, best_selection, best_selections_without
+from engine.solver import JOKER_TYPE, Selection, best_selection, best_selections_without
 
 __all__ = [
     "CARD_TYPES",
@@ -63,8 +63,7 @@ __all__ = [
     "extra_meld_key",
 ]
 
-CARD_TYPES = 53  # 52 natural kinds, then the joker
-JOKER_TYPE = 52
+CARD_TYPES = 53  # 52 natural kinds, then the joker (JOKER_TYPE: the solver's, 52)
 EXTRA_KEYS = 13 * 2 + 4 * 14 * 3  # sets by rank (+joker), runs by suit, start and form
 LAYOUT_FEATURES = 5  # per contract candidate: cards, jokers, points laid, cards and points left
 DEFAULT_LAYOUTS = 8
@@ -211,7 +210,7 @@ def contract_layouts(
     seen = {first}
     found: list[tuple[int, tuple[tuple[int, ...], ...], Selection]] = []
     used = sorted({t for sig in first for t in sig})
-    # (the solver's types: a natural's kind, the joker 52, as JOKER_TYPE here)
+    # (the solver's card types: a natural's kind, the joker JOKER_TYPE)
     for other in best_selections_without(hand, rules, round_number, used):
         if other is not None:
             signature = _signature(other, types)

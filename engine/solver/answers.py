@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from engine.cards import JOKER_RANK, Card
 from engine.errors import InvalidActionError
@@ -35,8 +36,9 @@ def best_selection(hand: Sequence[Card], rules: RuleSet, round_number: int) -> S
     return best_and_planes(hand, tables, contract_shape(tables, round_number))[0]
 
 
-#: the card type of a joker in best_selections_without (a natural's is its kind)
-JOKER_TYPE = 52
+#: the card type of a joker in best_selections_without (a natural's is its kind), and
+#: the training environment's (clients/training/actions.py)
+JOKER_TYPE: Final = 52
 
 
 def best_selections_without(
