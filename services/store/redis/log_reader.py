@@ -55,7 +55,7 @@ import structlog
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import RedisError
 
-from services.store.base import LogItem, StoreUnavailableError
+from services.store.base import LogCursor, LogItem, StoreUnavailableError
 
 from .errors import UNREACHABLE, reachable
 from .keys import game_keys, index_key
@@ -93,6 +93,13 @@ class Waiter:
     future: asyncio.Future[list[LogItem]]
     # registered while the read in flight named its game at ``after`` or before
     covered: bool = False
+    # its caller's position, which a commit of this process may move on (LogCursor)
+    cursor: LogCursor | None = None
+
+    def answer_now(self) -> None:
+        """The cursor's wake: answered now with what came after it (nothing yet)."""
+        if not self.future.done():
+            self.future.set_result([])
 
 
 @dataclass(eq=False)
@@ -157,12 +164,15 @@ class ShardReader:
         self._wakes: set[asyncio.Task[None]] = set()
         self._connection: AbstractConnection | None = None
 
-    def register(self, game_id: str, after: int) -> Waiter:
+    def register(self, game_id: str, after: int, cursor: LogCursor | None = None) -> Waiter:
         if self.task is None or self.task.done():
             self._wanted = asyncio.Event()
             self.task = asyncio.create_task(self._dispatch(), name=f"redis-log-reader-{self.shard}")
             self.task.add_done_callback(_reader_ended)
         waiter = Waiter(after, asyncio.get_running_loop().create_future())
+        if cursor is not None:
+            waiter.cursor = cursor
+            cursor.wake = waiter.answer_now
         followed = self.followed.get(game_id)
         if followed is None:
             key = game_keys(game_id)[1]
@@ -190,16 +200,25 @@ class ShardReader:
         followed = self.followed.get(game_id)
         if followed is None:
             return
-        followed.committed = max(followed.committed, item.version)
+        version = item.version
+        followed.committed = max(followed.committed, version)
+        moved = False
         for waiter in list(followed.waiters):
-            if waiter.after == item.version - 1:
+            if waiter.after == version - 1:
+                cursor = waiter.cursor
+                if cursor is not None and cursor.moved_on(version):
+                    waiter.after = version  # (its owner handles the entry: it waits on)
+                    moved = True
+                    continue
                 followed.waiters.discard(waiter)
                 if not waiter.future.done():
                     waiter.future.set_result([item])
         if not followed.waiters:
-            followed.cursor = max(followed.cursor, item.version)
+            followed.cursor = max(followed.cursor, version)
             if followed.idle_since is None:
                 followed.idle_since = time.monotonic()
+        elif moved:  # (the next read starts after what its waiters have)
+            followed.cursor = min(w.after for w in followed.waiters)
 
     def follow(self, game_id: str) -> None:
         """A session follows the game: it stays in the read set between its waits."""
@@ -219,6 +238,8 @@ class ShardReader:
             del self._by_key[followed.key]
 
     def unregister(self, game_id: str, waiter: Waiter) -> None:
+        if waiter.cursor is not None:
+            waiter.cursor.wake = None
         future = waiter.future
         if not future.done():
             future.cancel()

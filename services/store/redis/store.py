@@ -61,6 +61,7 @@ from services.store.base import (
     Admission,
     GameExistsError,
     GameStore,
+    LogCursor,
     LogItem,
     OpenGame,
     RateRefusedError,
@@ -343,12 +344,14 @@ class RedisStore(GameStore):
     def unfollow(self, game_id: str) -> None:
         self._reader(game_id).unfollow(game_id)
 
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+    async def wait_log(
+        self, game_id: str, after_version: int, timeout: float, cursor: LogCursor | None = None
+    ) -> list[LogItem]:
         if self._closed:
             raise StoreUnavailableError("the store is closed")
         reader = self._reader(game_id)
         # registered before the read: an entry committed after the read is the reader's
-        waiter = reader.register(game_id, after_version)
+        waiter = reader.register(game_id, after_version, cursor)
         try:
             # (the read in flight names the game at this version or before: it answers
             # any entry after it, committed before it or since, so no read of our own)
