@@ -11,6 +11,7 @@ import random
 from typing import Any
 
 import grpc
+import pytest
 
 from clients.botrunner import play_seats
 from clients.bots.greedy import GreedyBot
@@ -23,6 +24,7 @@ from glintwick_cli import start_server
 from services.config import ServerOptions
 from services.store.base import LogItem, Snapshot, StoreUnavailableError, Write
 from services.store.memory import MemoryStore
+from services.store.redis import RedisStore
 from tests.e2e.play_support import DRAW, act, raw_play
 from tests.e2e.support import until
 
@@ -273,13 +275,30 @@ class CountsWaits(MemoryStore):
         return items
 
 
-async def test_a_move_on_a_stream_of_its_game_wakes_no_session_task() -> None:
+class CountsRedisWaits(RedisStore):
+    """The same on Redis."""
+
+    answered = 0
+
+    async def wait_log(self, *args: Any, **kwargs: Any) -> list[LogItem]:
+        items = await super().wait_log(*args, **kwargs)
+        self.answered += 1
+        return items
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_a_move_on_a_stream_of_its_game_wakes_no_session_task(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
     """Both seats of a game on one stream, prompts only: the act's own task prompts the
     seat to act after its move (the sessions' log waits move on past it, unanswered),
-    so a move wakes neither session's task, and the game still plays to its end, as
-    the same game played over unary calls does."""
-    store = CountsWaits()
-    options = ServerOptions(store="memory", grpc_address="127.0.0.1:0", http_address="")
+    so a move wakes neither session's task, and the game still plays to its end."""
+    store: CountsWaits | CountsRedisWaits
+    if kind == "redis":
+        store = CountsRedisWaits(request.getfixturevalue("redis_url"))
+    else:
+        store = CountsWaits()
+    options = ServerOptions(store=kind, grpc_address="127.0.0.1:0", http_address="")
     running = await start_server(options, store)
     target = f"127.0.0.1:{running.grpc_port}"
     sdk = GlintwickClient(target)

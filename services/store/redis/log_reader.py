@@ -111,6 +111,7 @@ class Followed:
     cursor: int
     waiters: set[Waiter] = field(default_factory=set)
     committed: int = 0  # the newest version this process committed (and delivered)
+    committing: int = 0  # the version this process's commit in flight writes (0: none)
     idle_since: float | None = None  # when its last waiter left (monotonic clock)
 
 
@@ -192,6 +193,29 @@ class ShardReader:
         elif self._rereading:
             waiter.covered = True  # (the next read starts at this version or before)
         return waiter
+
+    def committing(self, game_id: str, version: int) -> None:
+        """This process sends a commit of ``version`` of the game: a read that brings
+        that entry first leaves the waits that their owner handles (:class:`LogCursor`)
+        to the commit's answer (:meth:`commit_answered`)."""
+        followed = self.followed.get(game_id)
+        if followed is not None:
+            followed.committing = version
+
+    def commit_answered(self, game_id: str, item: LogItem, landed: bool) -> None:
+        """The commit of ``item`` is answered: :meth:`committed` if it landed; if not
+        (another move took that version, or the outcome is unknown), the waits a read
+        left to it are answered now (with nothing: they read the log again)."""
+        followed = self.followed.get(game_id)
+        if followed is not None and followed.committing == item.version:
+            followed.committing = 0
+        if landed:
+            self.committed(game_id, item)
+        elif followed is not None:
+            for waiter in list(followed.waiters):
+                cursor = waiter.cursor
+                if cursor is not None and cursor.handles == item.version:
+                    waiter.answer_now()
 
     def committed(self, game_id: str, item: LogItem) -> None:
         """This process committed ``item`` to the game's log: the waiters right before
@@ -367,7 +391,12 @@ class ShardReader:
             return False
         items = log_items(rows)
         read_after, last = reading[game_id], items[-1].version
+        # (this process's commit in flight wrote that entry, maybe: the waits its
+        # owner handles are the commit's answer's to move on, or to answer)
+        mine = followed.committing if followed.committing == last else -1
         for waiter in list(followed.waiters):
+            if mine > 0 and waiter.cursor is not None and waiter.cursor.handles == mine:
+                continue
             # the entries read are those after ``read_after``: they answer a waiter
             # after a version from there on (one further back is read again)
             if read_after <= waiter.after < last:
@@ -377,7 +406,7 @@ class ShardReader:
         followed.cursor = min((w.after for w in followed.waiters), default=last)
         if not followed.waiters and followed.idle_since is None:
             followed.idle_since = time.monotonic()
-        return last > followed.committed
+        return last > max(followed.committed, mine)
 
     def fail_waiters(self, error: StoreUnavailableError) -> None:
         for followed in self.followed.values():

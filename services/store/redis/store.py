@@ -301,13 +301,20 @@ class RedisStore(GameStore):
             cell = write.take
             keys.append(game_rate_key(game_id, cell.name))
             args += [repr(1_000_000 / cell.rate), cell.burst]
-        answer = int(await self._write(self._commit, keys, args))
+        reader = None if entry is None else self._readers.get(self._reader_shard(game_id))
+        if reader is None:
+            answer = int(await self._write(self._commit, keys, args))
+        else:
+            assert entry is not None
+            reader.committing(game_id, entry.version)
+            answer = 0
+            try:
+                answer = int(await self._write(self._commit, keys, args))
+            finally:
+                # (landed: its waiters get it now, without a read)
+                reader.commit_answered(game_id, entry, answer == 1)
         if answer < 0:
             raise RateRefusedError((-answer - 1) / 1_000_000)
-        if answer == 1 and entry is not None:
-            reader = self._readers.get(self._reader_shard(game_id))
-            if reader is not None:
-                reader.committed(game_id, entry)
         return answer == 1
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
