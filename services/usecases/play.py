@@ -534,9 +534,11 @@ class PlayStream(ResultsInPrompts):
                 session.prompted = prompted
                 session.parked = last is None and recheck is None
             items = await ctx.store.wait_log(game_id, version - 1, wait, cursor)
+            alive = False  # (the game moved meanwhile: it is still in the store)
             if cursor is not None:
                 session.parked = False
                 # (moved on, and prompted there, by the stream meanwhile: _drive)
+                alive = cursor.after + 1 != version
                 version, prompted = cursor.after + 1, session.prompted
             # (or the stream handed the prompt at its version back to the session:
             # the game is not as a move leaves it there, over say, see _drive)
@@ -560,7 +562,7 @@ class PlayStream(ResultsInPrompts):
                     prompted = last = version - 1
                 elif prompted == BEHIND and not behind:  # (logged once, not every recheck)
                     log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
-            if not fresh and last is None and await ctx.store.load(game_id) is None:
+            if not (fresh or alive) and last is None and await ctx.store.load(game_id) is None:
                 return None  # expired from the store
             if not fresh and last is not None:
                 break
