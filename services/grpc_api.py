@@ -229,9 +229,6 @@ async def _play(
     except ServiceError as exc:
         await _abort(context, exc)
     stream = service.play(caller)
-    # (a prompt the act's task makes is written by that task: the handler's generator
-    # below is not woken for it, PlayStream.write)
-    stream.write = context.write
 
     async def read() -> None:
         async for request in requests:

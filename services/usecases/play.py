@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -161,14 +161,6 @@ class PlayStream(ResultsInPrompts):
         #: counts for the logs and the benchmarks: messages in and out
         self.received = 0
         self.sent = 0
-        #: the face's write of one message, when it has one that another task than
-        #: :meth:`responses`' may call (gRPC's ``context.write``): a prompt the act's
-        #: task makes (:meth:`_drive`) goes out through it, the stream's sender not
-        #: woken for it; one write at a time, and none while :meth:`responses` hands
-        #: a message over (``_handing``) or has some waiting
-        self.write: Callable[[pb.PlayResponse], Awaitable[None]] | None = None
-        self._handing = False
-        self._writing: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ the client's messages
 
@@ -344,7 +336,7 @@ class PlayStream(ResultsInPrompts):
                     cursor.wake()
                 continue
             session.prompted = await self._prompt(
-                session, session.seat, version, loaded, session.message, direct=True
+                session, session.seat, version, loaded, session.message
             )
 
     async def _answer(self, act: pb.PlayAct) -> None:
@@ -593,7 +585,6 @@ class PlayStream(ResultsInPrompts):
         version: int,
         loaded: Loaded | None,
         message: Callable[..., pb.PlayResponse],
-        direct: bool = False,
     ) -> int:
         """A prompt when the game is at ``version`` (every event of it sent) and the
         seat may act; returns the version judged (or -1 when the game is further on:
@@ -648,13 +639,7 @@ class PlayStream(ResultsInPrompts):
             await self._send(each)
         if rides is not None:
             prompt.result.CopyFrom(rides.result)
-        # (written in the act's task only when this seat alone may act: in a claim
-        # window the client answers several prompts at once, and their acts must not
-        # wait to be read behind this write, their results' grace passing meanwhile)
-        if direct and len(state.to_act) == 1 and self._write_now(response):
-            await self._written(response)
-        else:
-            await self._send(response)
+        await self._send(response)
         return version
 
     # ------------------------------------------------------------------ the server's messages
@@ -667,28 +652,6 @@ class PlayStream(ResultsInPrompts):
             else:
                 outbox.put_nowait(message)  # (as put() does then, without its coroutine)
             self._signal()
-
-    def _write_now(self, message: pb.PlayResponse) -> bool:
-        """Whether ``message`` may go out through :attr:`write` now, in its caller's
-        task: nothing waits to be sent before it, and no write is in flight."""
-        return (
-            self.write is not None
-            and not self._closed
-            and not self._handing
-            and self._writing is None
-            and self._outbox.empty()
-        )
-
-    async def _written(self, message: pb.PlayResponse) -> None:
-        """``message`` sent through :attr:`write` (:meth:`_write_now` said it may)."""
-        assert self.write is not None
-        writing = self._writing = asyncio.get_running_loop().create_future()
-        try:
-            self.sent += 1
-            await self.write(message)
-        finally:
-            self._writing = None
-            writing.set_result(None)
 
     def _signal(self, _: object = None) -> None:
         """Wake :meth:`responses` waiting for a message (or the server's stop)."""
@@ -716,25 +679,15 @@ class PlayStream(ResultsInPrompts):
         try:
             while True:
                 if stopping.done():
-                    if self._writing is not None:  # (ended after the write in flight)
-                        await asyncio.shield(self._writing)
                     raise shutting_down()
                 if not self._outbox.empty():
-                    if self._writing is not None:
-                        # (a message going out through ``write``: these go after it)
-                        await asyncio.shield(self._writing)
-                        continue
                     item = self._outbox.get_nowait()
                     if item is None:
                         if self._finished:
                             return
                         raise shutting_down()
                     self.sent += 1
-                    self._handing = True
-                    try:
-                        yield item
-                    finally:
-                        self._handing = False
+                    yield item
                     continue
                 self._ready = loop.create_future()
                 try:
