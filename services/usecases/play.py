@@ -289,18 +289,14 @@ class PlayStream(ResultsInPrompts):
         game's sessions itself (:meth:`_drive`)."""
         driven = self._drivable(act) if drive else ()
         try:
-            try:
-                await self._answer(act, unarmed=bool(driven))
-            finally:
-                for session in driven:
-                    assert session.cursor is not None
-                    session.cursor.handles = -1
-                self._settle(act.game_id)
-            if driven:
-                await self._drive(act.game_id, act.expected_version + 1, driven)
+            await self._answer(act)
         finally:
-            if driven:
-                self._arm_held(act.game_id)  # (its result, if no prompt took it)
+            for session in driven:
+                assert session.cursor is not None
+                session.cursor.handles = -1
+            self._settle(act.game_id)
+        if driven:
+            await self._drive(act.game_id, act.expected_version + 1, driven)
         await self._finish_if_done()
 
     def _drivable(self, act: pb.PlayAct) -> list[_Session]:
@@ -343,9 +339,7 @@ class PlayStream(ResultsInPrompts):
                 session, session.seat, version, loaded, session.message
             )
 
-    async def _answer(self, act: pb.PlayAct, unarmed: bool = False) -> None:
-        """``unarmed``: a result held for a prompt is held without its timer (the
-        caller prompts the game's sessions at once, then arms what is left)."""
+    async def _answer(self, act: pb.PlayAct) -> None:
         requested = act.seat if act.HasField("seat") else None
         # (the result written inside its message: one given to the constructor is copied)
         message = pb.PlayResponse(game_id=act.game_id)
@@ -384,7 +378,7 @@ class PlayStream(ResultsInPrompts):
             message.seat = seat
         if not result.HasField("error") and self._landed.get(act.game_id, -1) < result.version:
             self._landed[act.game_id] = result.version
-        if session is None or not self._hold(session, message, act.expected_version, unarmed):
+        if session is None or not self._hold(session, message, act.expected_version):
             await self._send(message)
 
     async def _session_of(self, game_id: str, seat: int | None) -> _Session | None:

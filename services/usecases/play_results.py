@@ -50,7 +50,7 @@ class ResultsInPrompts:
         #: results_in_prompts: the results held for the next prompt of their game (with
         #: the timer that sends one alone if none comes), by game; the newest version
         #: of a prompt of each game sent
-        self._held: dict[str, list[tuple[pb.PlayResponse, asyncio.TimerHandle | None]]] = {}
+        self._held: dict[str, list[tuple[pb.PlayResponse, asyncio.TimerHandle]]] = {}
         self._prompted: dict[str, int] = {}
         #: acts received and not answered yet, by game, and what a prompt of the game
         #: waits on meanwhile (:meth:`_settled`); the newest version an act here made
@@ -73,19 +73,14 @@ class ResultsInPrompts:
         has followed yet (``but``: that session's aside)."""
         return any(s.awaiting >= 0 for s in self._sessions.get(game_id, ()) if s is not but)
 
-    def _hold(
-        self, session: _Session, message: pb.PlayResponse, expected: int, unarmed: bool = False
-    ) -> bool:
+    def _hold(self, session: _Session, message: pb.PlayResponse, expected: int) -> bool:
         """Keep an act's result for the next prompt of its game on this stream, any
         seat's (a move in two messages: act, then the prompt that carries its answer),
         if its session asked for it; False: send it now.  Kept: an applied act's result
         and an overtaken act's refusal (STALE_VERSION at a version this stream was
         prompted at: a fresh prompt follows), while no prompt of the game at a version
         after the act went out yet (the client may be holding that one, waiting for
-        this answer before it acts on it).  ``unarmed``: held without its timer, which
-        the caller starts with :meth:`_arm_held` unless a prompt took it meanwhile (the
-        act's task prompting the game's sessions itself, :meth:`.play.PlayStream._drive`:
-        the common case, a timer a move fewer)."""
+        this answer before it acts on it)."""
         game_id = session.game_id
         if not session.results_in_prompts or self._closed:
             return False
@@ -104,35 +99,12 @@ class ResultsInPrompts:
             after = result.version
         if prompted >= after:
             return False
-        if unarmed:
-            self._held.setdefault(game_id, []).append((message, None))
-            return True
         # (the session's loop: get_running_loop() costs a getpid() call on Python 3.11)
-        timer = self._timer(session.ready.get_loop(), game_id, message, grace)
-        self._held.setdefault(game_id, []).append((message, timer))
-        return True
-
-    def _timer(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        game_id: str,
-        message: pb.PlayResponse,
-        grace: bool,
-    ) -> asyncio.TimerHandle:
-        """When a held result goes alone if no prompt takes it first."""
-        return loop.call_later(
+        timer = session.ready.get_loop().call_later(
             GRACE_SECONDS if grace else HOLD_SECONDS, self._release_late, game_id, message, grace
         )
-
-    def _arm_held(self, game_id: str) -> None:
-        """The results of the game held unarmed (:meth:`_hold`'s ``unarmed``) that no
-        prompt took: their timers start now."""
-        held = self._held.get(game_id, [])
-        for index, (message, timer) in enumerate(held):
-            if timer is None:
-                grace = self._prompt_out(game_id)
-                loop = asyncio.get_running_loop()
-                held[index] = (message, self._timer(loop, game_id, message, grace))
+        self._held.setdefault(game_id, []).append((message, timer))
+        return True
 
     def _release_late(self, game_id: str, message: pb.PlayResponse, grace: bool = False) -> None:
         held = self._held.get(game_id, [])
@@ -171,8 +143,7 @@ class ResultsInPrompts:
             return [], None
         if seat < 0:
             for _, timer in held:
-                if timer is not None:
-                    timer.cancel()
+                timer.cancel()
             return [m for m, _ in held], None
         if len(held) == 1:
             # (the common case, one result held: the rules below, without their lists)
@@ -182,8 +153,7 @@ class ResultsInPrompts:
                 s.results_in_prompts and s.seat == mover and mover in to_act
                 for s in self._sessions.get(game_id, ())
             ):
-                if timer is not None:
-                    timer.cancel()
+                timer.cancel()
                 return [], message
             self._held[game_id] = held
             return [], None
@@ -203,8 +173,7 @@ class ResultsInPrompts:
             return [], None
         alone = [m for m, _ in own if m is not chosen[0]]
         for _, timer in [*own, chosen]:
-            if timer is not None:
-                timer.cancel()
+            timer.cancel()
         left = [(m, t) for m, t in held if m.seat != seat and m is not chosen[0]]
         if left:
             self._held[game_id] = left
