@@ -13,12 +13,10 @@ from typing import Any
 import grpc
 import pytest
 
+from bench.bench_play import play_table
 from clients.botrunner import play_seats
-from clients.bots.greedy import GreedyBot
 from clients.bots.registry import make_bot
-from clients.runners import PlayRunner
 from clients.sdk import CallError, GlintwickClient, RetryPolicy
-from clients.table import Table
 from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_server
 from services.config import ServerOptions
@@ -305,13 +303,7 @@ async def test_a_move_on_a_stream_of_its_game_wakes_no_session_task(
     try:
         game = await sdk.create_game("whiskertrail", seats=2, seed=b"driven")
         seats = [await sdk.join(game.game_id, seat=s) for s in range(2)]
-        table = Table(in_turn_order=False)
-        for seat in seats:
-            table.sit(seat.game_id, seat.seat, GreedyBot(), random.Random(f"driven/{seat.seat}"))
-        async with sdk.play_session(prompts_only=True) as session:
-            for seat in seats:
-                session.add(seat)
-            await PlayRunner(table).run(session)
+        await play_table(sdk, seats, "driven", prompts_only=True)
         moves = len((await sdk.replay(game.game_id)).steps)
         final = await sdk.game(game.game_id)
         assert final.finished and moves > 100, (final.finished, moves)
