@@ -18,7 +18,10 @@ those waits cost no connection each: the store's one log reader per process (one
 blocking ``XREAD`` over every awaited game, :mod:`services.store.redis`) answers them
 all, so a move made through any replica reaches every session at once; a session
 resumed after the cursor of the last event received, on any replica, misses nothing
-and repeats nothing.
+and repeats nothing.  A move of a stream's one game, its act answered in the task that
+reads the stream, wakes no session's task: that task prompts the game's prompts-only
+sessions itself once its commit lands, their log waits moved on past it
+(:meth:`PlayStream._drive`, :class:`~services.store.base.LogCursor`).
 """
 
 from __future__ import annotations
