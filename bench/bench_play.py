@@ -58,6 +58,22 @@ async def _new_game(
     return [await client.join(game.game_id, seat=s) for s in range(seats)]
 
 
+async def play_table(
+    client: GlintwickClient, seats: list[Seat], tag: str, prompts_only: bool
+) -> tuple[int, int]:
+    """A game's seats on one Play stream, the greedy bot at each (seeded by ``tag``),
+    to its end: the messages the stream sent and received."""
+    # (every prompt answered, as a client holding its seats apart would)
+    table = Table(in_turn_order=False)
+    for seat in seats:
+        table.sit(seat.game_id, seat.seat, GreedyBot(), random.Random(f"{tag}/{seat.seat}"))
+    async with client.play_session(prompts_only=prompts_only) as session:
+        for seat in seats:
+            session.add(seat)
+        await PlayRunner(table).run(session)
+        return session.sent, session.received
+
+
 async def _unary(target: str, seeds: list[bytes]) -> dict[str, Any]:
     count = _Count()
     channel = grpc.aio.insecure_channel(target, interceptors=[count])
@@ -103,16 +119,9 @@ async def _play(
 
     async def game(n: int, seats: list[Seat]) -> None:
         nonlocal sent, received
-        # (every prompt answered, as a client holding its seats apart would)
-        table = Table(in_turn_order=False)
-        for seat in seats:
-            table.sit(seat.game_id, seat.seat, GreedyBot(), random.Random(f"{n}/{seat.seat}"))
-        async with client.play_session(prompts_only=prompts_only) as session:
-            for seat in seats:
-                session.add(seat)
-            await PlayRunner(table).run(session)
-            sent += session.sent
-            received += session.received
+        out, back = await play_table(client, seats, str(n), prompts_only)
+        sent += out
+        received += back
 
     await asyncio.gather(*(game(n, seats) for n, seats in enumerate(games)))
     took = time.perf_counter() - started

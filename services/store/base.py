@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -44,6 +45,28 @@ def answer_later(future: asyncio.Future[T], seconds: float, answer: T) -> asynci
 def _answer(future: asyncio.Future[T], answer: T) -> None:
     if not future.done():
         future.set_result(answer)
+
+
+@dataclass(eq=False, slots=True)
+class LogCursor:
+    """A log wait's position (:meth:`GameStore.wait_log`'s ``cursor``), which its owner
+    may move on while the wait goes on.  ``handles``: a version whose entry the owner
+    deals with itself when this process commits it (a Play stream that committed its
+    session's move prompts the session in the same task): that commit moves ``after``
+    on to it and the wait goes on, rather than answering it (a task's wake a move).
+    ``wake``: set by the store while the wait is on, answers it now (its entries after
+    ``after``, maybe none)."""
+
+    after: int
+    handles: int = -1
+    wake: Callable[[], None] | None = None
+
+    def moved_on(self, version: int) -> bool:
+        """Whether this process's commit of ``version`` moves the wait on (and does)."""
+        if version == self.handles and version == self.after + 1:
+            self.after = version
+            return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +210,12 @@ class GameStore(ABC):
         """Entries with version > ``after_version``, in order."""
 
     @abstractmethod
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
-        """Like read_log, but waits up to ``timeout`` seconds for a new entry."""
+    async def wait_log(
+        self, game_id: str, after_version: int, timeout: float, cursor: LogCursor | None = None
+    ) -> list[LogItem]:
+        """Like read_log, but waits up to ``timeout`` seconds for a new entry.  With a
+        ``cursor`` (at ``after_version``), the entries after its ``after`` when answered:
+        see :class:`LogCursor`."""
 
     @abstractmethod
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:

@@ -37,6 +37,7 @@ from services.store.base import (
     WHOLE,
     Admission,
     GameStore,
+    LogCursor,
     LogItem,
     OpenGame,
     Snapshot,
@@ -232,10 +233,12 @@ class MonitoredStore(GameStore):
             self.inner.read_log(game_id, after_version, limit), self._games(game_id)
         )
 
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+    async def wait_log(
+        self, game_id: str, after_version: int, timeout: float, cursor: LogCursor | None = None
+    ) -> list[LogItem]:
         self._refuse_game(game_id)
         try:
-            return await self.inner.wait_log(game_id, after_version, timeout)
+            return await self.inner.wait_log(game_id, after_version, timeout, cursor)
         except StoreUnavailableError as exc:
             raise self._suspected(exc)  # noqa: B904  (the same error, raised again)
 

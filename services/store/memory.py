@@ -8,6 +8,7 @@ heap of expiry times: a busy server holds no more finished games than one TTL's)
 from __future__ import annotations
 
 import asyncio
+import functools
 import heapq
 import itertools
 import time
@@ -18,6 +19,7 @@ from services.store.base import (
     Admission,
     GameExistsError,
     GameStore,
+    LogCursor,
     LogItem,
     OpenGame,
     RateRefusedError,
@@ -61,7 +63,7 @@ class MemoryStore(GameStore):
         # game woke every session of every game at each move: O(sessions) a move), in
         # the order they came (a dict as an ordered set), as the condition woke them: the
         # sessions of one game send a move's messages in the order they subscribed
-        self._waiters: dict[str, dict[asyncio.Future[bool], None]] = {}
+        self._waiters: dict[str, dict[asyncio.Future[bool], LogCursor | None]] = {}
         self._expiries: list[tuple[float, str]] = []  # a heap: (expires at, game id)
         self._ttl = finished_ttl
         self._clock = clock
@@ -128,13 +130,23 @@ class MemoryStore(GameStore):
             heapq.heappush(self._expiries, (game.expires_at, game_id))
         self._index(game_id, write)
         self._purge()
-        self._wake(game_id)
+        self._wake(game_id, -1 if write.entry is None else write.entry.version)
         return True
 
-    def _wake(self, game_id: str) -> None:
-        for waiter in self._waiters.pop(game_id, ()):
-            if not waiter.done():
+    def _wake(self, game_id: str, version: int = -1) -> None:
+        """Answer the game's waiters (``version``: the entry just committed, which
+        a waiter's cursor may handle itself: it waits on, after it)."""
+        waiters = self._waiters.pop(game_id, None)
+        if waiters is None:
+            return
+        kept: dict[asyncio.Future[bool], LogCursor | None] = {}
+        for waiter, cursor in waiters.items():
+            if cursor is not None and cursor.moved_on(version):
+                kept[waiter] = cursor
+            elif not waiter.done():
                 waiter.set_result(True)
+        if kept:
+            self._waiters[game_id] = kept
 
     def _index(self, game_id: str, write: Write) -> None:
         """A write's deadline, bot-turn and lobby index entries (create and commit alike)."""
@@ -173,23 +185,30 @@ class MemoryStore(GameStore):
         # versions are 1, 2, …, so the entry after version v sits at index v
         return game.log[after_version : after_version + limit]
 
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+    async def wait_log(
+        self, game_id: str, after_version: int, timeout: float, cursor: LogCursor | None = None
+    ) -> list[LogItem]:
         items = self._log_after(game_id, after_version)
         if items:
             return items
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         waiters = self._waiters.setdefault(game_id, {})
-        waiters[waiter] = None
+        waiters[waiter] = cursor
         timer = answer_later(waiter, timeout, False)
+        if cursor is not None:
+            cursor.wake = functools.partial(_answer_now, waiter)
         try:
             if not await waiter:
                 return []
         finally:
             timer.cancel()
+            if cursor is not None:
+                cursor.wake = None
+            waiters = self._waiters.get(game_id, {})
             waiters.pop(waiter, None)
-            if not waiters and self._waiters.get(game_id) is waiters:
+            if not waiters and game_id in self._waiters:
                 del self._waiters[game_id]
-        return self._log_after(game_id, after_version)
+        return self._log_after(game_id, after_version if cursor is None else cursor.after)
 
     async def due_deadlines(self, now: float, limit: int = 100) -> list[str]:
         due = [
@@ -277,3 +296,8 @@ class MemoryStore(GameStore):
 
     async def ping(self) -> bool:
         return True
+
+
+def _answer_now(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
 
 from glintwick.v1 import game_pb2 as pb
@@ -40,11 +41,17 @@ def seat_of(loaded: Loaded, caller: Caller, required: bool) -> int | None:
         if required:
             raise unauthenticated("this call needs a seat token (authorization: Bearer …)")
         return None
-    digest = token_hash(token)
+    digest = _token_digest(token)
     for seat, joined in enumerate(loaded.seated().token_hashes):
         if joined is not None and hmac.compare_digest(joined, digest):
             return seat
     raise unauthenticated("the token does not belong to a seat of this game")
+
+
+#: a token's hash, by token, for the tokens of the last moves: a session's every act
+#: brings the same token, and a SHA-256 a move was about 1 % of the server's samples
+#: on a Play stream (BENCHMARKS.md)
+_token_digest = functools.lru_cache(maxsize=4096)(token_hash)
 
 
 def is_operator(config: ServiceConfig, token: str, *, bots: bool) -> bool:

@@ -18,7 +18,10 @@ those waits cost no connection each: the store's one log reader per process (one
 blocking ``XREAD`` over every awaited game, :mod:`services.store.redis`) answers them
 all, so a move made through any replica reaches every session at once; a session
 resumed after the cursor of the last event received, on any replica, misses nothing
-and repeats nothing.
+and repeats nothing.  A move of a stream's one game, its act answered in the task that
+reads the stream, wakes no session's task: that task prompts the game's prompts-only
+sessions itself once its commit lands, their log waits moved on past it
+(:meth:`PlayStream._drive`, :class:`~services.store.base.LogCursor`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from glintwick.storage.v1 import storage_pb2 as spb
 from glintwick.v1 import game_pb2 as pb
 from services import codec
 from services.errors import ServiceError, internal, invalid, store_unavailable
-from services.store.base import StoreUnavailableError
+from services.store.base import LogCursor, StoreUnavailableError
 
 from .access import acting_seat
 from .context import Caller, Context
@@ -121,6 +124,16 @@ class _Session:
     #: none): while one is out, the client may be holding it, waiting for the result
     #: of another act of the game before it answers, so no result of the game is held
     awaiting: int = -1
+    #: prompts only: the session's log wait (moved on by the stream after a move it
+    #: committed: :meth:`PlayStream._drive`), the version it last judged a prompt at
+    #: (as :meth:`PlayStream._play` keeps it), whether it waits on the log for the
+    #: next move now, and its messages' maker
+    cursor: LogCursor | None = None
+    prompted: int = -1
+    parked: bool = False
+    #: the stream handed the prompt at ``cursor.after`` back to the session's task
+    redo: bool = False
+    message: Callable[..., pb.PlayResponse] | None = None
 
     def names(self, seat: int | None) -> bool:
         return seat is None or seat == self.requested or seat == self.seat
@@ -188,7 +201,7 @@ class PlayStream(ResultsInPrompts):
                 # seats): answered in the reader's task, a task a move fewer (the
                 # client's next message, which then waits for this answer, is read
                 # after it)
-                await self._act(request.act)
+                await self._act(request.act, drive=True)
                 return
             task = asyncio.create_task(self._act(request.act))
             self._acts.add(task)
@@ -274,12 +287,60 @@ class PlayStream(ResultsInPrompts):
             session.ready.cancel()
         await self._release_game(session.game_id)
 
-    async def _act(self, act: pb.PlayAct) -> None:
+    async def _act(self, act: pb.PlayAct, drive: bool = False) -> None:
+        """``drive``: the act answered in the reader's task, which then prompts the
+        game's sessions itself (:meth:`_drive`)."""
+        driven = self._drivable(act) if drive else ()
         try:
             await self._answer(act)
         finally:
+            for session in driven:
+                assert session.cursor is not None
+                session.cursor.handles = -1
             self._settle(act.game_id)
+        if driven:
+            await self._drive(act.game_id, act.expected_version + 1, driven)
         await self._finish_if_done()
+
+    def _drivable(self, act: pb.PlayAct) -> list[_Session]:
+        """The sessions of the act's game waiting on its log for the move this act
+        makes, told that its commit (or another of this process at that version) is
+        theirs to handle here: their waits move on past it, unanswered (prompts only)."""
+        expected = act.expected_version
+        driven = []
+        for session in self._sessions.get(act.game_id, ()):
+            cursor = session.cursor
+            if session.parked and cursor is not None and cursor.after == expected:
+                cursor.handles = expected + 1
+                driven.append(session)
+        return driven
+
+    async def _drive(self, game_id: str, version: int, driven: list[_Session]) -> None:
+        """What each session's task does when its log wait brings ``version`` (a prompt
+        if its seat may act there), done in this task for those whose wait the commit
+        moved on: a move wakes no session's task.  A game that a move leaves over, or
+        otherwise unusual there, goes back to the session's task (``redo``)."""
+        loaded = self._ctx.remembered_at(game_id, version)
+        usual = loaded is not None and loaded.table_full() and not loaded.state.is_terminal()
+        for session in driven:
+            cursor = session.cursor
+            if (
+                cursor is None
+                or cursor.after != version
+                or session.prompted >= version
+                or session.seat is None
+                or session.message is None
+                or session not in self._sessions.get(game_id, ())
+            ):
+                continue  # (not moved on here, or the session's task has it already)
+            if not usual or loaded is None:
+                session.redo = True
+                if cursor.wake is not None:
+                    cursor.wake()
+                continue
+            session.prompted = await self._prompt(
+                session, session.seat, version, loaded, session.message
+            )
 
     async def _answer(self, act: pb.PlayAct) -> None:
         requested = act.seat if act.HasField("seat") else None
@@ -455,6 +516,10 @@ class PlayStream(ResultsInPrompts):
             if prompted == ENDED:  # (and ``last`` below)
                 prompted = version - 1
         last = loaded.version if loaded.state.is_terminal() else None
+        # (prompts only: the stream may prompt the session itself after a move it
+        # committed, its wait moved on meanwhile: :meth:`_drive`)
+        cursor = LogCursor(version - 1) if prompts_only else None
+        session.cursor, session.message = cursor, message
         while last is None or version <= last:
             behind = prompted == BEHIND
             waiting = prompted == WAITING
@@ -467,7 +532,22 @@ class PlayStream(ResultsInPrompts):
             if ctx.stopping.is_set():
                 raise shutting_down()
             wait = poll if recheck is None else recheck
-            items = await ctx.store.wait_log(game_id, version - 1, wait)
+            if cursor is not None:
+                cursor.after = version - 1
+                session.prompted = prompted
+                session.parked = last is None and recheck is None
+            items = await ctx.store.wait_log(game_id, version - 1, wait, cursor)
+            alive = False  # (the game moved meanwhile: it is still in the store)
+            if cursor is not None:
+                session.parked = False
+                # (moved on, and prompted there, by the stream meanwhile: _drive)
+                alive = cursor.after + 1 != version
+                version, prompted = cursor.after + 1, session.prompted
+            # (or the stream handed the prompt at its version back to the session:
+            # the game is not as a move leaves it there, over say, see _drive)
+            fresh = bool(items)
+            if session.redo:
+                session.redo, fresh = False, True
             if prompts_only and items:
                 version, skip = items[-1].version + 1, 0
             for item in () if prompts_only else items:
@@ -479,15 +559,15 @@ class PlayStream(ResultsInPrompts):
                 version, skip = item.version + 1, 0
                 if any(e.type in GAME_ENDINGS for e in entry.events):
                     last = item.version
-            if (items or behind or waiting) and version - 1 > prompted and last is None:
+            if (fresh or behind or waiting) and version - 1 > prompted and last is None:
                 prompted = await self._prompt(session, seat, version - 1, None, message)
                 if prompted == ENDED:
                     prompted = last = version - 1
                 elif prompted == BEHIND and not behind:  # (logged once, not every recheck)
                     log.info("play_record_behind", game_id=game_id, seat=seat, version=version - 1)
-            if not items and last is None and await ctx.store.load(game_id) is None:
+            if not (fresh or alive) and last is None and await ctx.store.load(game_id) is None:
                 return None  # expired from the store
-            if not items and last is not None:
+            if not fresh and last is not None:
                 break
         assert last is not None
         return await self._at(game_id, last)

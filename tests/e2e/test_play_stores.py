@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import grpc
+import pytest
 
+from bench.bench_play import play_table
 from clients.botrunner import play_seats
 from clients.bots.registry import make_bot
 from clients.sdk import CallError, GlintwickClient, RetryPolicy
 from glintwick.v1 import game_pb2 as pb
 from glintwick_cli import start_server
 from services.config import ServerOptions
-from services.store.base import Snapshot, StoreUnavailableError, Write
+from services.store.base import LogItem, Snapshot, StoreUnavailableError, Write
 from services.store.memory import MemoryStore
+from services.store.redis import RedisStore
 from tests.e2e.play_support import DRAW, act, raw_play
 from tests.e2e.support import until
 
@@ -251,6 +255,60 @@ async def test_a_bot_runner_plays_on_after_the_store_was_unreachable_mid_game() 
         assert sum(result.errors for result in results) == store.refused
         assert not any(result.gave_up for result in results)
         assert all(r.final_view is not None and r.final_view.game_over for r in results)
+    finally:
+        await sdk.close()
+        await running.stop(grace=0.5)
+
+
+class CountsWaits(MemoryStore):
+    """A memory store that counts the log waits answered (each wakes a session's task)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answered = 0
+
+    async def wait_log(self, *args: Any, **kwargs: Any) -> list[LogItem]:
+        items = await super().wait_log(*args, **kwargs)
+        self.answered += 1
+        return items
+
+
+class CountsRedisWaits(RedisStore):
+    """The same on Redis."""
+
+    answered = 0
+
+    async def wait_log(self, *args: Any, **kwargs: Any) -> list[LogItem]:
+        items = await super().wait_log(*args, **kwargs)
+        self.answered += 1
+        return items
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_a_move_on_a_stream_of_its_game_wakes_no_session_task(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Both seats of a game on one stream, prompts only: the act's own task prompts the
+    seat to act after its move (the sessions' log waits move on past it, unanswered),
+    so a move wakes neither session's task, and the game still plays to its end."""
+    store: CountsWaits | CountsRedisWaits
+    if kind == "redis":
+        store = CountsRedisWaits(request.getfixturevalue("redis_url"))
+    else:
+        store = CountsWaits()
+    options = ServerOptions(store=kind, grpc_address="127.0.0.1:0", http_address="")
+    running = await start_server(options, store)
+    target = f"127.0.0.1:{running.grpc_port}"
+    sdk = GlintwickClient(target)
+    try:
+        game = await sdk.create_game("whiskertrail", seats=2, seed=b"driven")
+        seats = [await sdk.join(game.game_id, seat=s) for s in range(2)]
+        await play_table(sdk, seats, "driven", prompts_only=True)
+        moves = len((await sdk.replay(game.game_id)).steps)
+        final = await sdk.game(game.game_id)
+        assert final.finished and moves > 100, (final.finished, moves)
+        # (before: each move answered both sessions' waits, two a move)
+        assert store.answered < moves / 10, (store.answered, moves)
     finally:
         await sdk.close()
         await running.stop(grace=0.5)

@@ -55,7 +55,7 @@ import structlog
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import RedisError
 
-from services.store.base import LogItem, StoreUnavailableError
+from services.store.base import LogCursor, LogItem, StoreUnavailableError
 
 from .errors import UNREACHABLE, reachable
 from .keys import game_keys, index_key
@@ -93,6 +93,13 @@ class Waiter:
     future: asyncio.Future[list[LogItem]]
     # registered while the read in flight named its game at ``after`` or before
     covered: bool = False
+    # its caller's position, which a commit of this process may move on (LogCursor)
+    cursor: LogCursor | None = None
+
+    def answer_now(self) -> None:
+        """The cursor's wake: answered now with what came after it (nothing yet)."""
+        if not self.future.done():
+            self.future.set_result([])
 
 
 @dataclass(eq=False)
@@ -104,6 +111,7 @@ class Followed:
     cursor: int
     waiters: set[Waiter] = field(default_factory=set)
     committed: int = 0  # the newest version this process committed (and delivered)
+    committing: int = 0  # the version this process's commit in flight writes (0: none)
     idle_since: float | None = None  # when its last waiter left (monotonic clock)
 
 
@@ -157,12 +165,15 @@ class ShardReader:
         self._wakes: set[asyncio.Task[None]] = set()
         self._connection: AbstractConnection | None = None
 
-    def register(self, game_id: str, after: int) -> Waiter:
+    def register(self, game_id: str, after: int, cursor: LogCursor | None = None) -> Waiter:
         if self.task is None or self.task.done():
             self._wanted = asyncio.Event()
             self.task = asyncio.create_task(self._dispatch(), name=f"redis-log-reader-{self.shard}")
             self.task.add_done_callback(_reader_ended)
         waiter = Waiter(after, asyncio.get_running_loop().create_future())
+        if cursor is not None:
+            waiter.cursor = cursor
+            cursor.wake = waiter.answer_now
         followed = self.followed.get(game_id)
         if followed is None:
             key = game_keys(game_id)[1]
@@ -183,6 +194,29 @@ class ShardReader:
             waiter.covered = True  # (the next read starts at this version or before)
         return waiter
 
+    def committing(self, game_id: str, version: int) -> None:
+        """This process sends a commit of ``version`` of the game: a read that brings
+        that entry first leaves the waits that their owner handles (:class:`LogCursor`)
+        to the commit's answer (:meth:`commit_answered`)."""
+        followed = self.followed.get(game_id)
+        if followed is not None:
+            followed.committing = version
+
+    def commit_answered(self, game_id: str, item: LogItem, landed: bool) -> None:
+        """The commit of ``item`` is answered: :meth:`committed` if it landed; if not
+        (another move took that version, or the outcome is unknown), the waits a read
+        left to it are answered now (with nothing: they read the log again)."""
+        followed = self.followed.get(game_id)
+        if followed is not None and followed.committing == item.version:
+            followed.committing = 0
+        if landed:
+            self.committed(game_id, item)
+        elif followed is not None:
+            for waiter in list(followed.waiters):
+                cursor = waiter.cursor
+                if cursor is not None and cursor.handles == item.version:
+                    waiter.answer_now()
+
     def committed(self, game_id: str, item: LogItem) -> None:
         """This process committed ``item`` to the game's log: the waiters right before
         it get it now, not after a read (the read that brings it again answers nobody:
@@ -190,16 +224,25 @@ class ShardReader:
         followed = self.followed.get(game_id)
         if followed is None:
             return
-        followed.committed = max(followed.committed, item.version)
+        version = item.version
+        followed.committed = max(followed.committed, version)
+        moved = False
         for waiter in list(followed.waiters):
-            if waiter.after == item.version - 1:
+            if waiter.after == version - 1:
+                cursor = waiter.cursor
+                if cursor is not None and cursor.moved_on(version):
+                    waiter.after = version  # (its owner handles the entry: it waits on)
+                    moved = True
+                    continue
                 followed.waiters.discard(waiter)
                 if not waiter.future.done():
                     waiter.future.set_result([item])
         if not followed.waiters:
-            followed.cursor = max(followed.cursor, item.version)
+            followed.cursor = max(followed.cursor, version)
             if followed.idle_since is None:
                 followed.idle_since = time.monotonic()
+        elif moved:  # (the next read starts after what its waiters have)
+            followed.cursor = min(w.after for w in followed.waiters)
 
     def follow(self, game_id: str) -> None:
         """A session follows the game: it stays in the read set between its waits."""
@@ -219,6 +262,8 @@ class ShardReader:
             del self._by_key[followed.key]
 
     def unregister(self, game_id: str, waiter: Waiter) -> None:
+        if waiter.cursor is not None:
+            waiter.cursor.wake = None
         future = waiter.future
         if not future.done():
             future.cancel()
@@ -346,7 +391,12 @@ class ShardReader:
             return False
         items = log_items(rows)
         read_after, last = reading[game_id], items[-1].version
+        # (this process's commit in flight wrote that entry, maybe: the waits its
+        # owner handles are the commit's answer's to move on, or to answer)
+        mine = followed.committing if followed.committing == last else -1
         for waiter in list(followed.waiters):
+            if mine > 0 and waiter.cursor is not None and waiter.cursor.handles == mine:
+                continue
             # the entries read are those after ``read_after``: they answer a waiter
             # after a version from there on (one further back is read again)
             if read_after <= waiter.after < last:
@@ -356,7 +406,7 @@ class ShardReader:
         followed.cursor = min((w.after for w in followed.waiters), default=last)
         if not followed.waiters and followed.idle_since is None:
             followed.idle_since = time.monotonic()
-        return last > followed.committed
+        return last > max(followed.committed, mine)
 
     def fail_waiters(self, error: StoreUnavailableError) -> None:
         for followed in self.followed.values():

@@ -61,6 +61,7 @@ from services.store.base import (
     Admission,
     GameExistsError,
     GameStore,
+    LogCursor,
     LogItem,
     OpenGame,
     RateRefusedError,
@@ -300,13 +301,20 @@ class RedisStore(GameStore):
             cell = write.take
             keys.append(game_rate_key(game_id, cell.name))
             args += [repr(1_000_000 / cell.rate), cell.burst]
-        answer = int(await self._write(self._commit, keys, args))
+        reader = None if entry is None else self._readers.get(self._reader_shard(game_id))
+        if reader is None:
+            answer = int(await self._write(self._commit, keys, args))
+        else:
+            assert entry is not None
+            reader.committing(game_id, entry.version)
+            answer = 0
+            try:
+                answer = int(await self._write(self._commit, keys, args))
+            finally:
+                # (landed: its waiters get it now, without a read)
+                reader.commit_answered(game_id, entry, answer == 1)
         if answer < 0:
             raise RateRefusedError((-answer - 1) / 1_000_000)
-        if answer == 1 and entry is not None:
-            reader = self._readers.get(self._reader_shard(game_id))
-            if reader is not None:
-                reader.committed(game_id, entry)
         return answer == 1
 
     async def idempotent_response(self, game_id: str, key: str) -> bytes | None:
@@ -343,12 +351,14 @@ class RedisStore(GameStore):
     def unfollow(self, game_id: str) -> None:
         self._reader(game_id).unfollow(game_id)
 
-    async def wait_log(self, game_id: str, after_version: int, timeout: float) -> list[LogItem]:
+    async def wait_log(
+        self, game_id: str, after_version: int, timeout: float, cursor: LogCursor | None = None
+    ) -> list[LogItem]:
         if self._closed:
             raise StoreUnavailableError("the store is closed")
         reader = self._reader(game_id)
         # registered before the read: an entry committed after the read is the reader's
-        waiter = reader.register(game_id, after_version)
+        waiter = reader.register(game_id, after_version, cursor)
         try:
             # (the read in flight names the game at this version or before: it answers
             # any entry after it, committed before it or since, so no read of our own)
