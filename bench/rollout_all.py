@@ -1,0 +1,259 @@
+"""Is any move worth changing?  A paired rollout check of every alternative at a decision
+(docs/BOT_STUDIES.md, "Every alternative at two seats").
+
+``bench/rollout_check.py`` tries one alternative at one kind of decision.  This check
+tries them all: the bot (``--bot``, default ``expert``) plays itself, and at each of its
+decisions (both seats, every round) it plays its own move and every other legal move,
+one per distinct move (twin cards play alike: a discard per card kind, a lay-off per
+card kind, meld and end), in ``--worlds`` worlds.  A world is the true state with the
+stock reshuffled (the hands as they are: more than a fair bot knows, so an upper bound
+on what a search could find), and every move is played in the *same* worlds (common
+random numbers: the paired difference carries no noise from the stock's draw between
+the moves), each to the end of the round with every seat playing the bot (its memory
+copied).  A move that empties the hand is not rolled out: going out scores 0, which no
+other move can beat.
+
+One JSON line per decision: its class (``draw`` / ``discard`` / ``lay`` / ``layoff`` /
+``extra``, the bot's move, and ``closed`` / ``open``), the facts of the moment, and per
+alternative its gains per world (the bot's round penalty minus the alternative's:
+positive, the alternative is better).  ``summary`` gives, per class and the facts asked
+for, the decisions, how many a seat-game, and three savings a decision (mean over
+decisions ± standard error):
+
+* ``cv``: what a search that knew the hands would save: on one half of the worlds it
+  picks the alternative with the largest mean gain (the bot's move unless one is ahead),
+  and is scored on the other half (then the halves swap);
+* ``max``: the largest alternative's mean gain over all worlds, or 0 (biased upwards:
+  the largest of several noisy means);
+* ``sig``: the share of decisions where some alternative saves ≥ 3 points at 2 standard
+  errors::
+
+    python -m bench.rollout_all run --games 6 --seed 9288 --worlds 16 --out a.jsonl
+    python -m bench.rollout_all summary a.jsonl --by cls
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from bench.rollout_check import rollout
+from clients.bots import make_bot
+from clients.bots.base import Situation
+from clients.bots.expert import ExpertBot
+from clients.bots.greedy import missing
+from clients.turn import engine_turn
+from engine.actions import Action, Discard, Draw, ExtraMeld, LayContract, LayOff
+from engine.game import GameState
+from engine.rulesets import PRESETS, RuleSet
+
+_UNUSED = random.Random(0)  # the rule bots draw no random numbers
+
+
+def move_key(action: Action, sit: Situation) -> tuple[Any, ...]:
+    """Moves with one key play alike (twin cards)."""
+    kinds = {c.id: c.kind for c in sit.hand}
+    if isinstance(action, Discard):
+        return ("discard", kinds[action.card])
+    if isinstance(action, LayOff):
+        return ("layoff", kinds[action.card], action.meld, str(action.end))
+    if isinstance(action, ExtraMeld):
+        return ("extra", tuple(sorted(kinds[i] for i in action.meld.cards)))
+    return (type(action).__name__, repr(action))
+
+
+def move_class(action: Action, sit: Situation) -> str | None:
+    """The decision's class by the bot's move (None: nothing to compare)."""
+    state = "open" if sit.opened else "closed"
+    if isinstance(action, Draw):
+        return f"draw-{state}"
+    names = {Discard: "discard", LayContract: "lay", LayOff: "layoff", ExtraMeld: "extra"}
+    name = names.get(type(action))
+    return None if name is None else f"{name}-{state}"
+
+
+def empties(state: GameState, seat: int, action: Action) -> bool:
+    after, _ = state.apply_action(seat, action)
+    return after.round_number != state.round_number or after.is_terminal() or not after.hands[seat]
+
+
+def facts_of(sit: Situation) -> dict[str, Any]:
+    others = [s for s in range(sit.seats) if s != sit.seat]
+    open_sizes = [sit.hand_sizes[s] for s in others if sit.opened_seats[s]]
+    return {
+        "round": sit.round_number,
+        "hand": len(sit.hand),
+        "stock": sit.stock_size,
+        "opp": min(open_sizes) if open_sizes else 0,  # 0: no opponent open
+        "mb": missing(sit.hand, sit) if not sit.opened and sit.phase == "play" else -1,
+    }
+
+
+def check(
+    rules: RuleSet, seats: int, bot: str, games: int, worlds: int, seed: int, every: int
+) -> Iterator[dict[str, Any]]:
+    """One JSON-ready row per decision with alternatives in ``games`` games of ``bot``
+    (every ``every``-th such decision)."""
+    seats = seats or rules.min_players
+    for g in range(seed, seed + games):
+        players: list[ExpertBot] = []
+        for s in range(seats):
+            b = make_bot(bot, s)
+            if not isinstance(b, ExpertBot):
+                raise SystemExit(f"{bot}: an expert-based bot is needed (clone)")
+            b.setup(rules, s)
+            players.append(b)
+        state = GameState.new_game(rules, seats, f"check:{g}".encode())
+        n = 0
+        while not state.is_terminal():
+            seat = state.to_act[0]
+            legal = state.legal_actions(seat)
+            sit = Situation.from_state(state, seat)
+            trial = players[seat].clone()
+            move = trial.choose(sit, legal, _UNUSED)
+            cls = move_class(move, sit)
+            own = move_key(move, sit)
+            alts: dict[tuple[Any, ...], Action] = {}
+            for a in legal:
+                k = move_key(a, sit)
+                if k != own and k not in alts:
+                    alts[k] = a
+            if cls is not None and alts and not empties(state, seat, move):
+                n += 1
+                if n % every == 0:
+                    yield {
+                        "game": g,
+                        "seat": seat,
+                        "cls": cls,
+                        "move": str(own),
+                        **facts_of(sit),
+                        "alts": _compare(state, seat, move, alts, trial, players, worlds, g, n),
+                    }
+            state, _, _ = engine_turn(state, seat, players[seat], _UNUSED)
+        yield {"game": g, "done": True, "decisions": n, "seats": seats}
+
+
+def _compare(
+    state: GameState,
+    seat: int,
+    move: Action,
+    alts: dict[tuple[Any, ...], Action],
+    trial: ExpertBot,
+    players: Sequence[ExpertBot],
+    worlds: int,
+    game: int,
+    n: int,
+) -> list[dict[str, Any]]:
+    table = [trial if s == seat else players[s] for s in range(len(players))]
+    shuffler = random.Random(f"worlds:{game}:{n}")
+    stocks = []
+    for _ in range(worlds):
+        stock = list(state.stock)
+        shuffler.shuffle(stock)
+        stocks.append(replace(state, stock=tuple(stock)))
+    base = [rollout(w, seat, move, table) for w in stocks]
+    out = []
+    for key, alt in alts.items():
+        if empties(state, seat, alt):
+            gains = [float(b) for b in base]  # out: 0 points
+        else:
+            gains = [
+                float(b - rollout(w, seat, alt, table)) for b, w in zip(base, stocks, strict=True)
+            ]
+        out.append({"key": str(key), "type": type(alt).__name__, "gains": gains})
+    return out
+
+
+def _mean(v: Sequence[float]) -> float:
+    return sum(v) / len(v) if v else 0.0
+
+
+def _se(v: Sequence[float]) -> float:
+    if len(v) < 2:
+        return 0.0
+    m = _mean(v)
+    return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
+
+
+def savings(alts: Sequence[dict[str, Any]], margin: float = 0.0) -> tuple[float, float, bool]:
+    """(cv, max, sig) of one decision (the module's docstring)."""
+    gains = [a["gains"] for a in alts]
+    w = len(gains[0])
+    halves = (list(range(0, w, 2)), list(range(1, w, 2)))
+    cv = 0.0
+    for pick, score in (halves, halves[::-1]):
+        means = [_mean([g[i] for i in pick]) for g in gains]
+        best = max(range(len(gains)), key=means.__getitem__)
+        if means[best] > margin:
+            cv += _mean([gains[best][i] for i in score]) / 2
+    full = [_mean(g) for g in gains]
+    top = max(full)
+    sig = any(_mean(g) >= 3 and _mean(g) >= 2 * _se(g) for g in gains)
+    return cv, max(0.0, top), sig
+
+
+def summary(paths: Sequence[str], by: Sequence[str], margin: float) -> list[str]:
+    rows = [json.loads(line) for p in paths for line in open(p)]  # noqa: SIM115
+    done = [r for r in rows if r.get("done")]
+    seat_games = max(1, sum(r["seats"] for r in done))
+    rows = [r for r in rows if not r.get("done") and r["alts"]]
+    groups: defaultdict[tuple[Any, ...], list[tuple[float, float, bool]]] = defaultdict(list)
+    types: defaultdict[tuple[Any, ...], defaultdict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for r in rows:
+        key = tuple(r[k] for k in by)
+        groups[key].append(savings(r["alts"], margin))
+        for a in r["alts"]:
+            types[key][a["type"]].append(_mean(a["gains"]))
+    out = [
+        f"{len(rows)} decisions, {len(done)} games finished ({seat_games} seat-games); by "
+        f"{', '.join(by)}: n, per seat-game, cv ± se, max ± se, sig %, mean gain by alt type"
+    ]
+    for key in sorted(groups, key=str):
+        v = groups[key]
+        cv = [x[0] for x in v]
+        mx = [x[1] for x in v]
+        sig = 100 * sum(x[2] for x in v) / len(v)
+        alt = ", ".join(f"{t} {_mean(g):+.1f} ({len(g)})" for t, g in sorted(types[key].items()))
+        out.append(
+            f"{key}: {len(v)}, {len(v) / seat_games:.2f}, {_mean(cv):+.2f} ± {_se(cv):.2f}, "
+            f"{_mean(mx):+.2f} ± {_se(mx):.2f}, {sig:.0f} %; {alt}"
+        )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=("run", "summary"))
+    parser.add_argument("paths", nargs="*", help="summary: the JSON lines files")
+    parser.add_argument("--ruleset", default="whiskertrail", choices=sorted(PRESETS))
+    parser.add_argument("--seats", type=int, default=0)
+    parser.add_argument("--bot", default="expert")
+    parser.add_argument("--games", type=int, default=6)
+    parser.add_argument("--worlds", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=9288)
+    parser.add_argument("--every", type=int, default=1, help="check every n-th decision")
+    parser.add_argument("--out", default="-")
+    parser.add_argument("--by", default="cls", help="summary: comma-separated fields")
+    parser.add_argument("--margin", type=float, default=0.0, help="summary: cv's margin")
+    args = parser.parse_args(argv)
+    if args.mode == "summary":
+        print("\n".join(summary(args.paths, args.by.split(","), args.margin)))
+        return
+    sink = sys.stdout if args.out == "-" else open(args.out, "w")  # noqa: SIM115
+    rules = PRESETS[args.ruleset]
+    for row in check(rules, args.seats, args.bot, args.games, args.worlds, args.seed, args.every):
+        sink.write(json.dumps(row) + "\n")
+        sink.flush()
+
+
+if __name__ == "__main__":
+    main()
