@@ -49,6 +49,8 @@ from clients.bots import make_bot
 from clients.bots.base import Situation
 from clients.bots.expert import ExpertBot
 from clients.bots.greedy import missing
+from clients.bots.search import sample_world
+from clients.bots.tracking import TableMemory
 from clients.turn import engine_turn
 from engine.actions import Action, Discard, Draw, ExtraMeld, LayContract, LayOff
 from engine.game import GameState
@@ -97,10 +99,22 @@ def facts_of(sit: Situation) -> dict[str, Any]:
 
 
 def check(
-    rules: RuleSet, seats: int, bot: str, games: int, worlds: int, seed: int, every: int
+    rules: RuleSet,
+    seats: int,
+    bot: str,
+    games: int,
+    worlds: int,
+    seed: int,
+    every: int,
+    classes: Sequence[str] = (),
+    fair: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """One JSON-ready row per decision with alternatives in ``games`` games of ``bot``
-    (every ``every``-th such decision)."""
+    (every ``every``-th such decision; of ``classes`` only, when given).  ``fair``: each
+    move is also played in ``worlds`` worlds sampled from what the seat knows
+    (``search``'s :func:`sample_world`: its hand, the table, the pile as it watched it,
+    the cards it saw the opponent take, the sizes; the rest of the cards dealt at random),
+    their gains ``picks`` beside the true worlds' ``gains``."""
     seats = seats or rules.min_players
     for g in range(seed, seed + games):
         players: list[ExpertBot] = []
@@ -111,11 +125,13 @@ def check(
             b.setup(rules, s)
             players.append(b)
         state = GameState.new_game(rules, seats, f"check:{g}".encode())
+        memories = [TableMemory() for _ in range(seats)]
         n = 0
         while not state.is_terminal():
             seat = state.to_act[0]
             legal = state.legal_actions(seat)
             sit = Situation.from_state(state, seat)
+            memories[seat].observe(sit)
             trial = players[seat].clone()
             move = trial.choose(sit, legal, _UNUSED)
             cls = move_class(move, sit)
@@ -125,43 +141,62 @@ def check(
                 k = move_key(a, sit)
                 if k != own and k not in alts:
                     alts[k] = a
-            if cls is not None and alts and not empties(state, seat, move):
+            wanted = cls is not None and (not classes or cls in classes)
+            if wanted and alts and not empties(state, seat, move):
                 n += 1
                 if n % every == 0:
-                    yield {
+                    table = [trial if s == seat else players[s] for s in range(seats)]
+                    row = {
                         "game": g,
+                        "n": n,
                         "seat": seat,
                         "cls": cls,
                         "move": str(own),
                         **facts_of(sit),
-                        "alts": _compare(state, seat, move, alts, trial, players, worlds, g, n),
+                        "alts": _compare(
+                            _true_worlds(state, worlds, f"{g}:{n}"), seat, move, alts, table
+                        ),
                     }
-            state, _, _ = engine_turn(state, seat, players[seat], _UNUSED)
+                    if fair:
+                        sampler = random.Random(f"fair:{g}:{n}")
+                        sampled = [
+                            sample_world(sit, memories[seat], sampler) for _ in range(worlds)
+                        ]
+                        picks = _compare(
+                            [w for w in sampled if w is not None], seat, move, alts, table
+                        )
+                        for a, p in zip(row["alts"], picks, strict=True):
+                            a["picks"] = p["gains"]
+                    yield row
+            state, action, _ = engine_turn(state, seat, players[seat], _UNUSED)
+            if isinstance(action, Discard):
+                memories[seat].discarded(action.card)
         yield {"game": g, "done": True, "decisions": n, "seats": seats}
 
 
-def _compare(
-    state: GameState,
-    seat: int,
-    move: Action,
-    alts: dict[tuple[Any, ...], Action],
-    trial: ExpertBot,
-    players: Sequence[ExpertBot],
-    worlds: int,
-    game: int,
-    n: int,
-) -> list[dict[str, Any]]:
-    table = [trial if s == seat else players[s] for s in range(len(players))]
-    shuffler = random.Random(f"worlds:{game}:{n}")
-    stocks = []
+def _true_worlds(state: GameState, worlds: int, name: str) -> list[GameState]:
+    """The true state with the stock reshuffled, ``worlds`` times."""
+    shuffler = random.Random(f"worlds:{name}")
+    out = []
     for _ in range(worlds):
         stock = list(state.stock)
         shuffler.shuffle(stock)
-        stocks.append(replace(state, stock=tuple(stock)))
+        out.append(replace(state, stock=tuple(stock)))
+    return out
+
+
+def _compare(
+    stocks: Sequence[GameState],
+    seat: int,
+    move: Action,
+    alts: dict[tuple[Any, ...], Action],
+    table: Sequence[ExpertBot],
+) -> list[dict[str, Any]]:
+    """Per alternative, its gains over ``move`` in each of the worlds ``stocks``."""
     base = [rollout(w, seat, move, table) for w in stocks]
     out = []
     for key, alt in alts.items():
-        if empties(state, seat, alt):
+        if stocks and empties(stocks[0], seat, alt):
             gains = [float(b) for b in base]  # out: 0 points
         else:
             gains = [
@@ -199,23 +234,51 @@ def savings(alts: Sequence[dict[str, Any]], margin: float = 0.0) -> tuple[float,
     return cv, max(0.0, top), sig
 
 
+def fair_saving(alts: Sequence[dict[str, Any]], margin: float = 0.0) -> float | None:
+    """A fair search's saving at one decision: the alternative with the largest mean
+    gain in the sampled worlds (``picks``; the bot's move unless one is ahead by more
+    than ``margin``), scored in the true worlds (None: no sampled worlds)."""
+    if not alts or not alts[0].get("picks"):
+        return None
+    best = max(alts, key=lambda a: _mean(a["picks"]))
+    return _mean(best["gains"]) if _mean(best["picks"]) > margin else 0.0
+
+
+def spread(pairs: Sequence[tuple[float, float]]) -> float:
+    """The standard deviation of the alternatives' true mean gains, the worlds' noise
+    taken out: the two halves' means are independent given the true mean, so the mean
+    of their product estimates its mean square."""
+    if not pairs:
+        return 0.0
+    square = _mean([a * b for a, b in pairs])
+    mean = _mean([(a + b) / 2 for a, b in pairs])
+    return math.sqrt(max(0.0, square - mean * mean))
+
+
 def summary(paths: Sequence[str], by: Sequence[str], margin: float) -> list[str]:
     rows = [json.loads(line) for p in paths for line in open(p)]  # noqa: SIM115
     done = [r for r in rows if r.get("done")]
     seat_games = max(1, sum(r["seats"] for r in done))
-    rows = [r for r in rows if not r.get("done") and r["alts"]]
+    finished = {r["game"] for r in done}  # a game stopped short: its rows left out
+    rows = [r for r in rows if not r.get("done") and r["alts"] and r["game"] in finished]
     groups: defaultdict[tuple[Any, ...], list[tuple[float, float, bool]]] = defaultdict(list)
     types: defaultdict[tuple[Any, ...], defaultdict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list)
     )
+    halves: defaultdict[tuple[Any, ...], list[tuple[float, float]]] = defaultdict(list)
+    fairs: defaultdict[tuple[Any, ...], list[float]] = defaultdict(list)
     for r in rows:
         key = tuple(r[k] for k in by)
         groups[key].append(savings(r["alts"], margin))
+        fair = fair_saving(r["alts"], margin)
+        if fair is not None:
+            fairs[key].append(fair)
         for a in r["alts"]:
             types[key][a["type"]].append(_mean(a["gains"]))
+            halves[key].append((_mean(a["gains"][0::2]), _mean(a["gains"][1::2])))
     out = [
         f"{len(rows)} decisions, {len(done)} games finished ({seat_games} seat-games); by "
-        f"{', '.join(by)}: n, per seat-game, cv ± se, max ± se, sig %, mean gain by alt type"
+        f"{', '.join(by)}: n, per seat-game, cv ± se, max ± se, sig %, spread; gain by alt type"
     ]
     for key in sorted(groups, key=str):
         v = groups[key]
@@ -223,9 +286,12 @@ def summary(paths: Sequence[str], by: Sequence[str], margin: float) -> list[str]
         mx = [x[1] for x in v]
         sig = 100 * sum(x[2] for x in v) / len(v)
         alt = ", ".join(f"{t} {_mean(g):+.1f} ({len(g)})" for t, g in sorted(types[key].items()))
+        f = fairs.get(key)
+        if f:
+            alt += f"; fair {_mean(f):+.2f} ± {_se(f):.2f}"
         out.append(
             f"{key}: {len(v)}, {len(v) / seat_games:.2f}, {_mean(cv):+.2f} ± {_se(cv):.2f}, "
-            f"{_mean(mx):+.2f} ± {_se(mx):.2f}, {sig:.0f} %; {alt}"
+            f"{_mean(mx):+.2f} ± {_se(mx):.2f}, {sig:.0f} %, {spread(halves[key]):.1f}; {alt}"
         )
     return out
 
@@ -241,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--worlds", type=int, default=16)
     parser.add_argument("--seed", type=int, default=9288)
     parser.add_argument("--every", type=int, default=1, help="check every n-th decision")
+    parser.add_argument("--classes", default="", help="only these (comma-separated)")
+    parser.add_argument("--fair", action="store_true", help="also pick in sampled worlds")
     parser.add_argument("--out", default="-")
     parser.add_argument("--by", default="cls", help="summary: comma-separated fields")
     parser.add_argument("--margin", type=float, default=0.0, help="summary: cv's margin")
@@ -250,7 +318,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     sink = sys.stdout if args.out == "-" else open(args.out, "w")  # noqa: SIM115
     rules = PRESETS[args.ruleset]
-    for row in check(rules, args.seats, args.bot, args.games, args.worlds, args.seed, args.every):
+    classes = [c for c in args.classes.split(",") if c]
+    for row in check(
+        rules,
+        args.seats,
+        args.bot,
+        args.games,
+        args.worlds,
+        args.seed,
+        args.every,
+        classes,
+        args.fair,
+    ):
         sink.write(json.dumps(row) + "\n")
         sink.flush()
 

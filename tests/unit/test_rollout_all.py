@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from bench.rollout_all import check, savings, summary
+from bench.rollout_all import check, fair_saving, savings, summary
 from engine.rulesets import WHISKERTRAIL
 
 ONE_ROUND = dataclasses.replace(WHISKERTRAIL, contracts=WHISKERTRAIL.contracts[:1])
@@ -44,3 +44,19 @@ def test_savings_pick_on_one_half_and_score_on_the_other() -> None:
     assert cv == -2.0 and top == 1.0 and not sig
     strong = [{"gains": [10.0, 10.0, 10.0, 10.0]}, {"gains": [0.0, 0.0, 0.0, 0.0]}]
     assert savings(strong) == (10.0, 10.0, True)
+
+
+def test_a_fair_row_picks_in_sampled_worlds_and_scores_in_the_true_ones() -> None:
+    rows = list(check(ONE_ROUND, 2, "expert", 1, 2, 7, 3, ("discard-closed",), True))
+    decisions = [r for r in rows if not r.get("done")]
+    assert decisions and all(r["cls"] == "discard-closed" for r in decisions)
+    for row in decisions:
+        assert all(len(a["picks"]) == len(a["gains"]) == 2 for a in row["alts"])
+        saved = fair_saving(row["alts"])
+        assert saved == 0.0 or saved in [sum(a["gains"]) / 2 for a in row["alts"]]
+    alts = [
+        {"gains": [-5.0, -7.0], "picks": [4.0, 2.0]},
+        {"gains": [9.0, 9.0], "picks": [1.0, 0.0]},
+    ]
+    assert fair_saving(alts) == -6.0  # picked by the sampled worlds, scored by the true
+    assert fair_saving(alts, margin=5.0) == 0.0
