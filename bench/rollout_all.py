@@ -17,18 +17,23 @@ One JSON line per decision: its class (``draw`` / ``discard`` / ``lay`` / ``layo
 ``extra``, the bot's move, and ``closed`` / ``open``), the facts of the moment, and per
 alternative its gains per world (the bot's round penalty minus the alternative's:
 positive, the alternative is better).  ``summary`` gives, per class and the facts asked
-for, the decisions, how many a seat-game, and three savings a decision (mean over
-decisions ± standard error):
+for, the decisions, how many a seat-game (of the games played to their end), and per
+decision (mean over decisions ± standard error):
 
 * ``cv``: what a search that knew the hands would save: on one half of the worlds it
-  picks the alternative with the largest mean gain (the bot's move unless one is ahead),
-  and is scored on the other half (then the halves swap);
+  picks the alternative with the largest mean gain (the bot's move unless one is ahead
+  by more than ``--margin``), and is scored on the other half (then the halves swap);
 * ``max``: the largest alternative's mean gain over all worlds, or 0 (biased upwards:
   the largest of several noisy means);
 * ``sig``: the share of decisions where some alternative saves ≥ 3 points at 2 standard
-  errors::
+  errors;
+* ``spread``: the standard deviation of the alternatives' true mean gains (the worlds'
+  noise taken out, from the halves' product);
+* ``fair`` (``--fair`` rows): a fair search's saving: it picks in ``--worlds`` worlds
+  sampled from what the seat knows and is scored in the true worlds::
 
     python -m bench.rollout_all run --games 6 --seed 9288 --worlds 16 --out a.jsonl
+    python -m bench.rollout_all run --worlds 32 --every 4 --classes discard-closed --fair
     python -m bench.rollout_all summary a.jsonl --by cls
 """
 
@@ -259,8 +264,11 @@ def summary(paths: Sequence[str], by: Sequence[str], margin: float) -> list[str]
     rows = [json.loads(line) for p in paths for line in open(p)]  # noqa: SIM115
     done = [r for r in rows if r.get("done")]
     seat_games = max(1, sum(r["seats"] for r in done))
-    finished = {r["game"] for r in done}  # a game stopped short: its rows left out
-    rows = [r for r in rows if not r.get("done") and r["alts"] and r["game"] in finished]
+    finished = {r["game"] for r in done}  # a game stopped short: no share of its decisions
+    rows = [r for r in rows if not r.get("done") and r["alts"]]
+    shares: defaultdict[tuple[Any, ...], int] = defaultdict(int)
+    for r in rows:
+        shares[tuple(r[k] for k in by)] += r["game"] in finished
     groups: defaultdict[tuple[Any, ...], list[tuple[float, float, bool]]] = defaultdict(list)
     types: defaultdict[tuple[Any, ...], defaultdict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list)
@@ -290,7 +298,7 @@ def summary(paths: Sequence[str], by: Sequence[str], margin: float) -> list[str]
         if f:
             alt += f"; fair {_mean(f):+.2f} ± {_se(f):.2f}"
         out.append(
-            f"{key}: {len(v)}, {len(v) / seat_games:.2f}, {_mean(cv):+.2f} ± {_se(cv):.2f}, "
+            f"{key}: {len(v)}, {shares[key] / seat_games:.2f}, {_mean(cv):+.2f} ± {_se(cv):.2f}, "
             f"{_mean(mx):+.2f} ± {_se(mx):.2f}, {sig:.0f} %, {spread(halves[key]):.1f}; {alt}"
         )
     return out
