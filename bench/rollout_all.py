@@ -39,7 +39,6 @@ decision (mean over decisions ± standard error):
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import random
@@ -49,8 +48,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bench.rollout_check import rollout
-from clients.bots import make_bot
+from bench.rollout_check import check_parser, expert_players, rollout
 from clients.bots.base import Situation
 from clients.bots.expert import ExpertBot
 from clients.bots.greedy import missing
@@ -122,13 +120,7 @@ def check(
     their gains ``picks`` beside the true worlds' ``gains``."""
     seats = seats or rules.min_players
     for g in range(seed, seed + games):
-        players: list[ExpertBot] = []
-        for s in range(seats):
-            b = make_bot(bot, s)
-            if not isinstance(b, ExpertBot):
-                raise SystemExit(f"{bot}: an expert-based bot is needed (clone)")
-            b.setup(rules, s)
-            players.append(b)
+        players = expert_players(bot, rules, seats)
         state = GameState.new_game(rules, seats, f"check:{g}".encode())
         memories = [TableMemory() for _ in range(seats)]
         n = 0
@@ -305,15 +297,7 @@ def summary(paths: Sequence[str], by: Sequence[str], margin: float) -> list[str]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=("run", "summary"))
-    parser.add_argument("paths", nargs="*", help="summary: the JSON lines files")
-    parser.add_argument("--ruleset", default="whiskertrail", choices=sorted(PRESETS))
-    parser.add_argument("--seats", type=int, default=0)
-    parser.add_argument("--bot", default="expert")
-    parser.add_argument("--games", type=int, default=6)
-    parser.add_argument("--worlds", type=int, default=16)
-    parser.add_argument("--seed", type=int, default=9288)
+    parser = check_parser(__doc__.split("\n")[0], "expert", 6, 9288)
     parser.add_argument("--every", type=int, default=1, help="check every n-th decision")
     parser.add_argument("--classes", default="", help="only these (comma-separated)")
     parser.add_argument("--fair", action="store_true", help="also pick in sampled worlds")
