@@ -118,19 +118,25 @@ def alternative(
     raise ValueError(f"unknown kind {kind!r}")
 
 
+def expert_players(bot: str, rules: RuleSet, seats: int) -> list[ExpertBot]:
+    """``bot`` in every seat, set up; it must be ``expert``-based (clone, ranked_discards)."""
+    players: list[ExpertBot] = []
+    for s in range(seats):
+        b = make_bot(bot, s)
+        if not isinstance(b, ExpertBot):
+            raise SystemExit(f"{bot}: an expert-based bot is needed (clone, ranked_discards)")
+        b.setup(rules, s)
+        players.append(b)
+    return players
+
+
 def check(
     rules: RuleSet, seats: int, bot: str, kind: str, games: int, worlds: int, seed: int
 ) -> Iterator[dict[str, Any]]:
     """One JSON-ready row per decision of ``kind`` in ``games`` games of ``bot``."""
     seats = seats or rules.min_players
     for g in range(seed, seed + games):
-        players: list[ExpertBot] = []
-        for s in range(seats):
-            b = make_bot(bot, s)
-            if not isinstance(b, ExpertBot):
-                raise SystemExit(f"{bot}: an expert-based bot is needed (clone, ranked_discards)")
-            b.setup(rules, s)
-            players.append(b)
+        players = expert_players(bot, rules, seats)
         state = GameState.new_game(rules, seats, f"check:{g}".encode())
         shuffler = random.Random(g)
         while not state.is_terminal():
@@ -171,17 +177,23 @@ def summary(paths: Sequence[str], by: Sequence[str]) -> list[str]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def check_parser(description: str, bot: str, games: int, seed: int) -> argparse.ArgumentParser:
+    """The options a rollout check's command line shares (``bench/rollout_all.py`` too)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("mode", choices=("run", "summary"))
     parser.add_argument("paths", nargs="*", help="summary: the JSON lines files")
     parser.add_argument("--ruleset", default="whiskertrail", choices=sorted(PRESETS))
     parser.add_argument("--seats", type=int, default=0)
-    parser.add_argument("--bot", default="closer")
-    parser.add_argument("--kind", default="dump", choices=KINDS)
-    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--bot", default=bot)
+    parser.add_argument("--games", type=int, default=games)
     parser.add_argument("--worlds", type=int, default=16)
-    parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=seed)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = check_parser(__doc__.split("\n")[0], "closer", 20, 1000)
+    parser.add_argument("--kind", default="dump", choices=KINDS)
     parser.add_argument("--out", default="-")
     parser.add_argument("--by", default="round", help="summary: comma-separated fields")
     args = parser.parse_args(argv)
