@@ -25,6 +25,7 @@ import pytest
 from bench.bench_claims import Client, play
 from engine.rulesets import PRESETS
 from glintwick.v1 import game_pb2 as pb
+from services.usecases import play_results
 from tests.e2e.play_support import mirror_from_log, raw_play
 from tests.e2e.support import Env, Mirror
 
@@ -40,13 +41,19 @@ async def new_client(
 
 @pytest.mark.parametrize("in_turn_order", [True, False], ids=["in_turn_order", "at_once"])
 async def test_a_claim_window_sends_each_seat_its_prompts_and_no_result_alone(
-    server: Env, in_turn_order: bool
+    server: Env, in_turn_order: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A four-seat contract game, every seat on one prompts-only stream, answering in
     turn order outside the windows (as the bot runner and the tournaments do) or every
     prompt at once: each seat of a window gets one prompt there and its answer lands,
     whatever the order; the results of each window's answers (and of the discard that
     opened it) ride in prompts, each act answered once."""
+    # The server's grace (5 ms) is how long a client answering a window's seats at once
+    # takes to send them; on a machine busy enough to stall this process longer, results
+    # go alone and the counts below measure the scheduler, not the server. This client
+    # never waits for a result before it answers, so a longer grace changes only when a
+    # result may go alone, never what a message holds or when a prompt goes.
+    monkeypatch.setattr(play_results, "GRACE_SECONDS", 0.25)
     seed = f"claim windows/{in_turn_order}/{server.store}".encode()
     client, mirror = await new_client(server, seed, in_turn_order=in_turn_order)
     async with raw_play(server.target) as stream:
