@@ -247,19 +247,19 @@ def build_spectator_view(state: GameState) -> PublicView:
     return PublicView(**_public_fields(state))
 
 
-def build_seat_view(state: GameState, seat: int) -> SeatView:
+def build_seat_view(state: GameState, seat: object) -> SeatView:
     """What ``seat`` may see: the public view plus its own hand."""
-    state.check_seat(seat)
+    index = state.check_seat(seat)
     return SeatView(
         **_public_fields(state),
-        seat=seat,
-        hand=state.hands[seat],
-        may_act=seat in state.to_act,
-        has_drawn=state.phase is Phase.PLAY and state.current == seat,
+        seat=index,
+        hand=state.hands[index],
+        may_act=index in state.to_act,
+        has_drawn=state.phase is Phase.PLAY and state.current == index,
     )
 
 
-def seat_view(state: GameState, seat: int) -> dict[str, Any]:
+def seat_view(state: GameState, seat: object) -> dict[str, Any]:
     """:func:`build_seat_view`'s plain form."""
     return build_seat_view(state, seat).to_dict()
 

@@ -1,0 +1,120 @@
+"""The compiled rules engine (engine/compiled.py: GameState, its rules, cards, melds,
+events and views) is its sources, current, and hands out what they do.
+
+setup.py compiles the group in place with mypyc, as it does the solver
+(tests/unit/test_solver_build.py) and the client group (tests/unit/test_clients_build.py);
+both packages it spans decide the same form before their modules load: compiled where a
+C compiler built it from these very sources, else every module of the group from its
+source.  The environment's pinned digests (tests/unit/test_training_digest.py) and the
+golden games hold in both forms.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engine
+import engine.game
+from engine import compiled
+from engine.compiled import COMPILED_MODULES, PACKAGES
+from tests.support.builds import run_python
+from tests.unit.test_training_digest import DIGESTS
+
+ROOT = Path(compiled.__file__).resolve().parents[1]
+PURE = os.environ.get("GLINTWICK_PURE_PYTHON") == "1"
+HAS_COMPILER = any(shutil.which(cc) for cc in ("cc", "gcc", "clang"))
+COMPILED = engine.game.ENGINE_FORM == "compiled"
+
+# what a fresh interpreter reports of the group it imports (run by _report)
+REPORT = """
+import json, sys
+import engine, engine.game, engine.views
+files = [sys.modules[name].__file__ for name in sys.argv[1:]]
+print(json.dumps({"forms": [engine.ENGINE_FORM, engine.game.ENGINE_FORM],
+                  "package": engine.game.__file__, "files": files}))
+"""
+
+# the pinned digests and a replayed game's stored forms, by a fresh interpreter
+DIGEST = """
+import json, random
+from engine.game import GameState
+from engine.rulesets import ruleset
+from engine.views import seat_view
+from tests.unit.test_training_digest import DIGESTS, digest
+games = []
+for name, seats in (("whiskertrail", 2), ("contract", 4)):
+    rng = random.Random(seats)
+    state = GameState.new_game(ruleset(name), seats, b"build")
+    events = []
+    while not state.is_terminal():
+        seat = state.to_act[0]
+        state, made = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
+        events += [e.to_dict() for e in made]
+    games.append([state.to_dict(), events, seat_view(state, 0)])
+print(json.dumps({"digests": [[*key, digest(*key)] for key in sorted(DIGESTS)],
+                  "games": games}, sort_keys=True, default=str))
+"""
+
+
+def _report(cwd: Path, pure: bool = False) -> dict[str, Any]:
+    report: dict[str, Any] = run_python(REPORT, cwd, pure, *COMPILED_MODULES)
+    return report
+
+
+def test_the_group_runs_compiled_where_a_compiler_is() -> None:
+    forms = {engine.ENGINE_FORM, engine.game.ENGINE_FORM}
+    if PURE:
+        assert forms == {"pure: GLINTWICK_PURE_PYTHON=1"}
+    elif HAS_COMPILER:
+        assert forms == {"compiled"}, f"a C compiler is here, yet {forms}: `make solver` builds it"
+    assert len(forms) == 1  # never a mix
+
+
+def test_every_module_of_the_group_runs_in_the_form_chosen() -> None:
+    for name in COMPILED_MODULES:
+        assert str(sys.modules[name].__file__).endswith(".py") != COMPILED, name
+    assert {name.rpartition(".")[0] for name in COMPILED_MODULES} == set(PACKAGES)
+
+
+def test_the_makefile_rebuilds_on_an_edit_of_any_module_of_the_group() -> None:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    listed = re.search(r"^ENGINE_SOURCES := ((?:.*\\\n)*.*)$", text, re.M)
+    assert listed is not None
+    sources = set(listed.group(1).replace("\\\n", " ").split())
+    assert {m.replace(".", "/") + ".py" for m in COMPILED_MODULES} <= sources
+    assert {"engine/compiled.py", "engine/loading.py"} <= sources
+
+
+def test_an_edited_source_runs_instead_of_its_stale_build(tmp_path: Path) -> None:
+    if not COMPILED:
+        pytest.skip("the sources themselves run (no compiled group here)")
+    keep = shutil.ignore_patterns("__pycache__", "node_modules", "examples")
+    for top in ("engine", "clients", "glintwick"):
+        shutil.copytree(ROOT / top, tmp_path / top, ignore=keep)
+    fresh = _report(tmp_path)
+    assert Path(fresh["package"]).is_relative_to(tmp_path)  # the copy, not the install
+    assert fresh["forms"] == ["compiled", "compiled"]
+    assert not any(f.endswith(".py") for f in fresh["files"])
+    with open(tmp_path / "engine" / "game" / "state.py", "a", encoding="utf-8") as fh:
+        fh.write("# an edit the build has not seen\n")
+    stale = _report(tmp_path)
+    # both packages: the cards module's source runs too, though it was not edited
+    assert stale["forms"] == ["pure: compiled build is stale"] * 2
+    assert all(f.endswith(".py") for f in stale["files"])
+
+
+def test_pure_python_runs_the_sources_and_hands_out_the_same() -> None:
+    report = _report(ROOT, pure=True)
+    assert report["forms"] == ["pure: GLINTWICK_PURE_PYTHON=1"] * 2
+    assert all(f.endswith(".py") for f in report["files"])
+    pure = run_python(DIGEST, ROOT, True)
+    assert {(name, seats): d for name, seats, d in pure["digests"]} == DIGESTS
+    if COMPILED:  # the same games, byte for byte, from the build
+        assert run_python(DIGEST, ROOT, False) == pure
