@@ -55,9 +55,9 @@ $(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES) $(ENGINE_SOURCES) $(CLIENT_S
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
-## Rebuild the compiled solver (and engine/ and clients/compiled.py's groups) in place after
-## an edit.  (Until then the source runs: engine/loading.py; `GLINTWICK_PURE_PYTHON=1 make
-## solver` builds none.)
+## Rebuild the compiled solver, rules engine and client group in place after an edit.
+## (Until then the source runs: engine/loading.py; the groups: setup.py, engine/compiled.py,
+## clients/compiled.py; `GLINTWICK_PURE_PYTHON=1 make solver` builds none.)
 solver: | $(STAMP)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	@# the install is current again, unless its own files changed since
