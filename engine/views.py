@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from engine.cards import Card, card, card_json, cards_json
+from engine.cards import Card, card, card_json, cards_json, field_values
 from engine.events import contract_json
 from engine.game import GameState, Phase, claims
 from engine.melds import Meld, meld_json
@@ -58,6 +58,9 @@ class PlayerInfo:
             "score": self.score,
         }
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimAnswer:
@@ -74,6 +77,9 @@ class ClaimAnswer:
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "answer": _ANSWER_NAMES[self.answer]}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimWindow:
@@ -89,6 +95,9 @@ class ClaimWindow:
             "discarder": self.discarder,
             "answers": [a.to_dict() for a in self.answers],
         }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +173,9 @@ class PublicView:
             view["seed"] = self.seed
         view["abandoned"] = self.abandoned
         return view
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
 @dataclass(frozen=True, slots=True)

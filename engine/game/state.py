@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.actions import Action
-from engine.cards import Card
+from engine.cards import Card, field_values
 from engine.errors import IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import claims, codec, dealing, moves, transitions
@@ -366,6 +366,9 @@ class GameState:
         # (a name of its own: compiled, one name holds one type, the first clause's)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidActionError(f"malformed game state: {exc!r}") from exc
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
 def evolve(state: GameState, **changes: Any) -> GameState:

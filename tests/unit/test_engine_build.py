@@ -11,6 +11,9 @@ golden games hold in both forms.
 
 from __future__ import annotations
 
+import copy
+import pickle
+import random
 import re
 import sys
 from pathlib import Path
@@ -22,6 +25,9 @@ import engine
 import engine.game
 from engine import compiled
 from engine.compiled import COMPILED_MODULES, PACKAGES
+from engine.game import GameState
+from engine.rulesets import ruleset
+from engine.views import build_seat_view, build_spectator_view
 from tests.support.builds import check_group_forms, check_stale_build, run_python
 from tests.unit.test_training_digest import DIGESTS
 
@@ -97,3 +103,20 @@ def test_pure_python_runs_the_sources_and_hands_out_the_same() -> None:
     assert {(name, seats): d for name, seats, d in pure["digests"]} == DIGESTS
     if COMPILED:  # the same games, byte for byte, from the build
         assert run_python(DIGEST, ROOT, False) == pure
+
+
+def test_the_engine_values_copy_and_pickle_in_either_form() -> None:
+    """copy, deepcopy and pickle rebuild a value through its ``__reduce__``: compiled, a
+    frozen class refuses the attribute writes they would make otherwise."""
+    state = GameState.new_game(ruleset("contract"), 4, b"copies")
+    rng = random.Random(3)
+    events = []
+    while not state.table and not state.is_terminal():
+        seat = state.to_act[0]
+        state, made = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
+        events += made
+    values = [state, state.hands[0][0], *state.table, *events]
+    values += [build_seat_view(state, 0), build_spectator_view(state)]
+    for value in values:
+        for twin in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+            assert type(twin) is type(value) and twin == value
