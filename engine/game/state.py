@@ -33,14 +33,17 @@ _KEEP: Any = object()
 
 @dataclass(slots=True, init=False, unsafe_hash=True)
 class GameState:
-    """One moment of a game.  Immutable: transitions return new states.
+    """One moment of a game.  Immutable: transitions return new states.  (By convention:
+    nothing writes a field after ``__init__``.  Not a frozen dataclass, whose generated
+    ``__init__`` would run interpreted in the compiled engine: engine/compiled.py.)
 
     A game is fully determined by its rule set, seats, seed (and arranged deck orders)
     and the accepted actions: the engine has no I/O, no clock and no randomness but the
     seeded shuffle of :mod:`engine.shuffle`.  Every rule reads a field of the RuleSet,
     never its name.  Where the rules are silent, docs/DECISIONS.md says what it does.
-    This field list is the one definition of a state: :func:`evolve` and the stored
-    form (:mod:`engine.game.codec`) are derived from it.
+    This field list is the one definition of a state: ``__init__`` and :meth:`evolve`
+    take a keyword per field (tests/unit/test_engine_build.py checks them against it),
+    and the stored form (:mod:`engine.game.codec`) is derived from it.
     """
 
     rules: RuleSet

@@ -12,6 +12,7 @@ golden games hold in both forms.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 import random
 import re
@@ -24,9 +25,11 @@ import pytest
 import engine
 import engine.game
 from engine import compiled
+from engine.cards import cards_from_codes
 from engine.compiled import COMPILED_MODULES, PACKAGES
-from engine.game import GameState
-from engine.rulesets import ruleset
+from engine.game import GameState, Phase
+from engine.melds import build_meld
+from engine.rulesets import MeldKind, ruleset
 from engine.views import build_seat_view, build_spectator_view
 from tests.support.builds import check_group_forms, check_stale_build, run_python
 from tests.unit.test_training_digest import DIGESTS
@@ -120,3 +123,29 @@ def test_the_engine_values_copy_and_pickle_in_either_form() -> None:
     for value in values:
         for twin in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
             assert type(twin) is type(value) and twin == value
+
+
+def test_evolve_and_init_take_each_field_of_the_state() -> None:
+    """GameState's ``__init__`` and ``evolve`` are written out, a keyword per field (no
+    function written at import: the compiled class runs them native)."""
+    state = GameState.new_game(ruleset("whiskertrail"), 2, b"one")
+    other = GameState.new_game(ruleset("contract"), 4, b"two")
+    rng = random.Random(5)
+    for _ in range(9):
+        seat = other.to_act[0]
+        other = other.apply_action(seat, rng.choice(other.legal_actions(seat)))[0]
+    other = other.evolve(taken_from_discard=7, laid_this_turn=True, exhaustions=1, epoch=2)
+    other = other.evolve(claim_answers=(None, True), stock_orders=((1, (0,)),), abandoned=True)
+    other = other.evolve(round_number=2, phase=Phase.CLAIM, current=3, turns_completed=5)
+    rules = ruleset("contract")
+    sevens = cards_from_codes(["7C", "7D", "7H"], rules.decks, rules.jokers)
+    other = other.evolve(table=(build_meld(MeldKind.SET, sevens, rules),))
+    names = [f.name for f in dataclasses.fields(GameState) if f.init]
+    assert names == [f.name for f in dataclasses.fields(GameState)][:-1]  # then the memo
+    assert GameState(**{name: getattr(other, name) for name in names}) == other
+    for name in names:
+        assert getattr(state, name) != getattr(other, name), name
+        made = state.evolve(**{name: getattr(other, name)})
+        assert [getattr(made, n) for n in names] == [
+            getattr(other if n == name else state, n) for n in names
+        ], name
