@@ -36,13 +36,18 @@ help:
 ## Create .venv: the project (editable) with its dev tools, the solver compiled by mypyc.
 install: $(STAMP)
 
-# setup.py compiles engine/solver/ and clients/compiled.py's group in place (mypyc): a
-# changed solver or group is rebuilt here (build_stamp.py is written by that build)
+# setup.py compiles engine/solver/, engine/compiled.py's and clients/compiled.py's groups
+# in place (mypyc): a changed solver or group is rebuilt here (build_stamp.py is written by
+# that build)
 SOLVER_SOURCES := $(filter-out engine/solver/build_stamp.py,$(wildcard engine/solver/*.py))
+ENGINE_SOURCES := engine/compiled.py engine/loading.py engine/errors.py engine/cards.py \
+	engine/melds.py engine/events.py engine/shuffle.py engine/views.py engine/game/phase.py \
+	engine/game/hands.py engine/game/claims.py engine/game/dealing.py engine/game/moves.py \
+	engine/game/transitions.py engine/game/codec.py engine/game/state.py
 CLIENT_SOURCES := clients/compiled.py clients/bots/tracking.py clients/training/actions.py \
 	clients/training/observation.py
 
-$(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES) $(CLIENT_SOURCES)
+$(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES) $(ENGINE_SOURCES) $(CLIENT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# compat: the checkout on sys.path by a .pth file, not setuptools' import hook,
@@ -50,14 +55,15 @@ $(STAMP): pyproject.toml setup.py $(SOLVER_SOURCES) $(CLIENT_SOURCES)
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
-## Rebuild the compiled solver (and clients/compiled.py's group) in place after an edit.
-## (Until then the source runs: engine/solver/loading.py; `GLINTWICK_PURE_PYTHON=1 make solver`
-## builds none.)
+## Rebuild the compiled solver, rules engine and client group in place after an edit.
+## (Until then the source runs: engine/loading.py; the groups: setup.py, engine/compiled.py,
+## clients/compiled.py; `GLINTWICK_PURE_PYTHON=1 make solver` builds none.)
 solver: | $(STAMP)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	@# the install is current again, unless its own files changed since
 	@if [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt setup.py ]; then touch $(STAMP); fi
 	$(BIN)/python -c "import engine.solver as s; print('solver:', s.SOLVER_FORM)"
+	$(BIN)/python -c "import engine.game as g; print('engine:', g.ENGINE_FORM)"
 	$(BIN)/python -c "import clients.bots as b; print('clients:', b.CLIENTS_FORM)"
 
 ## The main job: serve gRPC on 127.0.0.1:50051 and HTTP on 127.0.0.1:8080, embedded store.

@@ -1,5 +1,5 @@
-"""Compiles the contract solver, and the training environment's hot path, with mypyc,
-when it can.
+"""Compiles the contract solver, the rules engine and the training environment's hot
+path with mypyc, when it can.
 
 The solver (the package ``engine/solver/``) is plain typed Python and stays the
 one source: mypyc turns its modules, as one group, into C extensions that run it
@@ -8,10 +8,11 @@ extensions are optional: with no C compiler (or ``GLINTWICK_PURE_PYTHON=1``) the
 install goes on and the engine runs the sources as they are, with identical
 results.  The build records the hash of the sources it compiled
 (``engine/solver/build_stamp.py``, compiled with them), so an edited source is
-never shadowed by an older build: engine/solver/loading.py.  ``make solver``
-rebuilds in place.  The second group, ``clients.native`` (clients/compiled.py: the
-training observation, its action index and the bots' card tracking), is built and
-checked the same way, a stamp in each of its two packages.  Everything else about the
+never shadowed by an older build: engine/loading.py.  ``make solver`` rebuilds in
+place.  The second group, ``engine.game_native`` (engine/compiled.py: the rules engine,
+GameState and its rules), and the third, ``clients.native`` (clients/compiled.py: the
+training observation, its action index and the bots' card tracking), are built and
+checked the same way, a stamp in each package a group spans.  Everything else about the
 package lives in pyproject.toml.
 """
 
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 
 from setuptools import setup
 
-SOLVER = Path("engine") / "solver"
+ENGINE = Path("engine")
+SOLVER = ENGINE / "solver"
 
 
 def standalone(name: str, path: Path) -> ModuleType:
@@ -37,19 +40,20 @@ def standalone(name: str, path: Path) -> ModuleType:
     return module
 
 
-def client_extensions(loading: ModuleType) -> list[object]:
-    """The group clients/compiled.py names.  numpy and the protobuf stubs may be absent
-    from the build's environment: what it cannot find is typed Any (--ignore-missing-
-    imports), and only the group's own modules must type-check (--follow-imports=silent)."""
+def group_extensions(loading: ModuleType, name: str, path: Path) -> list[object]:
+    """The group a ``compiled.py`` at ``path`` names (engine/compiled.py,
+    clients/compiled.py).  numpy and the protobuf stubs may be absent from the build's
+    environment: what it cannot find is typed Any (--ignore-missing-imports), and only
+    the group's own modules must type-check (--follow-imports=silent)."""
     from mypyc.build import mypycify
 
-    group = standalone("clients_compiled", Path("clients") / "compiled.py")
+    group = standalone(name, path)
     stamp = loading.stamp_source(loading.group_hash(Path(), group.COMPILED_MODULES))
     stamps = []
     for package in group.PACKAGES:
-        path = Path(*package.split(".")) / f"{loading.STAMP_MODULE}.py"
-        path.write_text(stamp)
-        stamps.append(str(path))
+        stamp_path = Path(*package.split(".")) / f"{loading.STAMP_MODULE}.py"
+        stamp_path.write_text(stamp)
+        stamps.append(str(stamp_path))
     sources = [str(Path(*m.split("."))) + ".py" for m in group.COMPILED_MODULES]
     flags = ["--ignore-missing-imports", "--follow-imports=silent"]
     return list(mypycify([*flags, *sources, *stamps], opt_level="3", group_name=group.GROUP))
@@ -62,17 +66,23 @@ def extensions() -> list[object]:
         from mypyc.build import mypycify
     except ImportError:  # a build environment without mypy: run the source
         return []
-    loading = standalone("solver_loading", SOLVER / "loading.py")
+    # the solver's loading imports engine.loading, which imports nothing of the engine:
+    # registered here by name, the engine package (being built) is not imported
+    loading = sys.modules["engine.loading"] = standalone("engine.loading", ENGINE / "loading.py")
+    solver = standalone("solver_loading", SOLVER / "loading.py")
     stamp = SOLVER / f"{loading.STAMP_MODULE}.py"
-    stamp.write_text(loading.stamp_source(loading.source_hash(SOLVER)))
-    sources = [str(SOLVER / f"{name}.py") for name in loading.COMPILED_MODULES]
-    modules = mypycify([*sources, str(stamp)], opt_level="3", group_name="engine.solver.native")
-    try:
-        modules += client_extensions(loading)
-    except (Exception, SystemExit) as failed:  # (mypyc exits on a type error)
-        # the training environment runs from source (slower, the same results); the
-        # solver's build goes on
-        print(f"setup.py: the client group is not compiled ({failed!r}): it runs from source")
+    stamp.write_text(loading.stamp_source(solver.source_hash(SOLVER)))
+    sources = [str(SOLVER / f"{name}.py") for name in solver.COMPILED_MODULES]
+    modules = mypycify([*sources, str(stamp)], opt_level="3", group_name="engine.native")
+    for name, path in (
+        ("engine_compiled", ENGINE / "compiled.py"),
+        ("clients_compiled", Path("clients") / "compiled.py"),
+    ):
+        try:
+            modules += group_extensions(loading, name, path)
+        except (Exception, SystemExit) as failed:  # (mypyc exits on a type error)
+            # the group runs from source (slower, the same results); the others build
+            print(f"setup.py: {path}'s group is not compiled ({failed!r}): it runs from source")
     for module in modules:
         module.optional = True  # no compiler: a warning, and the pure-Python engine
     return list(modules)

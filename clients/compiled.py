@@ -1,6 +1,6 @@
 """The client modules mypyc compiles: the training environment's hot path, as one group.
 
-Like the solver (engine/solver/loading.py), these modules are plain typed Python and
+Like the solver and the rules engine (engine/loading.py), these modules are plain typed Python and
 stay the one source: setup.py compiles them, as the group ``clients.native``, into C
 extensions beside their sources, which Python then imports instead.  The group spans
 two packages; each holds a ``build_stamp`` compiled with the group (the hash of the
@@ -34,7 +34,7 @@ ROOT: Final = Path(__file__).resolve().parents[1]
 
 def source_hash(root: Path = ROOT) -> str:
     """The hash of the group's sources as they are now."""
-    from engine.solver.loading import group_hash
+    from engine.loading import group_hash
 
     return group_hash(root, COMPILED_MODULES)
 
@@ -42,6 +42,6 @@ def source_hash(root: Path = ROOT) -> str:
 def choose_form(package: str) -> str:
     """The form ``package``'s modules take ("compiled", or "pure: " and why): asked by
     the package's ``__init__`` before any of its modules loads."""
-    from engine.solver.loading import choose_form as choose
+    from engine.loading import choose_form as choose
 
     return choose(package, ROOT / package.replace(".", "/"), sources=source_hash)

@@ -15,7 +15,7 @@ so identity comparison, hashing and sorting are all cheap.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from engine.errors import InvalidActionError, excerpt
@@ -61,9 +61,21 @@ class Card:
     def __repr__(self) -> str:
         return f"Card({self.code}#{self.id})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
+
+
+def field_values(value: Any) -> tuple[Any, ...]:
+    """The values of a dataclass's ``__init__`` fields, in order: what its ``__reduce__``
+    rebuilds it from for copy and pickle (compiled, a frozen class refuses the attribute
+    writes they would make otherwise, and a class with a required ``__init__`` argument
+    cannot be made empty first)."""
+    return tuple([getattr(value, f.name) for f in fields(value) if f.init])
+
 
 # the code of each natural kind, by kind index suit * 13 + rank - 1 (built once:
 # responses write a code for every card they carry)
+
 _NATURAL_CODES = tuple(
     RANK_CODES[rank - 1] + SUITS[suit] for suit in range(4) for rank in range(1, 14)
 )

@@ -71,31 +71,24 @@ class EventType(StrEnum):
 _NO_SECRET: Any = object()
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class Event:
     type: str
     seat: int | None
     public: Mapping[str, Any]
     secret: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
 
-    def __new__(
-        cls,
+    def __init__(
+        self,
         type: str,
         seat: int | None,
         public: Mapping[str, Any],
         secret: Mapping[int, Mapping[str, Any]] = _NO_SECRET,
-    ) -> Event:
-        """What the dataclass's ``__init__`` would do (``secret`` defaults to a new
-        dict), but filled as a mutable twin and then made an Event by ``__class__``
-        assignment: the frozen class's four ``object.__setattr__`` calls cost several
-        times more, and every action makes events (the engine's hot path)."""
-        event = _EventDraft()
-        event.type = type
-        event.seat = seat
-        event.public = public
-        event.secret = {} if secret is _NO_SECRET else secret
-        event.__class__ = cls  # type: ignore[assignment]
-        return event  # type: ignore[return-value]
+    ) -> None:
+        self.type = type
+        self.seat = seat
+        self.public = public
+        self.secret = {} if secret is _NO_SECRET else secret
 
     def __reduce__(self) -> tuple[Any, ...]:
         # copy and pickle rebuild an event from its fields (by __new__, which needs them)
@@ -134,16 +127,6 @@ class Event:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidActionError(f"malformed event: {exc}") from exc
-
-
-class _EventDraft:
-    """Event's mutable twin (the same slots, in the same order): see ``Event.__new__``."""
-
-    __slots__ = Event.__slots__
-    type: str
-    seat: int | None
-    public: Mapping[str, Any]
-    secret: Mapping[int, Mapping[str, Any]]
 
 
 #: the event types that end a game (the last event of its last version)

@@ -15,7 +15,7 @@ from enum import StrEnum
 from operator import attrgetter
 from typing import Any, Final
 
-from engine.cards import JOKER_RANK, NO_SUIT, SUITS, Card, card, cards_json
+from engine.cards import JOKER_RANK, NO_SUIT, SUITS, Card, card, cards_json, field_values
 from engine.errors import IllegalActionError, InvalidActionError, Reason, checked_int
 from engine.rulesets import MeldKind, RuleSet
 
@@ -57,6 +57,9 @@ class Meld:
 
     def describe(self) -> str:
         return " ".join(c.code for c in self.cards)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
 def _illegal(msg: str) -> IllegalActionError:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from engine.cards import Card, card, card_json, cards_json
+from engine.cards import Card, card, card_json, cards_json, field_values
 from engine.events import contract_json
 from engine.game import GameState, Phase, claims
 from engine.melds import Meld, meld_json
@@ -58,6 +58,9 @@ class PlayerInfo:
             "score": self.score,
         }
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimAnswer:
@@ -74,6 +77,9 @@ class ClaimAnswer:
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "answer": _ANSWER_NAMES[self.answer]}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimWindow:
@@ -89,6 +95,9 @@ class ClaimWindow:
             "discarder": self.discarder,
             "answers": [a.to_dict() for a in self.answers],
         }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +173,9 @@ class PublicView:
             view["seed"] = self.seed
         view["abandoned"] = self.abandoned
         return view
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,19 +259,19 @@ def build_spectator_view(state: GameState) -> PublicView:
     return PublicView(**_public_fields(state))
 
 
-def build_seat_view(state: GameState, seat: int) -> SeatView:
+def build_seat_view(state: GameState, seat: object) -> SeatView:
     """What ``seat`` may see: the public view plus its own hand."""
-    state.check_seat(seat)
+    index = state.check_seat(seat)
     return SeatView(
         **_public_fields(state),
-        seat=seat,
-        hand=state.hands[seat],
-        may_act=seat in state.to_act,
-        has_drawn=state.phase is Phase.PLAY and state.current == seat,
+        seat=index,
+        hand=state.hands[index],
+        may_act=index in state.to_act,
+        has_drawn=state.phase is Phase.PLAY and state.current == index,
     )
 
 
-def seat_view(state: GameState, seat: int) -> dict[str, Any]:
+def seat_view(state: GameState, seat: object) -> dict[str, Any]:
     """:func:`build_seat_view`'s plain form."""
     return build_seat_view(state, seat).to_dict()
 

@@ -41,6 +41,7 @@ from aiohttp import web
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
+from engine.game import ENGINE_FORM
 from engine.solver import SOLVER_FORM
 from glintwick.v1 import game_pb2 as pb
 from services import reflection
@@ -376,6 +377,7 @@ async def start(options: ServerOptions, store: GameStore | None = None) -> Runni
         pid=os.getpid(),
         event_loop=loop_name(),
         solver=SOLVER_FORM,
+        engine=ENGINE_FORM,
         tls=tls is not None,
     )
     return RunningServer(

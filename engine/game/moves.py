@@ -44,8 +44,8 @@ _DISCARDS = tuple(Discard(i) for i in range(MAX_DECKS * 52 + MAX_JOKERS))
 
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
-    """Every legal action of ``seat`` now (:meth:`GameState.legal_actions`)."""
-    state.check_seat(seat)
+    """Every legal action of ``seat`` now (:meth:`GameState.legal_actions`, which has
+    checked the seat)."""
     phase = state.phase
     if phase is CLAIM_PHASE:
         return claims.legal_answers(state, seat)

@@ -9,12 +9,12 @@ are handed), so its methods here call them and no import runs in a circle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from engine.actions import Action
-from engine.cards import Card
+from engine.cards import Card, field_values
 from engine.errors import IllegalActionError, InvalidActionError
 from engine.events import Event
 from engine.game import claims, codec, dealing, moves, transitions
@@ -28,18 +28,22 @@ Result = tuple["GameState", list[Event]]
 # Enum members as module constants: Python 3.11 reads ``Enum.MEMBER`` through
 # EnumType's ``__getattr__`` hook, ten times the cost of a global (the hot path).
 _EXHAUSTIONS: Final = Stalemate.EXHAUSTIONS
+_KEEP: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class GameState:
-    """One moment of a game.  Immutable: transitions return new states.
+    """One moment of a game.  Immutable: transitions return new states.  (By convention:
+    nothing writes a field after ``__init__``.  Not a frozen dataclass, whose generated
+    ``__init__`` would run interpreted in the compiled engine: engine/compiled.py.)
 
     A game is fully determined by its rule set, seats, seed (and arranged deck orders)
     and the accepted actions: the engine has no I/O, no clock and no randomness but the
     seeded shuffle of :mod:`engine.shuffle`.  Every rule reads a field of the RuleSet,
     never its name.  Where the rules are silent, docs/DECISIONS.md says what it does.
-    This field list is the one definition of a state: :func:`evolve` and the stored
-    form (:mod:`engine.game.codec`) are derived from it.
+    This field list is the one definition of a state: ``__init__`` and :meth:`evolve`
+    take a keyword per field (tests/unit/test_engine_build.py checks them against it),
+    and the stored form (:mod:`engine.game.codec`) is derived from it.
     """
 
     rules: RuleSet
@@ -65,6 +69,103 @@ class GameState:
     abandoned: bool = False  # GAME_OVER by :meth:`abandon`, not by its last round: no winners
     # the solver's answers for this state's hands (a state never changes, so neither do they)
     _memo: dict[Any, Any] | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        seats: int,
+        seed: bytes,
+        round_number: int,
+        phase: Phase,
+        current: int,
+        hands: tuple[tuple[Card, ...], ...],
+        stock: tuple[Card, ...],
+        discards: tuple[Card, ...],
+        table: tuple[Meld, ...],
+        opened: tuple[bool, ...],
+        scores: tuple[int, ...],
+        taken_from_discard: int | None = None,
+        laid_this_turn: bool = False,
+        claim_answers: tuple[bool | None, ...] = (),
+        exhaustions: int = 0,
+        epoch: int = 0,
+        turns_completed: int = 0,
+        action_count: int = 0,
+        stock_orders: tuple[tuple[int, tuple[int, ...]], ...] = (),
+        abandoned: bool = False,
+    ) -> None:
+        self.rules = rules
+        self.seats = seats
+        self.seed = seed
+        self.round_number = round_number
+        self.phase = phase
+        self.current = current
+        self.hands = hands
+        self.stock = stock
+        self.discards = discards
+        self.table = table
+        self.opened = opened
+        self.scores = scores
+        self.taken_from_discard = taken_from_discard
+        self.laid_this_turn = laid_this_turn
+        self.claim_answers = claim_answers
+        self.exhaustions = exhaustions
+        self.epoch = epoch
+        self.turns_completed = turns_completed
+        self.action_count = action_count
+        self.stock_orders = stock_orders
+        self.abandoned = abandoned
+        self._memo = None
+
+    def evolve(
+        self,
+        *,
+        rules: Any = _KEEP,
+        seats: Any = _KEEP,
+        seed: Any = _KEEP,
+        round_number: Any = _KEEP,
+        phase: Any = _KEEP,
+        current: Any = _KEEP,
+        hands: Any = _KEEP,
+        stock: Any = _KEEP,
+        discards: Any = _KEEP,
+        table: Any = _KEEP,
+        opened: Any = _KEEP,
+        scores: Any = _KEEP,
+        taken_from_discard: Any = _KEEP,
+        laid_this_turn: Any = _KEEP,
+        claim_answers: Any = _KEEP,
+        exhaustions: Any = _KEEP,
+        epoch: Any = _KEEP,
+        turns_completed: Any = _KEEP,
+        action_count: Any = _KEEP,
+        stock_orders: Any = _KEEP,
+        abandoned: Any = _KEEP,
+    ) -> GameState:
+        """A copy of this state with these fields changed."""
+        return GameState(
+            self.rules if rules is _KEEP else rules,
+            self.seats if seats is _KEEP else seats,
+            self.seed if seed is _KEEP else seed,
+            self.round_number if round_number is _KEEP else round_number,
+            self.phase if phase is _KEEP else phase,
+            self.current if current is _KEEP else current,
+            self.hands if hands is _KEEP else hands,
+            self.stock if stock is _KEEP else stock,
+            self.discards if discards is _KEEP else discards,
+            self.table if table is _KEEP else table,
+            self.opened if opened is _KEEP else opened,
+            self.scores if scores is _KEEP else scores,
+            self.taken_from_discard if taken_from_discard is _KEEP else taken_from_discard,
+            self.laid_this_turn if laid_this_turn is _KEEP else laid_this_turn,
+            self.claim_answers if claim_answers is _KEEP else claim_answers,
+            self.exhaustions if exhaustions is _KEEP else exhaustions,
+            self.epoch if epoch is _KEEP else epoch,
+            self.turns_completed if turns_completed is _KEEP else turns_completed,
+            self.action_count if action_count is _KEEP else action_count,
+            self.stock_orders if stock_orders is _KEEP else stock_orders,
+            self.abandoned if abandoned is _KEEP else abandoned,
+        )
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -152,10 +253,12 @@ class GameState:
         return cards
 
     # ------------------------------------------------------------------ shared rules
-    def check_seat(self, seat: int) -> None:
-        """InvalidActionError unless ``seat`` is a seat of this game."""
+    def check_seat(self, seat: object) -> int:
+        """``seat``, or InvalidActionError unless it is a seat of this game.  (Typed
+        ``object``: a compiled int parameter would take ``True`` as 1.)"""
         if type(seat) is not int or not 0 <= seat < self.seats:
             raise InvalidActionError(f"no seat {seat!r} in a game of {self.seats}")
+        return seat
 
     def stock_draw_allowed(self) -> bool:
         """Whether ``Draw(STOCK)`` is allowed by the stock (it may be empty: a reshuffle)."""
@@ -211,26 +314,27 @@ class GameState:
         memo = self._memo
         if memo is None:
             memo = {}
-            _set_memo(self, memo)
+            self._memo = memo
         return memo
 
     # ------------------------------------------------------------------ the rules
-    def legal_actions(self, seat: int) -> list[Action]:
+    def legal_actions(self, seat: object) -> list[Action]:
         """Every legal action of ``seat`` now, canonical forms where many card choices are
         equivalent (docs/DECISIONS.md); ``[]`` for a seat that may not act."""
-        return moves.legal_actions(self, seat)
+        return moves.legal_actions(self, self.check_seat(seat))
 
-    def apply_action(self, seat: int, action: Action) -> Result:
+    def apply_action(self, seat: object, action: Action | object) -> Result:
         """The new state and the events after ``seat`` takes ``action``.
 
         Raises InvalidActionError (malformed) or IllegalActionError (forbidden now);
-        ``self`` never changes.
+        ``self`` never changes.  (``seat`` and ``action`` typed loosely: compiled, a
+        typed parameter would refuse or convert a wrong type before the checks here.)
         """
-        self.check_seat(seat)
+        index = self.check_seat(seat)
         handler = transitions.HANDLERS.get(type(action))
         if handler is None:
             raise InvalidActionError(f"not an action: {action!r}")
-        return handler(self, seat, action)
+        return handler(self, index, action)
 
     def abandon(self) -> Result:
         """The game over without a winner, where it stands: the ending for a game
@@ -240,15 +344,9 @@ class GameState:
         ``game_abandoned``; IllegalActionError GAME_OVER when the game is over."""
         return transitions.abandon(self)
 
-    def check(self, seat: int, action: Action) -> None:
+    def check(self, seat: object, action: Action | object) -> None:
         """Dry run: raises exactly as :meth:`apply_action` would, returns nothing."""
         self.apply_action(seat, action)
-
-    if TYPE_CHECKING:
-        # (written from the field list once the class exists: see :func:`evolve`)
-        def evolve(self, **changes: Any) -> GameState:
-            """A copy of this state with ``changes`` (keywords: its fields)."""
-            ...
 
     # ------------------------------------------------------------------ stored form
     def to_dict(self) -> dict[str, Any]:
@@ -266,59 +364,21 @@ class GameState:
             return _CODEC.from_dict(data)
         except InvalidActionError:
             raise
-        except IllegalActionError as exc:
-            raise InvalidActionError(f"malformed game state: {exc.message}") from exc
+        except IllegalActionError as illegal:
+            raise InvalidActionError(f"malformed game state: {illegal.message}") from illegal
+        # (a name of its own: compiled, one name holds one type, the first clause's)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise InvalidActionError(f"malformed game state: {exc!r}") from exc
 
-
-# ---------------------------------------------------------------------- fast copies
-
-_KEEP: Any = object()
-_set_memo: Callable[[GameState, Any], None] = GameState.__dict__["_memo"].__set__
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), field_values(self))  # copy and pickle (engine/cards.py)
 
 
-class _Draft:
-    """A mutable twin of GameState (the same slots, in the same order): :func:`evolve`
-    fills one with plain attribute stores, which Python runs far faster than the frozen
-    class's slot setters, then makes it a GameState by ``__class__`` assignment (allowed
-    between classes of one layout).  Nothing else ever holds a draft."""
+def evolve(state: GameState, **changes: Any) -> GameState:
+    """``state.evolve(**changes)``: a copy of ``state`` with these fields changed (the
+    result of ``dataclasses.replace``, many times faster: the hot path of every action)."""
+    return state.evolve(**changes)
 
-    __slots__ = GameState.__slots__
-
-
-def _write_evolve() -> Callable[..., GameState]:
-    """:func:`evolve`, written from GameState's field list as dataclasses writes an
-    ``__init__``: one keyword per field and one slot write each, nothing looked up by
-    name when it runs."""
-    assert _Draft.__slots__ == tuple(f.name for f in fields(GameState))
-    scope: dict[str, Any] = {"Draft": _Draft, "GameState": GameState, "KEEP": _KEEP}
-    keywords: list[str] = []
-    body = ["    new = Draft()"]
-    for f in fields(GameState):
-        if f.init:
-            keywords.append(f"{f.name}=KEEP")
-            body.append(f"    new.{f.name} = s.{f.name} if {f.name} is KEEP else {f.name}")
-        else:  # derived caches start empty
-            assert f.default is not MISSING
-            scope[f"default_{f.name}"] = f.default
-            body.append(f"    new.{f.name} = default_{f.name}")
-    body.append("    new.__class__ = GameState")
-    source = "\n".join([f"def evolve(s, *, {', '.join(keywords)}):", *body, "    return new"])
-    exec(source, scope)
-    written: Callable[..., GameState] = scope["evolve"]
-    return written
-
-
-#: ``evolve(state, field=value, ...)``: a copy of ``state`` with these fields changed.
-#: The same result as ``dataclasses.replace`` but many times faster: the hot path
-#: of every action.  (Typed loosely: its keywords are GameState's fields.)
-evolve: Callable[..., GameState] = _write_evolve()
-
-
-# The rules reach it through the state they hold, ``state.evolve(...)`` (a method
-# call costs what a call of the module's function does): they may not import this module.
-GameState.evolve = evolve  # type: ignore[method-assign]
 
 #: the stored form of a state (to_dict/from_dict), checked against the field list now
 _CODEC = codec.StateCodec(GameState)

@@ -1,38 +1,46 @@
 """Which form of the solver runs: its compiled build, or its Python source.
 
-setup.py compiles the solver's modules (``COMPILED_MODULES``) with mypyc into
-C extensions that sit next to their sources, and Python's import system
-prefers an extension to a source of the same name.  Left alone, an edited
-source would stay shadowed by the extension built from the old one until the
-next build.  So the build also compiles ``build_stamp`` (a module it writes,
-holding the hash of the sources it compiled), and the package's ``__init__``
-asks ``choose_form`` before any solver module loads:
-
-* ``GLINTWICK_PURE_PYTHON=1`` in the environment: the source runs;
-* no extension (no compiler, or never built): the source runs;
-* the extension was built from other sources than the ones here: the source
-  runs, the edit takes effect at once (slower, never wrong), and
-  tests/unit/test_solver_build.py fails until ``make solver`` rebuilds it;
-* otherwise the compiled build runs.
-
-Running the source means the solver's modules are read from their ``.py``
-files although extensions sit beside them (``_SourceFinder``).  This module is
-never compiled itself: it decides which of the two forms the others take.
+setup.py compiles the solver's modules (``COMPILED_MODULES``) with mypyc into C
+extensions beside their sources, with a ``build_stamp`` holding the hash of the sources
+it compiled; the package's ``__init__`` asks ``choose_form`` before any solver module
+loads, and the machinery that decides (and makes the import system follow the decision)
+is engine/loading.py's, shared with the other compiled groups.  This module is never
+compiled itself.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
-import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Final
+
+from engine.loading import (
+    _SOURCE_ONLY,
+    COMPILED,
+    STAMP_MODULE,
+    _SourceFinder,
+    decide_form,
+    group_hash,
+    stamp_source,
+)
+from engine.loading import choose_form as _choose_form
+
+__all__ = [
+    "COMPILED",
+    "COMPILED_MODULES",
+    "DIRECTORY",
+    "STAMP_MODULE",
+    "choose_form",
+    "decide_form",
+    "group_hash",
+    "load_source_form",
+    "source_hash",
+    "stamp_source",
+    "unload_source_form",
+]
 
 # The modules mypyc compiles, as one group (setup.py), in the order they build on
 # each other; their sources make the hash a build records.
@@ -49,110 +57,20 @@ COMPILED_MODULES: Final = (
     "cost_search",
     "answers",
 )
-# written by setup.py when it compiles, compiled with the rest, never committed
-STAMP_MODULE: Final = "build_stamp"
-COMPILED: Final = "compiled"
 DIRECTORY: Final = Path(__file__).resolve().parent
-
-# packages whose modules must come from source whatever is built (load_source_form)
-_SOURCE_ONLY: set[str] = set()
 
 
 def source_hash(directory: Path = DIRECTORY) -> str:
     """SHA-256 over the compiled modules' sources, names included."""
-    digest = hashlib.sha256()
-    for name in COMPILED_MODULES:
-        digest.update(name.encode() + b"\0")
-        digest.update((directory / f"{name}.py").read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def group_hash(root: Path, modules: Sequence[str]) -> str:
-    """SHA-256 over the sources of a group of dotted ``modules`` under ``root`` (a group
-    that spans packages: clients/compiled.py), names included."""
-    digest = hashlib.sha256()
-    for name in modules:
-        digest.update(name.encode() + b"\0")
-        digest.update((root / f"{name.replace('.', '/')}.py").read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def stamp_source(digest: str) -> str:
-    """The text of build_stamp.py for a build of sources with this hash."""
-    return (
-        '"""Written by setup.py when it compiles a group of modules: the hash of the\n'
-        'sources it compiled (engine/solver/loading.py compares it with the sources here)."""\n\n'
-        "from typing import Final\n\n"
-        f'SOURCE_HASH: Final = "{digest}"\n'
-    )
-
-
-def decide_form(pure_requested: bool, built_hash: str | None, current_hash: str | None) -> str:
-    """``COMPILED``, or "pure: " and the reason the source runs instead
-    (``current_hash`` None: an install that ships the build without its sources)."""
-    if pure_requested:
-        return "pure: GLINTWICK_PURE_PYTHON=1"
-    if built_hash is None:
-        return "pure: no extension"
-    if current_hash is not None and built_hash != current_hash:
-        return "pure: compiled build is stale"
-    return COMPILED
+    return group_hash(directory, COMPILED_MODULES)
 
 
 def choose_form(
     package: str, directory: Path = DIRECTORY, sources: Callable[[], str] | None = None
 ) -> str:
-    """Decide which form the package's modules take, before any of them loads, and
-    make the import system follow it; returns the form (see ``decide_form``).
-    ``sources``: the hash of the compiled group's sources as they are now (default: the
-    solver's, in ``directory``); the package's ``build_stamp`` holds the build's."""
-    if package in _SOURCE_ONLY:
-        form = "pure: loaded as source"
-    else:
-        pure = os.environ.get("GLINTWICK_PURE_PYTHON") == "1"
-        try:
-            current: str | None = source_hash(directory) if sources is None else sources()
-        except FileNotFoundError:
-            current = None
-        form = decide_form(pure, None if pure else _built_hash(package), current)
-    if form != COMPILED:
-        sys.meta_path.insert(0, _SourceFinder(package, directory))
-    return form
-
-
-def _built_hash(package: str) -> str | None:
-    """The hash the compiled build recorded, or None where there is no build."""
-    name = f"{package}.{STAMP_MODULE}"
-    try:
-        stamp = importlib.import_module(name)
-    except ImportError:  # never built, or a build this interpreter cannot load
-        return None
-    finally:
-        sys.modules.pop(name, None)  # read once: no solver module imports it
-    compiled = not str(stamp.__file__).endswith(".py")
-    built = getattr(stamp, "SOURCE_HASH", None)
-    return built if compiled and isinstance(built, str) else None
-
-
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Finds a package's modules as their .py sources, ahead of the extensions
-    beside them."""
-
-    def __init__(self, package: str, directory: Path) -> None:
-        self.package = package
-        self.directory = directory
-
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        package, _, name = fullname.rpartition(".")
-        source = self.directory / f"{name}.py"
-        if package != self.package or not source.is_file():
-            return None
-        return importlib.util.spec_from_file_location(fullname, source)
+    """engine/loading.py's ``choose_form``; ``sources`` defaults to the hash of the
+    solver's sources in ``directory``."""
+    return _choose_form(package, directory, sources or (lambda: source_hash(directory)))
 
 
 def load_source_form(name: str) -> ModuleType:

@@ -10,8 +10,6 @@ else every module of the group from its source.  The environment's pinned digest
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,12 +20,10 @@ import clients.bots
 import clients.training
 from clients import compiled
 from clients.compiled import COMPILED_MODULES, PACKAGES
-from tests.support.builds import run_python
+from tests.support.builds import check_group_forms, check_stale_build, run_python
 from tests.unit.test_training_digest import DIGESTS
 
 ROOT = Path(compiled.__file__).resolve().parents[1]
-PURE = os.environ.get("GLINTWICK_PURE_PYTHON") == "1"
-HAS_COMPILER = any(shutil.which(cc) for cc in ("cc", "gcc", "clang"))
 COMPILED = clients.training.CLIENTS_FORM == "compiled"
 
 # what a fresh interpreter reports of the group it imports (run by _report)
@@ -53,12 +49,7 @@ def _report(cwd: Path, pure: bool = False) -> dict[str, Any]:
 
 
 def test_the_group_runs_compiled_where_a_compiler_is() -> None:
-    forms = {clients.bots.CLIENTS_FORM, clients.training.CLIENTS_FORM}
-    if PURE:
-        assert forms == {"pure: GLINTWICK_PURE_PYTHON=1"}
-    elif HAS_COMPILER:
-        assert forms == {"compiled"}, f"a C compiler is here, yet {forms}: `make solver` builds it"
-    assert len(forms) == 1  # never a mix
+    check_group_forms({clients.bots.CLIENTS_FORM, clients.training.CLIENTS_FORM})
 
 
 def test_every_module_of_the_group_runs_in_the_form_chosen() -> None:
@@ -70,19 +61,7 @@ def test_every_module_of_the_group_runs_in_the_form_chosen() -> None:
 def test_an_edited_source_runs_instead_of_its_stale_build(tmp_path: Path) -> None:
     if not COMPILED:
         pytest.skip("the sources themselves run (no compiled group here)")
-    keep = shutil.ignore_patterns("__pycache__", "node_modules", "examples")
-    for top in ("engine", "clients", "glintwick"):
-        shutil.copytree(ROOT / top, tmp_path / top, ignore=keep)
-    fresh = _report(tmp_path)
-    assert Path(fresh["package"]).is_relative_to(tmp_path)  # the copy, not the install
-    assert fresh["forms"] == ["compiled", "compiled"]
-    assert not any(f.endswith(".py") for f in fresh["files"])
-    with open(tmp_path / "clients" / "training" / "observation.py", "a", encoding="utf-8") as fh:
-        fh.write("# an edit the build has not seen\n")
-    stale = _report(tmp_path)
-    # both packages: the tracking module's source runs too, though it was not edited
-    assert stale["forms"] == ["pure: compiled build is stale"] * 2
-    assert all(f.endswith(".py") for f in stale["files"])
+    check_stale_build(ROOT, tmp_path, "clients/training/observation.py", _report)
 
 
 def test_pure_python_runs_the_sources_and_hands_out_the_same() -> None:
