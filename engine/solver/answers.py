@@ -9,7 +9,7 @@ from engine.cards import JOKER_RANK, Card
 from engine.errors import InvalidActionError
 from engine.rulesets import PRESETS, RuleSet
 
-from .best_search import SetMemo, search_best
+from .best_search import search_best
 from .best_so_far import BestSoFar, FoundOne
 from .card_ids import KIND_IDS, HandIds, hand_ids
 from .cost_search import CostSearch
@@ -17,6 +17,7 @@ from .meld_building import selection_of
 from .planes import hand_planes, parse_hand, rank_count, with_card
 from .tables import ContractShape, RuleTables, contract_shape, rule_tables
 from .values import Analysis, Selection
+from .without_search import search_without
 
 
 def best_and_planes(
@@ -46,37 +47,37 @@ def best_selections_without(
 ) -> list[Selection | None]:
     """For each card type of ``types`` (a natural's kind ``suit * 13 + rank - 1``, or
     :data:`JOKER_TYPE`), best_selection of the hand without every copy of that type: the
-    same answers, the hand read once (its planes, jokers and ids less the type's)."""
+    same answers, by one branch and bound over the hand for every natural type
+    (without_search.py) and a search of the hand less its jokers."""
     tables = rule_tables(rules)
     shape = contract_shape(tables, round_number)
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
     natural_ids, jokers, by_id = hand_ids(hand)
     jokers.sort()
-    out: list[Selection | None] = []
-    set_memos: dict[tuple[int, ...], SetMemo] = {}
+    found: dict[int, BestSoFar] = {}
+    kinds: list[int] = []
+    bests: list[BestSoFar] = []
     for t in types:
-        if t == JOKER_TYPE:
-            h1, h2, h3, h4 = held1, held2, held3, held4
-            jc = 0
-            naturals = list(rank_naturals)
-            suits = list(rank_suits)
-            ids = HandIds(natural_ids, [], tables.decks, h2 != 0, by_id)
+        if t in found:
+            continue
+        if t == JOKER_TYPE and joker_count:
+            best_so_far = BestSoFar(tables, shape, (), 0, held2 != 0)
+            best_so_far.ids = HandIds(natural_ids, [], tables.decks, held2 != 0, by_id)
+            search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
         else:
-            b = 1 << t
-            h1, h2, h3, h4 = held1 & ~b, held2 & ~b, held3 & ~b, held4 & ~b
-            jc = joker_count
-            r = t % 13 + 1
-            naturals = list(rank_naturals)
-            suits = list(rank_suits)
-            if held1 & b:
-                suits[r] -= 1
-                naturals[r] -= 1 + (held2 & b != 0) + (held3 & b != 0) + (held4 & b != 0)
-            ids = HandIds(natural_ids & ~KIND_IDS[t], list(jokers), tables.decks, h2 != 0, by_id)
-        best_so_far = BestSoFar(tables, shape, (), jc, h2 != 0)
-        best_so_far.ids = ids
-        search_best(best_so_far, h1, h2, h3, h4, naturals, suits, set_memos)
-        out.append(None if best_so_far.best_chosen is None else selection_of(best_so_far))
-    return out
+            b = 0 if t == JOKER_TYPE else 1 << t
+            twins = held2 & ~b != 0
+            best_so_far = BestSoFar(tables, shape, (), joker_count, twins)
+            rest = natural_ids & ~KIND_IDS[t] if b else natural_ids
+            best_so_far.ids = HandIds(rest, list(jokers), tables.decks, twins, by_id)
+            kinds.append(t)
+            bests.append(best_so_far)
+        found[t] = best_so_far
+    if bests:
+        search_without(bests, kinds, held1, held2, held3, held4, rank_naturals, rank_suits)
+    return [
+        None if found[t].best_chosen is None else selection_of(found[t]) for t in types
+    ]
 
 
 def outs_of(cost_search: CostSearch, missing: int) -> tuple[tuple[int, int], ...]:

@@ -53,6 +53,7 @@ COMPILED_MODULES: Final = (
     "best_so_far",
     "best_search",
     "meld_building",
+    "without_search",
     "cost_leaves",
     "cost_search",
     "answers",
