@@ -75,9 +75,39 @@ def best_selections_without(
         found[t] = best_so_far
     if bests:
         search_without(bests, kinds, held1, held2, held3, held4, rank_naturals, rank_suits)
-    return [
-        None if found[t].best_chosen is None else selection_of(found[t]) for t in types
-    ]
+    # Types often share a best (the tree hands one leaf to several): its melds take the
+    # same ids from the hand less t as from the whole hand when t is not held or no set
+    # of the leaf has t's rank (runs never take t), so those share one Selection.
+    answers: dict[int, Selection | None] = {}
+    shared: list[tuple[BestSoFar, Selection]] = []
+    for t, best_so_far in found.items():
+        chosen = best_so_far.best_chosen
+        if chosen is None:
+            answers[t] = None
+            continue
+        alike = not held1 >> t & 1
+        if not alike:
+            r = t % 13 + 1
+            alike = True
+            for d in chosen:
+                if not d[0] and d[2] == r:
+                    alike = False
+        selection: Selection | None = None
+        if alike:
+            for other, made in shared:
+                if (
+                    other.best_chosen is chosen
+                    and other.best_jokers == best_so_far.best_jokers
+                    and other.twins == best_so_far.twins
+                ):
+                    selection = made
+                    break
+        if selection is None:
+            selection = selection_of(best_so_far)
+            if alike:
+                shared.append((best_so_far, selection))
+        answers[t] = selection
+    return [answers[t] for t in types]
 
 
 def outs_of(cost_search: CostSearch, missing: int) -> tuple[tuple[int, int], ...]:
