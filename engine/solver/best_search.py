@@ -11,6 +11,7 @@ from typing import Final
 from .best_so_far import BestSoFar, ChosenMeld
 from .planes import SUIT_MASK, copies_per_suit, popcount, rank_count, sets_fit, suit_positions
 from .skeletons import FIRST_FIELD, kept_run_skeletons
+from .tables import ContractShape, RuleTables
 
 # Candidates of the best-selection search, best first: (score bound, naturals'
 # points, least jokers, most jokers, rank, naturals) for a set; a run's is a RunCandidate.
@@ -22,7 +23,7 @@ class RunCandidate:
     that, compiled, the candidate loop (hundreds of candidates a search where the
     contract holds runs) reads its fields unboxed."""
 
-    __slots__ = ("cap", "kinds", "min_jokers", "points", "r_mask", "score", "suit")
+    __slots__ = ("cap", "kinds", "live", "min_jokers", "points", "r_mask", "score", "suit")
 
     def __init__(
         self, score: int, points: int, min_jokers: int, cap: int, kinds: int, suit: int, r_mask: int
@@ -34,6 +35,7 @@ class RunCandidate:
         self.kinds = kinds  # the natural kinds it takes (bit planes' layout)
         self.suit = suit
         self.r_mask = r_mask  # skeleton: its positions in the suit
+        self.live = -1  # without_search: the types whose hands less the type hold it
 
 
 # set candidates by size, for what the runs left (the counts of the search's ranks)
@@ -55,7 +57,6 @@ class BestSearch:
         "counts",
         "current_sets",
         "distinct",
-        "exact",
         "joker_count",
         "joker_penalty",
         "left",
@@ -63,12 +64,9 @@ class BestSearch:
         "left2",
         "left3",
         "left4",
-        "max_jokers",
         "meld_jokers",
-        "min_naturals",
         "nruns",
         "nsets",
-        "penalty",
         "ranks",
         "rest_cap",
         "rest_nat",
@@ -76,10 +74,10 @@ class BestSearch:
         "run_idx",
         "run_len",
         "set_idx",
-        "set_max",
         "set_memo",
         "set_size",
         "suit_counts",
+        "tables",
         "used",
     )
 
@@ -92,18 +90,13 @@ class BestSearch:
         run_cands: dict[int, list[RunCandidate]],
         rest_nat: list[int],
         rest_cap: list[int],
-        set_memo: SetMemo,
     ) -> None:
         tables = best_so_far.tables
         shape = best_so_far.shape
         self.best_so_far = best_so_far
+        self.tables = tables
         self.joker_count = best_so_far.joker_count
-        self.exact = tables.exact
-        self.max_jokers = tables.max_jokers
-        self.min_naturals = tables.min_naturals
         self.joker_penalty = tables.joker_penalty
-        self.penalty = tables.penalty
-        self.set_max = tables.set_max
         self.distinct = tables.distinct
         self.meld_jokers = meld_jokers  # jokers one meld can take
         self.run_len = shape.run_len
@@ -120,7 +113,7 @@ class BestSearch:
         self.rest_nat = rest_nat
         self.rest_cap = rest_cap
         # (the set search's state; used only by contracts with sets)
-        self.set_memo = set_memo
+        self.set_memo: SetMemo = {}
         # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
         self.current_sets: dict[int, list[SetCandidate]] = {}
         self.left = [0] * 14  # naturals a rank still offers (sets of any suits)
@@ -133,54 +126,9 @@ class BestSearch:
         self.suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
 
     def set_candidates(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
-        # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
-        key = tuple([avail.get(r, 0) for r in self.ranks])
-        set_memo = self.set_memo
-        got = set_memo.get(key)
-        if got is not None:
-            return got
-        exact = self.exact
-        meld_jokers = self.meld_jokers
-        min_naturals = self.min_naturals
-        set_max = self.set_max
-        max_jokers = self.max_jokers
-        joker_penalty = self.joker_penalty
-        joker_count = self.joker_count
-        penalty = self.penalty
-        cands: dict[int, list[SetCandidate]] = {}
-        for s in self.set_size:
-            if s in cands:
-                continue
-            lst: list[SetCandidate] = []
-            lo = s - meld_jokers
-            if lo < min_naturals:
-                lo = min_naturals
-            for r, a in avail.items():
-                hi = (s if a > s else a) if exact else (set_max if a > set_max else a)
-                p = penalty[r]
-                for n in range(hi, lo - 1, -1):
-                    if exact:
-                        j = s - n
-                        lst.append((p * n + joker_penalty * j, p * n, j, j, r, n))
-                    else:
-                        j = s - n if n < s else 0
-                        c = set_max - n
-                        if c > max_jokers:
-                            c = max_jokers
-                        lst.append(
-                            (
-                                p * n + joker_penalty * (c if c < joker_count else joker_count),
-                                p * n,
-                                j,
-                                c,
-                                r,
-                                n,
-                            )
-                        )
-            lst.sort(key=FIRST_FIELD, reverse=True)
-            cands[s] = lst
-        set_memo[key] = cands
-        return cands
+        return set_candidates(
+            self.set_memo, self.ranks, self.tables, self.set_size, self.meld_jokers, avail
+        )
 
     def rec_sets(
         self,
@@ -271,20 +219,11 @@ class BestSearch:
         cap: int,
         chosen: tuple[ChosenMeld, ...],
     ) -> None:
-        avail: dict[int, int] = {}
-        if self.nruns:
-            distinct = self.distinct
-            min_naturals = self.min_naturals
-            for r in self.ranks:
-                a = rank_count(r, left1, left2, left3, left4, distinct)
-                if a >= min_naturals:
-                    avail[r] = a
-            if not avail:
-                return
-        else:
-            counts = self.counts
-            for r in self.ranks:
-                avail[r] = counts[r]
+        avail = sets_available(
+            self.ranks, self.counts, self.tables, self.nruns, left1, left2, left3, left4
+        )
+        if not avail:
+            return
         self.current_sets = self.set_candidates(avail)
         left = self.left
         for r, a in avail.items():
@@ -361,37 +300,106 @@ class BestSearch:
             )
 
 
-def search_best(
-    best_so_far: BestSoFar,
-    held1: int,
-    held2: int,
-    held3: int,
-    held4: int,
+def sets_available(
+    ranks: list[int],
+    counts: list[int],
+    tables: RuleTables,
+    nruns: int,
+    left1: int,
+    left2: int,
+    left3: int,
+    left4: int,
+) -> dict[int, int]:
+    """The naturals per rank the sets may take once the runs are chosen (empty: no set
+    can be made)."""
+    avail: dict[int, int] = {}
+    if nruns:
+        distinct = tables.distinct
+        min_naturals = tables.min_naturals
+        for r in ranks:
+            a = rank_count(r, left1, left2, left3, left4, distinct)
+            if a >= min_naturals:
+                avail[r] = a
+    else:
+        for r in ranks:
+            avail[r] = counts[r]
+    return avail
+
+
+def set_candidates(
+    set_memo: SetMemo,
+    ranks: list[int],
+    tables: RuleTables,
+    set_size: tuple[int, ...],
+    meld_jokers: int,
+    avail: dict[int, int],
+) -> dict[int, list[SetCandidate]]:
+    """The set candidates of each size for what the runs left (``avail``: naturals per
+    rank), best first, memoised in ``set_memo``."""
+    # runs only ever shrink ranks' counts, so the counts of `ranks` name the state
+    key = tuple([avail.get(r, 0) for r in ranks])
+    got = set_memo.get(key)
+    if got is not None:
+        return got
+    exact = tables.exact
+    min_naturals = tables.min_naturals
+    set_max = tables.set_max
+    max_jokers = tables.max_jokers
+    joker_penalty = tables.joker_penalty
+    penalty = tables.penalty
+    cands: dict[int, list[SetCandidate]] = {}
+    for s in set_size:
+        if s in cands:
+            continue
+        lst: list[SetCandidate] = []
+        lo = s - meld_jokers
+        if lo < min_naturals:
+            lo = min_naturals
+        for r, a in avail.items():
+            hi = (s if a > s else a) if exact else (set_max if a > set_max else a)
+            p = penalty[r]
+            for n in range(hi, lo - 1, -1):
+                if exact:
+                    j = s - n
+                    lst.append((p * n + joker_penalty * j, p * n, j, j, r, n))
+                else:
+                    j = s - n if n < s else 0
+                    c = set_max - n
+                    if c > max_jokers:
+                        c = max_jokers
+                    lst.append(
+                        (
+                            # (c <= max_jokers: c jokers if the hand has them, meld_jokers)
+                            p * n + joker_penalty * (c if c < meld_jokers else meld_jokers),
+                            p * n,
+                            j,
+                            c,
+                            r,
+                            n,
+                        )
+                    )
+        lst.sort(key=FIRST_FIELD, reverse=True)
+        cands[s] = lst
+    set_memo[key] = cands
+    return cands
+
+
+def set_bounds(
+    tables: RuleTables,
+    shape: ContractShape,
+    meld_jokers: int,
+    counts: list[int],
     rank_naturals: list[int],
-    rank_suits: list[int],
-    set_memos: dict[tuple[int, ...], SetMemo] | None = None,
-) -> None:
-    """Fill best_so_far.best_* with the best selection, if there is one.  ``set_memos``:
-    the set candidates of searches with the same rule set and contract (for several
-    hands searched together), by the jokers and the ranks that can hold a set."""
-    tables = best_so_far.tables
-    shape = best_so_far.shape
-    joker_count = best_so_far.joker_count
+) -> tuple[list[int], list[int], list[int]] | None:
+    """The ranks that can hold a set, and per set what it could lay at most (naturals'
+    points, jokers); None when the hand cannot make the contract's sets."""
     exact = tables.exact
     max_jokers = tables.max_jokers
     min_naturals = tables.min_naturals
-    joker_penalty = tables.joker_penalty
     penalty = tables.penalty
     set_max = tables.set_max
-    distinct = tables.distinct
-    meld_jokers = (
-        joker_count if joker_count < max_jokers else max_jokers
-    )  # jokers one meld can take
-
-    # ---- sets: ranks that can hold one, and what sets could lay at most
     set_size = shape.set_size
     nsets = len(set_size)
-    counts = rank_suits if distinct else rank_naturals
     ranks: list[int] = []
     set_ub_nat: list[int] = []
     set_ub_cap: list[int] = []
@@ -407,7 +415,7 @@ def search_best(
         for r in ranks:
             hosts += rank_naturals[r] // need
         if hosts < nsets:
-            return
+            return None
         prev_s = 0
         ub = c = 0
         for s in set_size:
@@ -425,11 +433,94 @@ def search_best(
                         if v > ub:
                             ub = v
                 if ub < 0:
-                    return
+                    return None
                 c = (s if exact else set_max) - min_naturals
                 c = min(c, meld_jokers if exact else max_jokers)
             set_ub_nat.append(ub)
             set_ub_cap.append(c)
+    return ranks, set_ub_nat, set_ub_cap
+
+
+def run_spare(
+    tables: RuleTables, held1: int, joker_count: int, counts: list[int], nruns: int, nsets: int
+) -> int:
+    """The positions a run skeleton may leave out (-1: any).
+
+    Without exact sizes a natural a run could take but leaves in hand is worth its
+    points more, for one joker less, so a skeleton that skips one is beaten by the one
+    that takes it; unless that natural can serve another meld, or the hand holds more
+    jokers than a run could take (then a joker in that place is worth more)."""
+    if tables.exact:
+        return -1
+    most = 0
+    for s in range(4):
+        most = max(most, popcount((held1 >> (13 * s)) & SUIT_MASK))
+    if not (joker_count < min(tables.max_jokers, 13 - most) and nruns == 1):
+        return -1
+    spare = 0
+    if nsets:
+        for r in range(1, 14):
+            if counts[r] >= tables.min_naturals:
+                spare |= 1 << r
+        if spare & 2:
+            spare |= 1 << 14
+    return spare
+
+
+def run_candidate(
+    tables: RuleTables, joker_count: int, r_mask: int, naturals: int, run_length: int, suit: int
+) -> RunCandidate:
+    """The candidate of a skeleton (positions ``r_mask`` of ``suit``)."""
+    min_jokers = run_length - naturals
+    if tables.exact:
+        cap = min_jokers
+    else:
+        cap = 13 - naturals
+        if cap > tables.max_jokers:
+            cap = tables.max_jokers
+    natural_points = tables.run_points[r_mask]
+    kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << (13 * suit)
+    score = natural_points + tables.joker_penalty * (cap if cap < joker_count else joker_count)
+    return RunCandidate(score, natural_points, min_jokers, cap, kinds, suit, r_mask)
+
+
+def rest_bounds(ub_nat: list[int], ub_cap: list[int]) -> tuple[list[int], list[int]]:
+    """What the requirements from index i on could lay at most (naturals' points, jokers)."""
+    nreq = len(ub_nat)
+    rest_nat = [0] * (nreq + 1)
+    rest_cap = [0] * (nreq + 1)
+    for i in range(nreq - 1, -1, -1):
+        rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
+        rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
+    return rest_nat, rest_cap
+
+
+def search_best(
+    best_so_far: BestSoFar,
+    held1: int,
+    held2: int,
+    held3: int,
+    held4: int,
+    rank_naturals: list[int],
+    rank_suits: list[int],
+) -> None:
+    """Fill best_so_far.best_* with the best selection, if there is one."""
+    tables = best_so_far.tables
+    shape = best_so_far.shape
+    joker_count = best_so_far.joker_count
+    min_naturals = tables.min_naturals
+    max_jokers = tables.max_jokers
+    meld_jokers = (
+        joker_count if joker_count < max_jokers else max_jokers
+    )  # jokers one meld can take
+
+    # ---- sets: ranks that can hold one, and what sets could lay at most
+    nsets = len(shape.set_size)
+    counts = rank_suits if tables.distinct else rank_naturals
+    bounds = set_bounds(tables, shape, meld_jokers, counts, rank_naturals)
+    if bounds is None:
+        return
+    ranks, set_ub_nat, set_ub_cap = bounds
 
     # ---- runs: every skeleton of the full hand, best first
     run_len = shape.run_len
@@ -438,7 +529,6 @@ def search_best(
     run_ub_nat: list[int] = []
     run_ub_cap: list[int] = []
     if nruns:
-        run_points = tables.run_points
         ace_high = tables.top == 14
         ps = (
             suit_positions(held1, 0, ace_high),
@@ -446,24 +536,7 @@ def search_best(
             suit_positions(held1, 2, ace_high),
             suit_positions(held1, 3, ace_high),
         )
-        spare = -1
-        if not exact:
-            # Without exact sizes a natural a run could take but leaves in hand
-            # is worth its points more, for one joker less, so a skeleton that
-            # skips one is beaten by the one that takes it; unless that natural
-            # can serve another meld, or the hand holds more jokers than a run
-            # could take (then a joker in that place is worth more).
-            most = 0
-            for s in range(4):
-                most = max(most, popcount((held1 >> (13 * s)) & SUIT_MASK))
-            if joker_count < min(max_jokers, 13 - most) and nruns == 1:
-                spare = 0
-                if nsets:
-                    for r in range(1, 14):
-                        if counts[r] >= min_naturals:
-                            spare |= 1 << r
-                    if spare & 2:
-                        spare |= 1 << 14
+        spare = run_spare(tables, held1, joker_count, counts, nruns, nsets)
         ubs: dict[int, tuple[int, int]] = {}
         for length in run_len:
             if length not in ubs:
@@ -474,35 +547,17 @@ def search_best(
                 top_nat = top_cap = 0
                 for s, p in enumerate(ps):
                     if popcount(p) >= need:
-                        shift = 13 * s
                         for r_mask, naturals, run_length in kept_run_skeletons(
                             tables, p, length, meld_jokers, spare
                         ):
-                            min_jokers = run_length - naturals
-                            if exact:
-                                cap = min_jokers
-                            else:
-                                cap = 13 - naturals
-                                if cap > max_jokers:
-                                    cap = max_jokers
-                            natural_points = run_points[r_mask]
-                            if natural_points > top_nat:
-                                top_nat = natural_points
-                            if cap > top_cap:
-                                top_cap = cap
-                            kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << shift
-                            lst.append(
-                                RunCandidate(
-                                    natural_points
-                                    + joker_penalty * (cap if cap < joker_count else joker_count),
-                                    natural_points,
-                                    min_jokers,
-                                    cap,
-                                    kinds,
-                                    s,
-                                    r_mask,
-                                )
+                            cand = run_candidate(
+                                tables, joker_count, r_mask, naturals, run_length, s
                             )
+                            if cand.points > top_nat:
+                                top_nat = cand.points
+                            if cand.cap > top_cap:
+                                top_cap = cand.cap
+                            lst.append(cand)
                 if not lst:
                     return
                 lst.sort(key=BY_SCORE, reverse=True)
@@ -526,24 +581,8 @@ def search_best(
                     ((True, ix, cand.suit, cand.r_mask, cand.min_jokers, cand.cap),),
                 )
         return
-    ub_nat = run_ub_nat + set_ub_nat
-    ub_cap = run_ub_cap + set_ub_cap
-    nreq = nruns + nsets
-    rest_nat = [0] * (nreq + 1)
-    rest_cap = [0] * (nreq + 1)
-    for i in range(nreq - 1, -1, -1):
-        rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
-        rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
-    set_memo: SetMemo = {}
-    if set_memos is not None:
-        memo_key = (meld_jokers, joker_count, *ranks)
-        got = set_memos.get(memo_key)
-        if got is None:
-            got = set_memos[memo_key] = {}
-        set_memo = got
-    search = BestSearch(
-        best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap, set_memo
-    )
+    rest_nat, rest_cap = rest_bounds(run_ub_nat + set_ub_nat, run_ub_cap + set_ub_cap)
+    search = BestSearch(best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap)
     if nruns:
         search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, ())
     else:

@@ -14,41 +14,25 @@ answer is the one its own search_best would give: the same leaves, the same orde
 
 from __future__ import annotations
 
-from .best_search import BY_SCORE, SetCandidate, SetMemo
+from .best_search import (
+    BY_SCORE,
+    RunCandidate,
+    SetCandidate,
+    SetMemo,
+    rest_bounds,
+    run_candidate,
+    run_spare,
+    set_bounds,
+    set_candidates,
+    sets_available,
+)
 from .best_so_far import BestSoFar, ChosenMeld
-from .planes import SUIT_MASK, copies_per_suit, popcount, rank_count, sets_fit, suit_positions
-from .skeletons import FIRST_FIELD, kept_run_skeletons
+from .planes import copies_per_suit, popcount, sets_fit, suit_positions
+from .skeletons import kept_run_skeletons
 from .tables import ContractShape, RuleTables
 
 # above every points total a leaf can reach (the floor of a node with no best yet is -1)
 NO_FLOOR = 1 << 30
-
-
-class LiveRun:
-    """A run candidate of the shared tree: the fields of best_search.RunCandidate and
-    the types it is live for."""
-
-    __slots__ = ("cap", "kinds", "live", "min_jokers", "points", "r_mask", "score", "suit")
-
-    def __init__(
-        self,
-        score: int,
-        points: int,
-        min_jokers: int,
-        cap: int,
-        kinds: int,
-        suit: int,
-        r_mask: int,
-        live: int,
-    ) -> None:
-        self.score = score
-        self.points = points
-        self.min_jokers = min_jokers
-        self.cap = cap
-        self.kinds = kinds
-        self.suit = suit
-        self.r_mask = r_mask
-        self.live = live
 
 
 class WithoutSearch:
@@ -59,7 +43,6 @@ class WithoutSearch:
         "counts",
         "current_sets",
         "distinct",
-        "exact",
         "joker_count",
         "joker_penalty",
         "left",
@@ -67,13 +50,10 @@ class WithoutSearch:
         "left2",
         "left3",
         "left4",
-        "max_jokers",
         "meld_jokers",
-        "min_naturals",
         "nruns",
         "nsets",
         "nt",
-        "penalty",
         "rank_types",
         "ranks",
         "rest_cap",
@@ -82,12 +62,12 @@ class WithoutSearch:
         "run_idx",
         "run_len",
         "set_idx",
-        "set_max",
         "set_memo",
         "set_size",
         "suit_counts",
         "t_copies",
         "t_suit",
+        "tables",
         "used",
     )
 
@@ -100,7 +80,7 @@ class WithoutSearch:
         meld_jokers: int,
         ranks: list[int],
         counts: list[int],
-        run_cands: dict[int, list[LiveRun]],
+        run_cands: dict[int, list[RunCandidate]],
         rest_nat: list[int],
         rest_cap: list[int],
         rank_types: list[int],
@@ -108,14 +88,10 @@ class WithoutSearch:
         t_suit: list[int],
     ) -> None:
         self.bests = bests
+        self.tables = tables
         self.nt = len(bests)
         self.joker_count = joker_count
-        self.exact = tables.exact
-        self.max_jokers = tables.max_jokers
-        self.min_naturals = tables.min_naturals
         self.joker_penalty = tables.joker_penalty
-        self.penalty = tables.penalty
-        self.set_max = tables.set_max
         self.distinct = tables.distinct
         self.meld_jokers = meld_jokers
         self.run_len = shape.run_len
@@ -160,53 +136,9 @@ class WithoutSearch:
                 bests[i].leaf(natural_points, min_jokers, cap, chosen)
 
     def set_candidates(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
-        key = tuple([avail.get(r, 0) for r in self.ranks])
-        set_memo = self.set_memo
-        got = set_memo.get(key)
-        if got is not None:
-            return got
-        exact = self.exact
-        meld_jokers = self.meld_jokers
-        min_naturals = self.min_naturals
-        set_max = self.set_max
-        max_jokers = self.max_jokers
-        joker_penalty = self.joker_penalty
-        joker_count = self.joker_count
-        penalty = self.penalty
-        cands: dict[int, list[SetCandidate]] = {}
-        for s in self.set_size:
-            if s in cands:
-                continue
-            lst: list[SetCandidate] = []
-            lo = s - meld_jokers
-            if lo < min_naturals:
-                lo = min_naturals
-            for r, a in avail.items():
-                hi = (s if a > s else a) if exact else (set_max if a > set_max else a)
-                p = penalty[r]
-                for n in range(hi, lo - 1, -1):
-                    if exact:
-                        j = s - n
-                        lst.append((p * n + joker_penalty * j, p * n, j, j, r, n))
-                    else:
-                        j = s - n if n < s else 0
-                        c = set_max - n
-                        if c > max_jokers:
-                            c = max_jokers
-                        lst.append(
-                            (
-                                p * n + joker_penalty * (c if c < joker_count else joker_count),
-                                p * n,
-                                j,
-                                c,
-                                r,
-                                n,
-                            )
-                        )
-            lst.sort(key=FIRST_FIELD, reverse=True)
-            cands[s] = lst
-        set_memo[key] = cands
-        return cands
+        return set_candidates(
+            self.set_memo, self.ranks, self.tables, self.set_size, self.meld_jokers, avail
+        )
 
     def rec_sets(
         self,
@@ -323,20 +255,11 @@ class WithoutSearch:
         chosen: tuple[ChosenMeld, ...],
         live: int,
     ) -> None:
-        avail: dict[int, int] = {}
-        if self.nruns:
-            distinct = self.distinct
-            min_naturals = self.min_naturals
-            for r in self.ranks:
-                a = rank_count(r, left1, left2, left3, left4, distinct)
-                if a >= min_naturals:
-                    avail[r] = a
-            if not avail:
-                return
-        else:
-            counts = self.counts
-            for r in self.ranks:
-                avail[r] = counts[r]
+        avail = sets_available(
+            self.ranks, self.counts, self.tables, self.nruns, left1, left2, left3, left4
+        )
+        if not avail:
+            return
         self.current_sets = self.set_candidates(avail)
         left = self.left
         for r, a in avail.items():
@@ -430,32 +353,6 @@ def search_floor(bests: list[BestSoFar], live: int) -> int:
     return f
 
 
-def run_spare(
-    tables: RuleTables,
-    held1: int,
-    joker_count: int,
-    counts: list[int],
-    nruns: int,
-    nsets: int,
-) -> int:
-    """search_best's ``spare`` (the positions a run may leave out) for this hand."""
-    if tables.exact:
-        return -1
-    most = 0
-    for s in range(4):
-        most = max(most, popcount((held1 >> (13 * s)) & SUIT_MASK))
-    if not (joker_count < min(tables.max_jokers, 13 - most) and nruns == 1):
-        return -1
-    spare = 0
-    if nsets:
-        for r in range(1, 14):
-            if counts[r] >= tables.min_naturals:
-                spare |= 1 << r
-        if spare & 2:
-            spare |= 1 << 14
-    return spare
-
-
 def search_without(
     bests: list[BestSoFar],
     types: list[int],
@@ -475,9 +372,6 @@ def search_without(
     exact = tables.exact
     max_jokers = tables.max_jokers
     min_naturals = tables.min_naturals
-    joker_penalty = tables.joker_penalty
-    penalty = tables.penalty
-    set_max = tables.set_max
     distinct = tables.distinct
     meld_jokers = joker_count if joker_count < max_jokers else max_jokers
     nt = len(types)
@@ -497,52 +391,19 @@ def search_without(
             rank_types[t % 13 + 1] |= 1 << j
 
     # ---- sets: as search_best, for the whole hand (bounds of every hand less a type)
-    set_size = shape.set_size
-    nsets = len(set_size)
-    ranks: list[int] = []
-    set_ub_nat: list[int] = []
-    set_ub_cap: list[int] = []
-    if nsets:
-        ranks = [r for r in range(1, 14) if counts[r] >= min_naturals]
-        need = min(set_size) - meld_jokers
-        if need < min_naturals:
-            need = min_naturals
-        hosts = 0
-        for r in ranks:
-            hosts += rank_naturals[r] // need
-        if hosts < nsets:
-            return
-        prev_s = 0
-        ub = c = 0
-        for s in set_size:
-            if s != prev_s:
-                prev_s = s
-                need = s - meld_jokers
-                if need < min_naturals:
-                    need = min_naturals
-                top_n = s if exact else set_max
-                ub = -1
-                for r in ranks:
-                    a = counts[r]
-                    if a >= need:
-                        v = penalty[r] * (a if a < top_n else top_n)
-                        if v > ub:
-                            ub = v
-                if ub < 0:
-                    return
-                c = (s if exact else set_max) - min_naturals
-                c = min(c, meld_jokers if exact else max_jokers)
-            set_ub_nat.append(ub)
-            set_ub_cap.append(c)
+    nsets = len(shape.set_size)
+    bounds = set_bounds(tables, shape, meld_jokers, counts, rank_naturals)
+    if bounds is None:
+        return
+    ranks, set_ub_nat, set_ub_cap = bounds
 
     # ---- runs: the union of every hand less a type's kept skeletons, best first
     run_len = shape.run_len
     nruns = len(run_len)
-    run_cands: dict[int, list[LiveRun]] = {}
+    run_cands: dict[int, list[RunCandidate]] = {}
     run_ub_nat: list[int] = []
     run_ub_cap: list[int] = []
     if nruns:
-        run_points = tables.run_points
         ace_high = tables.top == 14
         ps = [suit_positions(held1, s, ace_high) for s in range(4)]
         # per type: its suit's positions less it, and its spare
@@ -564,7 +425,7 @@ def search_without(
         ubs: dict[int, tuple[int, int]] = {}
         for length in run_len:
             if length not in ubs:
-                lst: list[LiveRun] = []
+                lst: list[RunCandidate] = []
                 need = length - meld_jokers
                 if need < min_naturals:
                     need = min_naturals
@@ -579,8 +440,7 @@ def search_without(
                             groups[key] = groups.get(key, 0) | 1 << j
                     if not groups:
                         continue
-                    shift = 13 * s
-                    merged: dict[int, LiveRun] = {}
+                    merged: dict[int, RunCandidate] = {}
                     for (p, spare), live in groups.items():
                         for r_mask, naturals, run_length in kept_run_skeletons(
                             tables, p, length, meld_jokers, spare
@@ -590,30 +450,14 @@ def search_without(
                             if old is not None:
                                 old.live |= live
                                 continue
-                            min_jokers = run_length - naturals
-                            if exact:
-                                cap = min_jokers
-                            else:
-                                cap = 13 - naturals
-                                if cap > max_jokers:
-                                    cap = max_jokers
-                            natural_points = run_points[r_mask]
-                            if natural_points > top_nat:
-                                top_nat = natural_points
-                            if cap > top_cap:
-                                top_cap = cap
-                            kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << shift
-                            cand = LiveRun(
-                                natural_points
-                                + joker_penalty * (cap if cap < joker_count else joker_count),
-                                natural_points,
-                                min_jokers,
-                                cap,
-                                kinds,
-                                s,
-                                r_mask,
-                                live,
+                            cand = run_candidate(
+                                tables, joker_count, r_mask, naturals, run_length, s
                             )
+                            cand.live = live
+                            if cand.points > top_nat:
+                                top_nat = cand.points
+                            if cand.cap > top_cap:
+                                top_cap = cand.cap
                             merged[key2] = cand
                             lst.append(cand)
                 if not lst:
@@ -637,14 +481,7 @@ def search_without(
                     if live >> j & 1 and cand.score >= bests[j].best_points:
                         bests[j].leaf(cand.points, cand.min_jokers, cand.cap, (meld,))
         return
-    ub_nat = run_ub_nat + set_ub_nat
-    ub_cap = run_ub_cap + set_ub_cap
-    nreq = nruns + nsets
-    rest_nat = [0] * (nreq + 1)
-    rest_cap = [0] * (nreq + 1)
-    for i in range(nreq - 1, -1, -1):
-        rest_nat[i] = rest_nat[i + 1] + ub_nat[i]
-        rest_cap[i] = rest_cap[i + 1] + ub_cap[i]
+    rest_nat, rest_cap = rest_bounds(run_ub_nat + set_ub_nat, run_ub_cap + set_ub_cap)
     search = WithoutSearch(
         bests,
         tables,
