@@ -41,19 +41,33 @@ class RunCandidate:
 # set candidates by size, for what the runs left (the counts of the search's ranks)
 SetMemo = dict[tuple[int, ...], dict[int, list[SetCandidate]]]
 
+# above every points total a leaf can reach (the floor of a node with no best yet is -1)
+NO_FLOOR: Final = 1 << 30
+
+# search_best's types per rank: none (its one best is that of the whole hand)
+NO_TYPES: Final = [0] * 14
+
 # run candidates sort by their score (a C key function)
 BY_SCORE: Final = attrgetter("score")
 
 
 class BestSearch:
-    """The branch and bound of search_best: runs first (skeletons), then sets (counts).
+    """The branch and bound of search_best and search_without: runs first (skeletons),
+    then sets (counts), for one best so far or several.
+
+    With several (without_search.py: one per card type the hand goes without), a node
+    carries ``live``, the bests its partial layout may still reach (bits of their
+    indices): a run candidate's ``live`` names the hands it was made for, a set stays
+    live for a type while the hand less the type still holds its rank's sets; a leaf
+    is offered to every live best, and a node is pruned when its bound cannot reach the
+    weakest live best.  search_best's one best is always live.
 
     The recursions are methods with plain int arguments, not closures: that is
     what the compiled solver (setup.py) calls without boxing a value.
     """
 
     __slots__ = (
-        "best_so_far",
+        "bests",
         "counts",
         "current_sets",
         "distinct",
@@ -67,6 +81,8 @@ class BestSearch:
         "meld_jokers",
         "nruns",
         "nsets",
+        "nt",
+        "rank_types",
         "ranks",
         "rest_cap",
         "rest_nat",
@@ -77,41 +93,48 @@ class BestSearch:
         "set_memo",
         "set_size",
         "suit_counts",
+        "t_copies",
+        "t_suit",
         "tables",
         "used",
     )
 
     def __init__(
         self,
-        best_so_far: BestSoFar,
+        bests: list[BestSoFar],
         meld_jokers: int,
         ranks: list[int],
         counts: list[int],
         run_cands: dict[int, list[RunCandidate]],
         rest_nat: list[int],
         rest_cap: list[int],
+        rank_types: list[int],
+        t_copies: list[int],
+        t_suit: list[int],
     ) -> None:
-        tables = best_so_far.tables
-        shape = best_so_far.shape
-        self.best_so_far = best_so_far
+        tables = bests[0].tables
+        shape = bests[0].shape
+        self.bests = bests
         self.tables = tables
-        self.joker_count = best_so_far.joker_count
+        self.nt = len(bests)
+        self.joker_count = bests[0].joker_count
         self.joker_penalty = tables.joker_penalty
         self.distinct = tables.distinct
-        self.meld_jokers = meld_jokers  # jokers one meld can take
+        self.meld_jokers = meld_jokers
         self.run_len = shape.run_len
         self.run_idx = shape.run_idx
         self.nruns = len(shape.run_len)
-        self.run_cands = run_cands  # per run length: every skeleton of the full hand
+        self.run_cands = run_cands
         self.set_size = shape.set_size
         self.set_idx = shape.set_idx
         self.nsets = len(shape.set_size)
-        self.ranks = ranks  # ranks that can hold a set
-        self.counts = counts  # naturals per rank a set may take (distinct suits or not)
-        # bounds of what the requirements from index i on could lay at most
-        # (runs, then sets)
+        self.ranks = ranks
+        self.counts = counts
         self.rest_nat = rest_nat
         self.rest_cap = rest_cap
+        self.rank_types = rank_types  # per rank: the held types of that rank (bits)
+        self.t_copies = t_copies  # per type: the hand's copies of it
+        self.t_suit = t_suit
         # (the set search's state; used only by contracts with sets)
         self.set_memo: SetMemo = {}
         # the set search's per-leaf state, shared by rec_sets (reset by sets_phase)
@@ -124,6 +147,23 @@ class BestSearch:
         self.left3 = 0
         self.left4 = 0
         self.suit_counts: dict[int, list[int]] = {}  # per rank, for what the runs left
+
+    def floor(self, live: int) -> int:
+        """The weakest best so far among the live types: what a leaf must reach."""
+        return search_floor(self.bests, live)
+
+    def leaves(
+        self,
+        natural_points: int,
+        min_jokers: int,
+        cap: int,
+        chosen: tuple[ChosenMeld, ...],
+        live: int,
+    ) -> None:
+        bests = self.bests
+        for i in range(self.nt):
+            if live >> i & 1:
+                bests[i].leaf(natural_points, min_jokers, cap, chosen)
 
     def set_candidates(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
         return set_candidates(
@@ -138,10 +178,10 @@ class BestSearch:
         min_jokers: int,
         cap: int,
         chosen: tuple[ChosenMeld, ...],
+        live: int,
     ) -> None:
-        best_so_far = self.best_so_far
         if i == self.nsets:
-            best_so_far.leaf(natural_points, min_jokers, cap, chosen)
+            self.leaves(natural_points, min_jokers, cap, chosen, live)
             return
         set_size = self.set_size
         s = set_size[i]
@@ -158,31 +198,46 @@ class BestSearch:
         distinct = self.distinct
         left = self.left
         used = self.used
+        rank_types = self.rank_types
+        nt = self.nt
+        floor = self.floor(live)
         for idx in range(start, len(candidates)):
             cand_score, cand_points, cand_min_jokers, cand_cap, r, n = candidates[idx]
-            if loose + cand_score < best_so_far.best_points:
+            if loose + cand_score < floor:
                 break
             tot = cap_rest + cand_cap
-            if (
-                base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
-                < best_so_far.best_points
-            ):
+            bound = base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
+            if bound < floor:
                 continue
             if min_jokers + cand_min_jokers > joker_count:
                 continue
+            child = live
+            here = rank_types[r] & live
             meld: ChosenMeld = (False, ix, r, n, cand_min_jokers, cand_cap)
             if distinct:
                 prev = used.get(r)
                 if prev is None:
                     prev = used[r] = []
-                elif prev:
+                rank_copies: list[int] = []
+                if prev or here:
                     suit_counts = self.suit_counts
-                    rank_copies = suit_counts.get(r)
-                    if rank_copies is None:
-                        rank_copies = suit_counts[r] = copies_per_suit(
+                    got = suit_counts.get(r)
+                    if got is None:
+                        got = suit_counts[r] = copies_per_suit(
                             r, self.left1, self.left2, self.left3, self.left4
                         )
-                    if not sets_fit([*prev, n], rank_copies):
+                    rank_copies = got
+                demands = [*prev, n]
+                if prev and not sets_fit(demands, rank_copies):
+                    continue
+                if here:
+                    for j in range(nt):
+                        if here >> j & 1:
+                            less = list(rank_copies)
+                            less[self.t_suit[j]] = 0
+                            if not sets_fit(demands, less):
+                                child &= ~(1 << j)
+                    if not child or (child != live and bound < self.floor(child)):
                         continue
                 prev.append(n)
                 self.rec_sets(
@@ -192,12 +247,20 @@ class BestSearch:
                     min_jokers + cand_min_jokers,
                     cap + cand_cap,
                     (*chosen, meld),
+                    child,
                 )
                 prev.pop()
             else:
-                if left[r] < n:
+                a = left[r]
+                if a < n:
                     continue
-                left[r] -= n
+                if here:
+                    for j in range(nt):
+                        if here >> j & 1 and a - n < self.t_copies[j]:
+                            child &= ~(1 << j)
+                    if not child or (child != live and bound < self.floor(child)):
+                        continue
+                left[r] = a - n
                 self.rec_sets(
                     i + 1,
                     idx,
@@ -205,8 +268,10 @@ class BestSearch:
                     min_jokers + cand_min_jokers,
                     cap + cand_cap,
                     (*chosen, meld),
+                    child,
                 )
-                left[r] += n
+                left[r] = a
+            floor = self.floor(live)
 
     def sets_phase(
         self,
@@ -218,6 +283,7 @@ class BestSearch:
         min_jokers: int,
         cap: int,
         chosen: tuple[ChosenMeld, ...],
+        live: int,
     ) -> None:
         avail = sets_available(
             self.ranks, self.counts, self.tables, self.nruns, left1, left2, left3, left4
@@ -233,7 +299,7 @@ class BestSearch:
         self.left3 = left3
         self.left4 = left4
         self.suit_counts.clear()
-        self.rec_sets(0, 0, natural_points, min_jokers, cap, chosen)
+        self.rec_sets(0, 0, natural_points, min_jokers, cap, chosen, live)
 
     def rec_runs(
         self,
@@ -247,13 +313,15 @@ class BestSearch:
         min_jokers: int,
         cap: int,
         chosen: tuple[ChosenMeld, ...],
+        live: int,
     ) -> None:
-        best_so_far = self.best_so_far
         if i == self.nruns:
             if self.nsets:
-                self.sets_phase(left1, left2, left3, left4, natural_points, min_jokers, cap, chosen)
+                self.sets_phase(
+                    left1, left2, left3, left4, natural_points, min_jokers, cap, chosen, live
+                )
             else:
-                best_so_far.leaf(natural_points, min_jokers, cap, chosen)
+                self.leaves(natural_points, min_jokers, cap, chosen, live)
             return
         run_len = self.run_len
         length = run_len[i]
@@ -266,20 +334,22 @@ class BestSearch:
         cap_rest = cap + self.rest_cap[i + 1]
         loose = base + joker_penalty * (cap_rest if cap_rest < joker_count else joker_count)
         ix = self.run_idx[i]
+        floor = self.floor(live)
         for idx in range(start, len(candidates)):
             cand = candidates[idx]
-            if loose + cand.score < best_so_far.best_points:
+            if loose + cand.score < floor:
                 break
             kinds = cand.kinds
             if kinds & left1 != kinds:
                 continue
+            child = live & cand.live
+            if not child:
+                continue
             cand_points = cand.points
             cand_cap = cand.cap
             tot = cap_rest + cand_cap
-            if (
-                base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
-                < best_so_far.best_points
-            ):
+            bound = base + cand_points + joker_penalty * (tot if tot < joker_count else joker_count)
+            if bound < floor or (child != live and bound < self.floor(child)):
                 continue
             cand_min_jokers = cand.min_jokers
             if min_jokers + cand_min_jokers > joker_count:
@@ -297,7 +367,20 @@ class BestSearch:
                 min_jokers + cand_min_jokers,
                 cap + cand_cap,
                 (*chosen, meld),
+                child,
             )
+            floor = self.floor(live)
+
+
+def search_floor(bests: list[BestSoFar], live: int) -> int:
+    """The weakest best so far among the live types."""
+    f = NO_FLOOR
+    for i in range(len(bests)):
+        if live >> i & 1:
+            p = bests[i].best_points
+            if p < f:
+                f = p
+    return f
 
 
 def sets_available(
@@ -582,8 +665,19 @@ def search_best(
                 )
         return
     rest_nat, rest_cap = rest_bounds(run_ub_nat + set_ub_nat, run_ub_cap + set_ub_cap)
-    search = BestSearch(best_so_far, meld_jokers, ranks, counts, run_cands, rest_nat, rest_cap)
+    search = BestSearch(
+        [best_so_far],
+        meld_jokers,
+        ranks,
+        counts,
+        run_cands,
+        rest_nat,
+        rest_cap,
+        NO_TYPES,
+        [0],
+        [-1],
+    )
     if nruns:
-        search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, ())
+        search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, (), 1)
     else:
-        search.sets_phase(held1, held2, held3, held4, 0, 0, 0, ())
+        search.sets_phase(held1, held2, held3, held4, 0, 0, 0, (), 1)
