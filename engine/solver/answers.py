@@ -17,7 +17,6 @@ from .meld_building import selection_of
 from .planes import hand_planes, parse_hand, rank_count, with_card
 from .tables import ContractShape, RuleTables, contract_shape, rule_tables
 from .values import Analysis, Selection
-from .without_search import search_without
 
 
 def best_and_planes(
@@ -26,7 +25,7 @@ def best_and_planes(
     """The best selection (or None), and the hand's planes and jokers for what follows."""
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
     best_so_far = BestSoFar(tables, shape, hand, joker_count, held2 != 0)
-    search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+    search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
     best = None if best_so_far.best_chosen is None else selection_of(best_so_far)
     return best, (held1, held2, held3, held4), joker_count
 
@@ -47,8 +46,9 @@ def best_selections_without(
 ) -> list[Selection | None]:
     """For each card type of ``types`` (a natural's kind ``suit * 13 + rank - 1``, or
     :data:`JOKER_TYPE`), best_selection of the hand without every copy of that type: the
-    same answers, by one branch and bound over the hand for every natural type
-    (without_search.py) and a search of the hand less its jokers."""
+    same answers, by one branch and bound over the hand for every natural type (a best
+    so far each: best_search.py, run_candidates.py) and a search of the hand less its
+    jokers."""
     tables = rule_tables(rules)
     shape = contract_shape(tables, round_number)
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
@@ -63,7 +63,7 @@ def best_selections_without(
         if t == JOKER_TYPE and joker_count:
             best_so_far = BestSoFar(tables, shape, (), 0, held2 != 0)
             best_so_far.ids = HandIds(natural_ids, [], tables.decks, held2 != 0, by_id)
-            search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+            search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
         else:
             b = 0 if t == JOKER_TYPE else 1 << t
             twins = held2 & ~b != 0
@@ -74,7 +74,7 @@ def best_selections_without(
             bests.append(best_so_far)
         found[t] = best_so_far
     if bests:
-        search_without(bests, kinds, held1, held2, held3, held4, rank_naturals, rank_suits)
+        search_best(bests, kinds, held1, held2, held3, held4, rank_naturals, rank_suits)
     # Types often share a best (the tree hands one leaf to several): its melds take the
     # same ids from the hand less t as from the whole hand when t is not held or no set
     # of the leaf has t's rank (runs never take t), so those share one Selection.
@@ -162,7 +162,7 @@ def feasible_planes(
     best_so_far = BestSoFar(tables, shape, (), joker_count, held2 != 0)
     best_so_far.first = True
     try:
-        search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+        search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
     except FoundOne:
         return True
     return False
@@ -176,7 +176,7 @@ def can_lay(hand: Sequence[Card], rules: RuleSet, round_number: int) -> bool:
     best_so_far = BestSoFar(tables, shape, hand, joker_count, held2 != 0)
     best_so_far.first = True
     try:
-        search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+        search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
     except FoundOne:
         return True
     return False

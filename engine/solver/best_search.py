@@ -5,12 +5,12 @@ good as any other for a set, except for its id).
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Final
 
 from .best_so_far import BestSoFar, ChosenMeld
-from .planes import SUIT_MASK, copies_per_suit, popcount, rank_count, sets_fit, suit_positions
-from .skeletons import FIRST_FIELD, kept_run_skeletons
+from .planes import copies_per_suit, rank_count, sets_fit
+from .run_candidates import RunCandidate, hand_types, run_levels
+from .skeletons import FIRST_FIELD
 from .tables import ContractShape, RuleTables
 
 # Candidates of the best-selection search, best first: (score bound, naturals'
@@ -18,37 +18,11 @@ from .tables import ContractShape, RuleTables
 SetCandidate = tuple[int, int, int, int, int, int]
 
 
-class RunCandidate:
-    """A run candidate of the best-selection search: a class rather than a tuple, so
-    that, compiled, the candidate loop (hundreds of candidates a search where the
-    contract holds runs) reads its fields unboxed."""
-
-    __slots__ = ("cap", "kinds", "live", "min_jokers", "points", "r_mask", "score", "suit")
-
-    def __init__(
-        self, score: int, points: int, min_jokers: int, cap: int, kinds: int, suit: int, r_mask: int
-    ) -> None:
-        self.score = score  # bound of its score: naturals' points and the most jokers
-        self.points = points  # naturals' points
-        self.min_jokers = min_jokers  # least jokers
-        self.cap = cap  # most jokers
-        self.kinds = kinds  # the natural kinds it takes (bit planes' layout)
-        self.suit = suit
-        self.r_mask = r_mask  # skeleton: its positions in the suit
-        self.live = -1  # without_search: the types whose hands less the type hold it
-
-
 # set candidates by size, for what the runs left (the counts of the search's ranks)
 SetMemo = dict[tuple[int, ...], dict[int, list[SetCandidate]]]
 
 # above every points total a leaf can reach (the floor of a node with no best yet is -1)
 NO_FLOOR: Final = 1 << 30
-
-# search_best's types per rank: none (its one best is that of the whole hand)
-NO_TYPES: Final = [0] * 14
-
-# run candidates sort by their score (a C key function)
-BY_SCORE: Final = attrgetter("score")
 
 
 class BestSearch:
@@ -152,19 +126,6 @@ class BestSearch:
         """The weakest best so far among the live types: what a leaf must reach."""
         return search_floor(self.bests, live)
 
-    def leaves(
-        self,
-        natural_points: int,
-        min_jokers: int,
-        cap: int,
-        chosen: tuple[ChosenMeld, ...],
-        live: int,
-    ) -> None:
-        bests = self.bests
-        for i in range(self.nt):
-            if live >> i & 1:
-                bests[i].leaf(natural_points, min_jokers, cap, chosen)
-
     def set_candidates(self, avail: dict[int, int]) -> dict[int, list[SetCandidate]]:
         return set_candidates(
             self.set_memo, self.ranks, self.tables, self.set_size, self.meld_jokers, avail
@@ -181,7 +142,10 @@ class BestSearch:
         live: int,
     ) -> None:
         if i == self.nsets:
-            self.leaves(natural_points, min_jokers, cap, chosen, live)
+            bests = self.bests
+            for j in range(self.nt):
+                if live >> j & 1:
+                    bests[j].leaf(natural_points, min_jokers, cap, chosen)
             return
         set_size = self.set_size
         s = set_size[i]
@@ -321,7 +285,10 @@ class BestSearch:
                     left1, left2, left3, left4, natural_points, min_jokers, cap, chosen, live
                 )
             else:
-                self.leaves(natural_points, min_jokers, cap, chosen, live)
+                bests = self.bests
+                for j in range(self.nt):
+                    if live >> j & 1:
+                        bests[j].leaf(natural_points, min_jokers, cap, chosen)
             return
         run_len = self.run_len
         length = run_len[i]
@@ -524,49 +491,6 @@ def set_bounds(
     return ranks, set_ub_nat, set_ub_cap
 
 
-def run_spare(
-    tables: RuleTables, held1: int, joker_count: int, counts: list[int], nruns: int, nsets: int
-) -> int:
-    """The positions a run skeleton may leave out (-1: any).
-
-    Without exact sizes a natural a run could take but leaves in hand is worth its
-    points more, for one joker less, so a skeleton that skips one is beaten by the one
-    that takes it; unless that natural can serve another meld, or the hand holds more
-    jokers than a run could take (then a joker in that place is worth more)."""
-    if tables.exact:
-        return -1
-    most = 0
-    for s in range(4):
-        most = max(most, popcount((held1 >> (13 * s)) & SUIT_MASK))
-    if not (joker_count < min(tables.max_jokers, 13 - most) and nruns == 1):
-        return -1
-    spare = 0
-    if nsets:
-        for r in range(1, 14):
-            if counts[r] >= tables.min_naturals:
-                spare |= 1 << r
-        if spare & 2:
-            spare |= 1 << 14
-    return spare
-
-
-def run_candidate(
-    tables: RuleTables, joker_count: int, r_mask: int, naturals: int, run_length: int, suit: int
-) -> RunCandidate:
-    """The candidate of a skeleton (positions ``r_mask`` of ``suit``)."""
-    min_jokers = run_length - naturals
-    if tables.exact:
-        cap = min_jokers
-    else:
-        cap = 13 - naturals
-        if cap > tables.max_jokers:
-            cap = tables.max_jokers
-    natural_points = tables.run_points[r_mask]
-    kinds = (((r_mask >> 1) | (r_mask >> 14)) & SUIT_MASK) << (13 * suit)
-    score = natural_points + tables.joker_penalty * (cap if cap < joker_count else joker_count)
-    return RunCandidate(score, natural_points, min_jokers, cap, kinds, suit, r_mask)
-
-
 def rest_bounds(ub_nat: list[int], ub_cap: list[int]) -> tuple[list[int], list[int]]:
     """What the requirements from index i on could lay at most (naturals' points, jokers)."""
     nreq = len(ub_nat)
@@ -579,7 +503,8 @@ def rest_bounds(ub_nat: list[int], ub_cap: list[int]) -> tuple[list[int], list[i
 
 
 def search_best(
-    best_so_far: BestSoFar,
+    bests: list[BestSoFar],
+    types: list[int],
     held1: int,
     held2: int,
     held3: int,
@@ -587,97 +512,74 @@ def search_best(
     rank_naturals: list[int],
     rank_suits: list[int],
 ) -> None:
-    """Fill best_so_far.best_* with the best selection, if there is one."""
-    tables = best_so_far.tables
-    shape = best_so_far.shape
-    joker_count = best_so_far.joker_count
-    min_naturals = tables.min_naturals
+    """Fill each best so far's best_* with the best selection, if there is one: of the
+    hand (``types`` empty, one best), or of the hand less every copy of natural kind
+    ``types[j]`` for each ``bests[j]`` (they share the rule set, contract and jokers)."""
+    first = bests[0]
+    tables = first.tables
+    shape = first.shape
+    joker_count = first.joker_count
     max_jokers = tables.max_jokers
     meld_jokers = (
         joker_count if joker_count < max_jokers else max_jokers
     )  # jokers one meld can take
 
-    # ---- sets: ranks that can hold one, and what sets could lay at most
+    # ---- sets: ranks that can hold one, and what sets could lay at most (of the
+    # whole hand: bounds of every hand less a type too)
     nsets = len(shape.set_size)
     counts = rank_suits if tables.distinct else rank_naturals
     bounds = set_bounds(tables, shape, meld_jokers, counts, rank_naturals)
     if bounds is None:
         return
     ranks, set_ub_nat, set_ub_cap = bounds
+    rank_types, t_copies, t_suit = hand_types(types, held1, held2, held3, held4)
 
-    # ---- runs: every skeleton of the full hand, best first
+    # ---- runs: every skeleton of the hand (or of each hand less a type), best first
     run_len = shape.run_len
     nruns = len(run_len)
     run_cands: dict[int, list[RunCandidate]] = {}
     run_ub_nat: list[int] = []
     run_ub_cap: list[int] = []
     if nruns:
-        ace_high = tables.top == 14
-        ps = (
-            suit_positions(held1, 0, ace_high),
-            suit_positions(held1, 1, ace_high),
-            suit_positions(held1, 2, ace_high),
-            suit_positions(held1, 3, ace_high),
+        levels = run_levels(
+            tables, shape, held1, joker_count, meld_jokers, counts, types, t_copies, t_suit
         )
-        spare = run_spare(tables, held1, joker_count, counts, nruns, nsets)
-        ubs: dict[int, tuple[int, int]] = {}
+        if levels is None:
+            return
         for length in run_len:
-            if length not in ubs:
-                lst: list[RunCandidate] = []
-                need = length - meld_jokers
-                if need < min_naturals:
-                    need = min_naturals
-                top_nat = top_cap = 0
-                for s, p in enumerate(ps):
-                    if popcount(p) >= need:
-                        for r_mask, naturals, run_length in kept_run_skeletons(
-                            tables, p, length, meld_jokers, spare
-                        ):
-                            cand = run_candidate(
-                                tables, joker_count, r_mask, naturals, run_length, s
-                            )
-                            if cand.points > top_nat:
-                                top_nat = cand.points
-                            if cand.cap > top_cap:
-                                top_cap = cand.cap
-                            lst.append(cand)
-                if not lst:
-                    return
-                lst.sort(key=BY_SCORE, reverse=True)
-                run_cands[length] = lst
-                ubs[length] = (top_nat, top_cap)
-            top_nat, top_cap = ubs[length]
+            lst, top_nat, top_cap = levels[length]
+            run_cands[length] = lst
             run_ub_nat.append(top_nat)
             run_ub_cap.append(top_cap)
 
+    everyone = (1 << len(bests)) - 1
     if nruns == 1 and not nsets:
         # one run: the candidates come best first, each one is a whole selection
         ix = shape.run_idx[0]
         for cand in run_cands[run_len[0]]:
-            if cand.score < best_so_far.best_points:
+            if cand.score < search_floor(bests, everyone):
                 break
             if cand.min_jokers <= joker_count:
-                best_so_far.leaf(
-                    cand.points,
-                    cand.min_jokers,
-                    cand.cap,
-                    ((True, ix, cand.suit, cand.r_mask, cand.min_jokers, cand.cap),),
-                )
+                meld: ChosenMeld = (True, ix, cand.suit, cand.r_mask, cand.min_jokers, cand.cap)
+                live = cand.live
+                for j in range(len(bests)):
+                    if live >> j & 1 and cand.score >= bests[j].best_points:
+                        bests[j].leaf(cand.points, cand.min_jokers, cand.cap, (meld,))
         return
     rest_nat, rest_cap = rest_bounds(run_ub_nat + set_ub_nat, run_ub_cap + set_ub_cap)
     search = BestSearch(
-        [best_so_far],
+        bests,
         meld_jokers,
         ranks,
         counts,
         run_cands,
         rest_nat,
         rest_cap,
-        NO_TYPES,
-        [0],
-        [-1],
+        rank_types,
+        t_copies,
+        t_suit,
     )
     if nruns:
-        search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, (), 1)
+        search.rec_runs(0, 0, held1, held2, held3, held4, 0, 0, 0, (), everyone)
     else:
-        search.sets_phase(held1, held2, held3, held4, 0, 0, 0, (), 1)
+        search.sets_phase(held1, held2, held3, held4, 0, 0, 0, (), everyone)
