@@ -341,6 +341,8 @@ class BestSearch:
 
 def search_floor(bests: list[BestSoFar], live: int) -> int:
     """The weakest best so far among the live types."""
+    if len(bests) == 1:
+        return bests[0].best_points
     f = NO_FLOOR
     for i in range(len(bests)):
         if live >> i & 1:

@@ -39,6 +39,10 @@ class RunCandidate:
 # run candidates sort by their score (a C key function)
 BY_SCORE: Final = attrgetter("score")
 
+# the held types per rank of a search with none (never written)
+NO_TYPES: Final = [0] * 14
+NO_COPIES: Final[list[int]] = []
+
 # per run length: its candidates best first, the most naturals' points and jokers of one
 RunLevels = dict[int, tuple[list[RunCandidate], int, int]]
 
@@ -92,6 +96,8 @@ def hand_types(
     """Per rank the held types of that rank (bits of their indices); per type its copies
     in the hand and its suit (-1 if not held: its hand less the type is the whole hand)."""
     nt = len(types)
+    if not nt:
+        return NO_TYPES, NO_COPIES, NO_COPIES
     t_copies = [0] * nt
     t_suit = [0] * nt
     rank_types = [0] * 14
@@ -123,12 +129,20 @@ def run_levels(
     exact = tables.exact
     min_naturals = tables.min_naturals
     ace_high = tables.top == 14
-    ps = [suit_positions(held1, s, ace_high) for s in range(4)]
+    ps = (
+        suit_positions(held1, 0, ace_high),
+        suit_positions(held1, 1, ace_high),
+        suit_positions(held1, 2, ace_high),
+        suit_positions(held1, 3, ace_high),
+    )
     spare = run_spare(tables, held1, joker_count, counts, nruns, nsets)
     # per type: its suit's positions less it, and its spare
     nt = len(types)
-    t_ps: list[int] = []
-    t_spare: list[int] = []
+    t_ps: list[int] = NO_COPIES
+    t_spare: list[int] = NO_COPIES
+    if nt:
+        t_ps = []
+        t_spare = []
     for j, t in enumerate(types):
         if not t_copies[j]:
             t_ps.append(0)
@@ -142,7 +156,9 @@ def run_levels(
             less[t % 13 + 1] -= 1 if tables.distinct else t_copies[j]
         t_spare.append(run_spare(tables, h1, joker_count, less, nruns, nsets))
     out: RunLevels = {}
-    for length in set(shape.run_len):
+    for length in shape.run_len:
+        if length in out:
+            continue
         need = max(min_naturals, length - meld_jokers)  # naturals a run takes at least
         lst: list[RunCandidate] = []
         for s in range(4):
