@@ -34,7 +34,7 @@ the run skeletons of one suit's positions and the splits of one rank's counts
 over several sets.  Each is a function of the rule set and a few small numbers,
 never of a whole hand, so every call still does its own search
 (``best_selections_without``, one hand less each of several card types, reads the
-hand once and shares the set candidates among its searches, within the call).
+hand once and searches one tree for all the natural types, within the call).
 
 Speed: the modules are plain typed Python written to compile well with mypyc
 (setup.py builds them in place as one group; ``SOLVER_FORM`` says which form

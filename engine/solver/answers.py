@@ -9,7 +9,7 @@ from engine.cards import JOKER_RANK, Card
 from engine.errors import InvalidActionError
 from engine.rulesets import PRESETS, RuleSet
 
-from .best_search import SetMemo, search_best
+from .best_search import search_best
 from .best_so_far import BestSoFar, FoundOne
 from .card_ids import KIND_IDS, HandIds, hand_ids
 from .cost_search import CostSearch
@@ -25,7 +25,7 @@ def best_and_planes(
     """The best selection (or None), and the hand's planes and jokers for what follows."""
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
     best_so_far = BestSoFar(tables, shape, hand, joker_count, held2 != 0)
-    search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+    search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
     best = None if best_so_far.best_chosen is None else selection_of(best_so_far)
     return best, (held1, held2, held3, held4), joker_count
 
@@ -46,37 +46,68 @@ def best_selections_without(
 ) -> list[Selection | None]:
     """For each card type of ``types`` (a natural's kind ``suit * 13 + rank - 1``, or
     :data:`JOKER_TYPE`), best_selection of the hand without every copy of that type: the
-    same answers, the hand read once (its planes, jokers and ids less the type's)."""
+    same answers, by one branch and bound over the hand for every natural type (a best
+    so far each: best_search.py, run_candidates.py) and a search of the hand less its
+    jokers."""
     tables = rule_tables(rules)
     shape = contract_shape(tables, round_number)
     held1, held2, held3, held4, joker_count, rank_naturals, rank_suits = parse_hand(hand)
     natural_ids, jokers, by_id = hand_ids(hand)
     jokers.sort()
-    out: list[Selection | None] = []
-    set_memos: dict[tuple[int, ...], SetMemo] = {}
+    found: dict[int, BestSoFar] = {}
+    kinds: list[int] = []
+    bests: list[BestSoFar] = []
     for t in types:
-        if t == JOKER_TYPE:
-            h1, h2, h3, h4 = held1, held2, held3, held4
-            jc = 0
-            naturals = list(rank_naturals)
-            suits = list(rank_suits)
-            ids = HandIds(natural_ids, [], tables.decks, h2 != 0, by_id)
+        if t in found:
+            continue
+        if t == JOKER_TYPE and joker_count:
+            best_so_far = BestSoFar(tables, shape, (), 0, held2 != 0)
+            best_so_far.ids = HandIds(natural_ids, [], tables.decks, held2 != 0, by_id)
+            search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
         else:
-            b = 1 << t
-            h1, h2, h3, h4 = held1 & ~b, held2 & ~b, held3 & ~b, held4 & ~b
-            jc = joker_count
+            b = 0 if t == JOKER_TYPE else 1 << t
+            twins = held2 & ~b != 0
+            best_so_far = BestSoFar(tables, shape, (), joker_count, twins)
+            rest = natural_ids & ~KIND_IDS[t] if b else natural_ids
+            best_so_far.ids = HandIds(rest, list(jokers), tables.decks, twins, by_id)
+            kinds.append(t)
+            bests.append(best_so_far)
+        found[t] = best_so_far
+    if bests:
+        search_best(bests, kinds, held1, held2, held3, held4, rank_naturals, rank_suits)
+    # Types often share a best (the tree hands one leaf to several): its melds take the
+    # same ids from the hand less t as from the whole hand when t is not held or no set
+    # of the leaf has t's rank (runs never take t), so those share one Selection.
+    answers: dict[int, Selection | None] = {}
+    shared: list[tuple[BestSoFar, Selection]] = []
+    for t, best_so_far in found.items():
+        chosen = best_so_far.best_chosen
+        if chosen is None:
+            answers[t] = None
+            continue
+        alike = not held1 >> t & 1
+        if not alike:
             r = t % 13 + 1
-            naturals = list(rank_naturals)
-            suits = list(rank_suits)
-            if held1 & b:
-                suits[r] -= 1
-                naturals[r] -= 1 + (held2 & b != 0) + (held3 & b != 0) + (held4 & b != 0)
-            ids = HandIds(natural_ids & ~KIND_IDS[t], list(jokers), tables.decks, h2 != 0, by_id)
-        best_so_far = BestSoFar(tables, shape, (), jc, h2 != 0)
-        best_so_far.ids = ids
-        search_best(best_so_far, h1, h2, h3, h4, naturals, suits, set_memos)
-        out.append(None if best_so_far.best_chosen is None else selection_of(best_so_far))
-    return out
+            alike = True
+            for d in chosen:
+                if not d[0] and d[2] == r:
+                    alike = False
+        selection: Selection | None = None
+        if alike:
+            for other, made in shared:
+                if (
+                    other.best_chosen is chosen
+                    and other.best_jokers == best_so_far.best_jokers
+                    and other.twins == best_so_far.twins
+                ):
+                    selection = made
+                    break
+        if selection is None:
+            selection = selection_of(best_so_far)
+            if alike:
+                shared.append((best_so_far, selection))
+        answers[t] = selection
+    return [answers[t] for t in types]
 
 
 def outs_of(cost_search: CostSearch, missing: int) -> tuple[tuple[int, int], ...]:
@@ -131,7 +162,7 @@ def feasible_planes(
     best_so_far = BestSoFar(tables, shape, (), joker_count, held2 != 0)
     best_so_far.first = True
     try:
-        search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+        search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
     except FoundOne:
         return True
     return False
@@ -145,7 +176,7 @@ def can_lay(hand: Sequence[Card], rules: RuleSet, round_number: int) -> bool:
     best_so_far = BestSoFar(tables, shape, hand, joker_count, held2 != 0)
     best_so_far.first = True
     try:
-        search_best(best_so_far, held1, held2, held3, held4, rank_naturals, rank_suits)
+        search_best([best_so_far], [], held1, held2, held3, held4, rank_naturals, rank_suits)
     except FoundOne:
         return True
     return False

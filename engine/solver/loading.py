@@ -50,6 +50,7 @@ COMPILED_MODULES: Final = (
     "card_ids",
     "tables",
     "skeletons",
+    "run_candidates",
     "best_so_far",
     "best_search",
     "meld_building",

@@ -17,12 +17,11 @@ import random
 import pytest
 
 from clients.training import raw_env
-from clients.training.actions import JOKER_TYPE, Truncation, card_type, choices
+from clients.training.actions import Truncation, choices
 from engine.cards import full_deck
 from engine.game import GameState, Phase
 from engine.rulesets import ruleset
-from engine.solver import JOKER_TYPE as SOLVER_JOKER_TYPE
-from engine.solver import best_selection, best_selections_without, can_lay
+from engine.solver import best_selection, can_lay
 
 
 @pytest.mark.parametrize("rule_set", ["contract", "whiskertrail"])
@@ -38,34 +37,6 @@ def test_can_lay_is_whether_the_solver_finds_a_layout(rule_set: str) -> None:
         assert can_lay(hand, rules, round_number) == found
         lays += found
     assert 300 < lays < 2700  # (both answers were seen many times)
-
-
-@pytest.mark.parametrize("rule_set", ["contract", "whiskertrail"])
-def test_the_layouts_without_a_type_are_best_selection_without_it(rule_set: str) -> None:
-    """The candidate layouts' searches (``best_selections_without``: the hand read once)
-    answer what ``best_selection`` of the hand less every copy of the type answers: for
-    the types the solver's layout uses (the candidates' case) and for random types,
-    held or not, the joker among them."""
-    assert SOLVER_JOKER_TYPE == JOKER_TYPE
-    rules = ruleset(rule_set)
-    rng = random.Random(8)
-    deck = list(full_deck(rules.decks, rules.jokers))
-    searched = found = 0
-    for _ in range(1500):
-        round_number = rng.randrange(1, len(rules.contracts) + 1)
-        hand = rng.sample(deck, rng.randrange(8, 31))
-        auto = best_selection(hand, rules, round_number)
-        types = rng.sample(range(JOKER_TYPE + 1), 3)
-        if auto is not None:
-            types += sorted({card_type(c) for m in auto.melds for c in m.cards})
-        got = best_selections_without(hand, rules, round_number, types)
-        assert len(got) == len(types)
-        for t, answer in zip(types, got, strict=True):
-            rest = [c for c in hand if card_type(c) != t]
-            assert answer == best_selection(rest, rules, round_number), (hand, round_number, t)
-            searched += 1
-            found += answer is not None
-    assert found > 1000 and searched - found > 1000
 
 
 def _fresh(game: GameState) -> GameState:
