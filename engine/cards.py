@@ -75,7 +75,6 @@ def field_values(value: Any) -> tuple[Any, ...]:
 
 # the code of each natural kind, by kind index suit * 13 + rank - 1 (built once:
 # responses write a code for every card they carry)
-
 _NATURAL_CODES = tuple(
     RANK_CODES[rank - 1] + SUITS[suit] for suit in range(4) for rank in range(1, 14)
 )

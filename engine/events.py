@@ -91,7 +91,7 @@ class Event:
         self.secret = {} if secret is _NO_SECRET else secret
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # copy and pickle rebuild an event from its fields (by __new__, which needs them)
+        # copy and pickle rebuild an event from its fields (engine.cards.field_values)
         return (type(self), (self.type, self.seat, self.public, self.secret))
 
     def for_seat(self, viewer: int | None) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from engine.cards import card
 from engine.errors import IllegalActionError, InvalidActionError, Reason
 from engine.events import Event, EventType
 from engine.game import GameState, Phase
-from engine.game.state import evolve
 from engine.melds import End
 from engine.shuffle import round_seed, shuffled
 from tests.support.scenarios import (
@@ -516,11 +515,11 @@ def test_evolve_is_dataclasses_replace() -> None:
         "turns_completed": 9,
         "taken_from_discard": state.discards[-1].id,
     }
-    made = evolve(state, **changes)
+    made = state.evolve(**changes)
     assert made == dataclasses.replace(state, **changes) and made is not state
     assert made._memo is None and made.stock is state.stock  # unchanged fields are shared
     with pytest.raises(TypeError):
-        evolve(state, no_such_field=1)
+        state.evolve(no_such_field=1)  # type: ignore[call-arg]
 
 
 def test_replaying_the_same_actions_gives_the_same_states_and_events() -> None:
